@@ -1,0 +1,143 @@
+// The executor's contract: a Backend runs one tenant-process's CUDA work on a
+// device (the real GPU through the driver API, or the CPU `sim` model).
+//
+// Ownership and threads:
+//  - A context is one guest process's device state: its memory, streams,
+//    events, modules. A tenant (a VM) may own several contexts; memory caps
+//    are per tenant, across its contexts.
+//  - Immediate calls (alloc, create, query) may come from any thread.
+//  - Work (copies, kernels, syncs) goes through a queue the scheduler owns:
+//    accept() when it is queued, then exactly one of execute() (on the single
+//    dispatcher thread, one at a time) or discard() (dropped unexecuted).
+//  - Every handle and device pointer is checked against the calling context's
+//    own tables; anything else is an error and touches nothing.
+//  - No exceptions cross this interface: Status values only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "vgpu/protocol/status.h"
+
+namespace vgpu::executor {
+
+using TenantId = uint32_t;
+using ContextId = uint64_t;
+using Handle = uint64_t;  // stream, event, module or function, per context
+
+inline constexpr Handle kDefaultStream = 0;
+inline constexpr int kDeviceAttributeCount = 160;  // indexed by cudaDeviceAttr
+
+struct DeviceInfo {
+  std::string name;
+  std::array<uint8_t, 16> uuid{};
+  uint64_t total_memory = 0;
+  int32_t driver_version = 0;  // as cudaDriverGetVersion reports it
+  std::array<int32_t, kDeviceAttributeCount> attributes{};
+};
+
+struct FunctionInfo {
+  uint32_t param_count = 0;
+  uint32_t param_bytes = 0;  // exact size a launch's parameter buffer must have
+};
+
+struct FunctionAttributes {
+  uint64_t shared_size_bytes = 0, const_size_bytes = 0, local_size_bytes = 0;
+  int32_t max_threads_per_block = 0, num_regs = 0, ptx_version = 0, binary_version = 0;
+};
+
+// --- queued work ---------------------------------------------------------------
+// Host-side bytes (src/dst of copies) point into the caller's data area, which
+// the caller keeps mapped until the work is executed or discarded.
+struct CopyHtoD { uint64_t dst; const uint8_t* src; uint64_t size; };
+struct CopyDtoH { uint64_t src; uint8_t* dst; uint64_t size; };
+struct CopyDtoD { uint64_t dst; uint64_t src; uint64_t size; };
+struct Memset { uint64_t dst; uint64_t size; uint8_t value; };
+struct Launch {
+  Handle function;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_mem;
+  std::vector<uint8_t> params;  // host-private copy, param_bytes long
+};
+struct RecordEvent { Handle event; };
+struct WaitEvent { Handle event; };
+struct Free { uint64_t dptr; };
+struct DestroyStream { Handle stream; };
+struct DestroyEvent { Handle event; };
+struct UnloadModule { Handle module; };
+struct Synchronize {};  // completes once everything queued before it has
+struct Reset {};        // Synchronize, then free all memory, streams, events
+
+using WorkOp = std::variant<CopyHtoD, CopyDtoH, CopyDtoD, Memset, Launch, RecordEvent, WaitEvent,
+                            Free, DestroyStream, DestroyEvent, UnloadModule, Synchronize, Reset>;
+
+struct Work {
+  ContextId context = 0;
+  Handle stream = kDefaultStream;
+  WorkOp op;
+};
+
+struct ExecResult {
+  Status status = Status::kSuccess;
+  uint64_t gpu_ns = 0;  // device time this work took, as measured by the backend
+};
+
+// Per-tenant usage the backend observes (the ledger and quotas read it).
+struct TenantMemory {
+  uint64_t used = 0;
+  uint64_t peak = 0;
+  uint64_t cap = 0;  // 0: no cap beyond the device
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual const DeviceInfo& device() const = 0;
+
+  // --- contexts ---
+  virtual Status create_context(TenantId tenant, ContextId* out) = 0;
+  // Releases everything the context holds. Its queued work must have been
+  // executed or discarded first.
+  virtual void destroy_context(ContextId ctx) = 0;
+
+  // --- tenant limits ---
+  virtual void set_memory_cap(TenantId tenant, uint64_t bytes) = 0;  // 0: none
+  virtual TenantMemory tenant_memory(TenantId tenant) const = 0;
+
+  // --- immediate calls ---
+  virtual Status mem_alloc(ContextId ctx, uint64_t size, uint64_t* dptr) = 0;
+  virtual Status mem_info(ContextId ctx, uint64_t* free, uint64_t* total) = 0;
+  virtual Status stream_create(ContextId ctx, uint32_t flags, int32_t priority, Handle* out) = 0;
+  virtual Status stream_query(ContextId ctx, Handle stream) = 0;  // kNotReady while work pends
+  virtual Status event_create(ContextId ctx, uint32_t flags, Handle* out) = 0;
+  virtual Status event_query(ContextId ctx, Handle event) = 0;  // kNotReady while pending
+  virtual Status event_elapsed(ContextId ctx, Handle start, Handle end, int64_t* ns) = 0;
+  virtual Status module_load(ContextId ctx, std::span<const uint8_t> fatbin, Handle* out) = 0;
+  virtual Status function_get(ContextId ctx, Handle module, std::string_view name, Handle* out,
+                              FunctionInfo* info) = 0;
+  virtual Status var_get(ContextId ctx, Handle module, std::string_view name, uint64_t size,
+                         uint64_t* dptr) = 0;
+  virtual Status func_attributes(ContextId ctx, Handle function, FunctionAttributes* out) = 0;
+
+  // --- queued work ---
+  // Checks what can be checked when the work is queued (handles exist, the
+  // parameter buffer has the kernel's size) and marks streams and events
+  // pending. An error here means the work is not queued.
+  virtual Status accept(const Work& work) = 0;
+  // Runs accepted work to completion and measures its device time. Called on
+  // the dispatcher thread only, one at a time.
+  virtual ExecResult execute(const Work& work) = 0;
+  // Drops accepted work without running it (its context is going away).
+  virtual void discard(const Work& work) = 0;
+};
+
+}  // namespace vgpu::executor

@@ -1,0 +1,76 @@
+// The forwarded calls as C++ types, derived from calls.def: the Op enum, one
+// <Name>Request / <Name>Reply struct pair per call, and Call<Op> traits.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "vgpu/protocol/wire_header.h"
+
+namespace vgpu::proto {
+
+static_assert(std::endian::native == std::endian::little,
+              "the wire format is little-endian; a big-endian port needs byte swaps here");
+
+enum class Where : uint8_t { kImmediate, kQueued };
+
+enum class Op : uint16_t {
+#define VGPU_CALL(id, Name, ...) Name = id,
+#include "vgpu/protocol/calls.def"
+#undef VGPU_CALL
+};
+
+#define VGPU_UNPAREN(...) __VA_ARGS__
+#define VGPU_CALL(id, Name, where, tail, req_size, req, rep_size, rep) \
+  struct Name##Request {                                              \
+    VGPU_UNPAREN req                                                  \
+  };                                                                  \
+  struct Name##Reply {                                                \
+    VGPU_UNPAREN rep                                                  \
+  };
+#include "vgpu/protocol/calls.def"
+#undef VGPU_CALL
+
+template <Op op>
+struct Call;
+
+#define VGPU_CALL(id, Name, where_, tail, req_size, req, rep_size, rep)                        \
+  template <>                                                                                  \
+  struct Call<Op::Name> {                                                                      \
+    using Request = Name##Request;                                                             \
+    using Reply = Name##Reply;                                                                 \
+    static constexpr Op op = Op::Name;                                                         \
+    static constexpr Where where = Where::where_;                                              \
+    static constexpr uint32_t max_tail = tail;                                                 \
+    static constexpr std::string_view name = #Name;                                            \
+  };                                                                                           \
+  static_assert(sizeof(Name##Request) == (req_size), #Name "Request: wire size changed");     \
+  static_assert(sizeof(Name##Reply) == (rep_size), #Name "Reply: wire size changed");         \
+  static_assert(std::has_unique_object_representations_v<Name##Request>,                      \
+                #Name "Request has implicit padding");                                        \
+  static_assert(std::has_unique_object_representations_v<Name##Reply>,                        \
+                #Name "Reply has implicit padding");                                          \
+  static_assert((req_size) % 8 == 0 && (rep_size) % 8 == 0, #Name ": sizes are 8-aligned");   \
+  static_assert(VGPU_MSG_HEADER_SIZE + (req_size) + (tail) <= VGPU_MSG_MAX_SIZE,               \
+                #Name ": largest request fits a message");
+#include "vgpu/protocol/calls.def"
+#undef VGPU_CALL
+
+// The op a request type belongs to, for encoders.
+template <class Request>
+struct OpOf;
+#define VGPU_CALL(id, Name, ...)                   \
+  template <>                                      \
+  struct OpOf<Name##Request> {                     \
+    static constexpr Op value = Op::Name;          \
+  };
+#include "vgpu/protocol/calls.def"
+#undef VGPU_CALL
+
+// Name of an opcode ("Malloc"), or empty if unknown.
+std::string_view op_name(uint16_t opcode);
+bool is_known_op(uint16_t opcode);
+
+}  // namespace vgpu::proto
