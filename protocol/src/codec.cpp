@@ -15,6 +15,17 @@ std::string_view op_name(uint16_t opcode) {
 
 bool is_known_op(uint16_t opcode) { return !op_name(opcode).empty(); }
 
+Where where_of(uint16_t opcode) {
+  switch (static_cast<Op>(opcode)) {
+#define VGPU_CALL(id, Name, ...) \
+  case Op::Name:                 \
+    return Call<Op::Name>::where;
+#include "vgpu/protocol/calls.def"
+#undef VGPU_CALL
+  }
+  return Where::kImmediate;
+}
+
 std::string_view decode_error_name(DecodeError e) {
   switch (e) {
     case DecodeError::kNone: return "ok";

@@ -1,9 +1,86 @@
-// Placeholder until the parser lands.
+// parse(): the container's entries, each image decompressed in turn, cubins
+// before PTX, into one Module. Also the small public helpers.
 #include "vgpu/fatbin/fatbin.h"
+
+#include <new>
+
+#include "container.h"
+#include "cubin.h"
+#include "decompress.h"
+#include "ptx.h"
+
 namespace vgpu::fatbin {
-std::string_view error_name(Error) { return "unimplemented"; }
-const Kernel* Module::find_kernel(std::string_view) const { return nullptr; }
-const Variable* Module::find_variable(std::string_view) const { return nullptr; }
-Error locate(const void*, std::span<const uint8_t>*) { return Error::kBadMagic; }
-Error parse(std::span<const uint8_t>, Module*) { return Error::kNoKernelMetadata; }
+
+std::string_view error_name(Error e) {
+  switch (e) {
+    case Error::kNone: return "none";
+    case Error::kTruncated: return "truncated";
+    case Error::kBadMagic: return "bad magic";
+    case Error::kBadVersion: return "bad version";
+    case Error::kBadEntry: return "bad entry";
+    case Error::kDecompress: return "decompression failed";
+    case Error::kTooLarge: return "too large";
+    case Error::kBadElf: return "bad ELF";
+    case Error::kBadPtx: return "bad PTX";
+    case Error::kNoKernelMetadata: return "no kernel metadata";
+    case Error::kConflict: return "conflicting images";
+  }
+  return "unknown error";
+}
+
+const Kernel* Module::find_kernel(std::string_view name) const {
+  for (const Kernel& k : kernels) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+const Variable* Module::find_variable(std::string_view name) const {
+  for (const Variable& v : variables) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+namespace {
+
+Error read_images(const std::vector<detail::Entry>& entries, uint16_t kind, detail::ModuleBuilder* b,
+                  bool* found) {
+  for (const detail::Entry& e : entries) {
+    if (e.kind != kind) continue;
+    detail::Image image;
+    if (Error err = detail::entry_image(e, &image); err != Error::kNone) return err;
+    const Error err = kind == detail::kKindElf ? detail::read_cubin(image.bytes, b)
+                                               : detail::read_ptx(image.bytes, b);
+    if (err != Error::kNone) return err;
+    *found = true;
+  }
+  return Error::kNone;
+}
+
+Error parse_unguarded(std::span<const uint8_t> bytes, Module* out) {
+  std::vector<detail::Entry> entries;
+  if (Error e = detail::read_entries(bytes, &entries); e != Error::kNone) return e;
+  detail::ModuleBuilder builder;
+  bool found = false;
+  if (Error e = read_images(entries, detail::kKindElf, &builder, &found); e != Error::kNone) return e;
+  if (Error e = read_images(entries, detail::kKindPtx, &builder, &found); e != Error::kNone) return e;
+  if (!found) return Error::kNoKernelMetadata;
+  *out = builder.take();
+  return Error::kNone;
+}
+
+}  // namespace
+
+Error parse(std::span<const uint8_t> bytes, Module* out) {
+  if (out == nullptr) return Error::kBadEntry;
+  try {
+    return parse_unguarded(bytes, out);
+  } catch (const std::bad_alloc&) {  // every size is bounded, but memory may still run out
+    return Error::kTooLarge;
+  } catch (const std::length_error&) {
+    return Error::kTooLarge;
+  }
+}
+
 }  // namespace vgpu::fatbin

@@ -54,7 +54,9 @@ struct Call;
                 #Name "Reply has implicit padding");                                          \
   static_assert((req_size) % 8 == 0 && (rep_size) % 8 == 0, #Name ": sizes are 8-aligned");   \
   static_assert(VGPU_MSG_HEADER_SIZE + (req_size) + (tail) <= VGPU_MSG_MAX_SIZE,               \
-                #Name ": largest request fits a message");
+                #Name ": largest request fits a message");                                     \
+  static_assert(Where::where_ != Where::kQueued || (rep_size) == 8,                              \
+                #Name ": a queued call's reply is one reserved u64");
 #include "vgpu/protocol/calls.def"
 #undef VGPU_CALL
 
@@ -72,5 +74,7 @@ struct OpOf;
 // Name of an opcode ("Malloc"), or empty if unknown.
 std::string_view op_name(uint16_t opcode);
 bool is_known_op(uint16_t opcode);
+// Whether a known opcode is answered at once or queued.
+Where where_of(uint16_t opcode);
 
 }  // namespace vgpu::proto

@@ -15,11 +15,14 @@
  * head and tail are free-running byte counters (mod 2^32); ring_size is a power
  * of two, so the used bytes are head - tail and the offset is head & (size-1).
  *
- * Doorbells: a consumer about to sleep sets consumer_waiting, issues a full
- * barrier, checks the ring once more, then blocks on its doorbell (an eventfd;
- * an ivshmem interrupt in a real VM). A producer publishes head with release
- * order, issues a full barrier, and rings the doorbell if consumer_waiting is
- * set. So a busy consumer is never woken per message, and an idle one sleeps.
+ * Doorbells: each side sleeps on its own doorbell (an eventfd; an ivshmem
+ * interrupt in a real VM): the host on the request doorbell, the guest on the
+ * response doorbell. A consumer about to sleep sets consumer_waiting, issues a
+ * full barrier, checks the ring once more, then blocks. A producer publishes
+ * head with release order, issues a full barrier, and rings the other side's
+ * doorbell if consumer_waiting is set. A producer facing a full ring does the
+ * same with producer_waiting, and the consumer rings after it frees space. So
+ * a busy side is never woken per message, and an idle side sleeps.
  */
 #ifndef VGPU_PROTOCOL_REGION_H
 #define VGPU_PROTOCOL_REGION_H
@@ -37,7 +40,8 @@
 struct vgpu_ring_ctl {
   uint32_t head;             /* bytes produced; written only by the producer */
   uint32_t consumer_waiting; /* nonzero while the consumer sleeps on its doorbell */
-  uint8_t pad0[56];
+  uint32_t producer_waiting; /* nonzero while the producer waits for space */
+  uint8_t pad0[52];
   uint32_t tail;             /* bytes consumed; written only by the consumer */
   uint8_t pad1[60];
 };

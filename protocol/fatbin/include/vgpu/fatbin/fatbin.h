@@ -28,6 +28,7 @@ enum class Error {
   kBadElf,           // a cubin's ELF structure is malformed
   kBadPtx,           // a PTX .entry could not be parsed
   kNoKernelMetadata, // neither a cubin with .nv.info nor PTX was found
+  kConflict,         // two images of one fat binary disagree on a kernel layout or variable
 };
 std::string_view error_name(Error e);
 
@@ -50,7 +51,7 @@ struct Variable {
   std::string name;           // device name as in the ELF symbol table
   uint64_t size = 0;
   bool constant = false;      // __constant__ (else __device__)
-  std::vector<uint8_t> init;  // initial bytes; empty means zero-filled
+  std::vector<uint8_t> init;  // initial bytes; empty means zero-filled, else exactly `size` bytes
 };
 
 struct Module {
@@ -65,11 +66,29 @@ struct Module {
 // __cudaRegisterFatBinary: {magic 0x466243b1, version, data, ...}) points at,
 // as a span of its exact size. For the guest only: it follows pointers in the
 // calling process's own memory.
+//
+// Version 1 (whole-program compilation): `data` is the object's fat binary.
+// Version 2 (nvcc -rdc=true, from the device-link stub): `data` is the fat
+// binary nvlink produced (the linked cubins, no PTX); this is what locate()
+// returns. When every object carried only PTX it is an empty fat binary (no
+// entries) and parse() answers kNoKernelMetadata: the kernels are then in the
+// per-object images, see locate_prelinked().
 Error locate(const void* wrapper, std::span<const uint8_t>* out);
+
+// Version 2 wrappers only: the fourth field is a NULL-terminated array of the
+// per-object ("prelinked", relocatable) fat binaries, which the runtime JIT-links
+// when the linked image has no code for the device. The device-link stub fills
+// it just before it calls __cudaRegisterFatBinary. Returns their spans in array
+// order (at most kMaxPrelinked); an empty list for a version 1 wrapper.
+inline constexpr size_t kMaxPrelinked = 65536;
+Error locate_prelinked(const void* wrapper, std::vector<std::span<const uint8_t>>* out);
 
 // Parses fat binary bytes (magic 0xBA55ED50) into kernels and variables.
 // Safe on arbitrary input: never reads outside `bytes`, never allocates more
-// than the bounds above.
+// than the bounds above. Cubins are read first, then PTX images; a kernel or
+// variable described by several images keeps the first description, and the
+// others must agree with it (else kConflict). Bytes after the announced size are ignored.
+// *out is written only on success. The format is in protocol/fatbin/FORMAT.md.
 Error parse(std::span<const uint8_t> bytes, Module* out);
 
 }  // namespace vgpu::fatbin

@@ -1,0 +1,208 @@
+#include "daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+
+#include "vgpu/protocol/codec.h"
+#include "vgpu/protocol/handover.h"
+
+namespace vgpu::daemon {
+
+using executor::ContextId;
+using scheduler::TenantId;
+
+// One guest process on a channel (a simulated VM has exactly one, client 0).
+struct Daemon::Session {
+  ContextId context = 0;
+};
+
+struct Daemon::Channel {
+  uint64_t id = 0;
+  TenantId tenant = 0;
+  std::string vm;
+  std::span<uint8_t> data_area;
+  std::unordered_map<uint32_t, Session> sessions;  // by client
+};
+
+Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
+               std::unique_ptr<policy::Store> store)
+    : config_(std::move(config)),
+      backend_(std::move(backend)),
+      store_(std::move(store)),
+      calls_(backend_.get(), this) {}
+
+Daemon::~Daemon() { stop(); }
+
+std::string Daemon::socket_path() const { return config_.runtime_dir + "/" + VGPU_SOCKET_NAME; }
+
+Status Daemon::start(std::string* why) {
+  dispatcher_ = std::make_unique<scheduler::Dispatcher>(
+      backend_.get(), std::make_unique<scheduler::RoundRobinPolicy>(config_.slice), &gate_,
+      &clock_, scheduler::DispatcherConfig{},
+      [this](const scheduler::Command& c, const executor::ExecResult& r) { on_complete(c, r); },
+      [this] { loop_->wake(); });
+  loop_ = std::make_unique<transport::HostLoop>(socket_path(), config_.geometry, this);
+  dispatcher_->start();
+  if (Status s = loop_->start(why); !ok(s)) {
+    dispatcher_->stop();
+    return s;
+  }
+  flush_thread_ = std::thread([this] { flusher(); });
+  spdlog::info("vgpud: serving on {} (backend {}, device \"{}\", database {})", socket_path(),
+               backend_->name(), backend_->device().name, config_.db_path);
+  return Status::kSuccess;
+}
+
+void Daemon::stop() {
+  if (!loop_) return;
+  loop_->stop();  // closes every channel through on_close
+  dispatcher_->stop();
+  {
+    std::lock_guard lock(flush_mu_);
+    stopping_ = true;
+  }
+  flush_cv_.notify_all();
+  if (flush_thread_.joinable()) flush_thread_.join();
+  flush_usage();
+  loop_.reset();
+  spdlog::info("vgpud: stopped");
+}
+
+Status Daemon::on_open(uint64_t channel, const std::string& vm,
+                       const transport::PeerCredentials& peer, std::span<uint8_t> data_area,
+                       std::string* why) {
+  TenantId tenant = 0;
+  if (Status s = store_->tenant_for_vm(vm, &tenant); !ok(s)) {
+    *why = "the policy database is unavailable";
+    return s;
+  }
+  auto ch = std::make_unique<Channel>();
+  ch->id = channel;
+  ch->tenant = tenant;
+  ch->vm = vm;
+  ch->data_area = data_area;
+  if (channels_per_tenant_[tenant]++ == 0) dispatcher_->add_tenant(tenant, {});
+  channels_[channel] = std::move(ch);
+  spdlog::info("vm {}: channel {} opened (pid {}, uid {})", vm, channel, peer.pid, peer.uid);
+  return Status::kSuccess;
+}
+
+void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& ch = *it->second;
+  vgpu_msg_header h;
+  std::memcpy(&h, message.data(), sizeof h);
+
+  proto::ReplyTo to;
+  to.channel = channel;
+  to.request_id = h.request_id;
+  to.client = h.client;
+  to.opcode = h.opcode;
+  to.quiet = (h.flags & VGPU_MSG_QUIET) != 0;
+
+  // A simulated VM maps its own region: one process, client 0.
+  if (h.client != 0) {
+    send_reply(to, Status::kInvalidValue, {});
+    return;
+  }
+  Session& session = ch.sessions[h.client];
+  if (session.context == 0) {
+    if (Status s = backend_->create_context(ch.tenant, &session.context); !ok(s)) {
+      ch.sessions.erase(h.client);
+      send_reply(to, s, {});
+      return;
+    }
+  }
+  executor::Caller caller{ch.tenant, session.context, channel, ch.data_area};
+  const executor::Outcome out = calls_.handle(caller, message);
+  if (out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status))) {
+    send_reply(to, out.status, {out.reply.data(), ok(out.status) ? out.reply_size : 0});
+  }
+  if (out.end_session) end_session(ch, h.client);
+}
+
+bool Daemon::accepting(uint64_t channel) {
+  auto it = channels_.find(channel);
+  return it == channels_.end() || dispatcher_->accepting(it->second->tenant);
+}
+
+void Daemon::end_session(Channel& ch, uint32_t client) {
+  auto it = ch.sessions.find(client);
+  if (it == ch.sessions.end()) return;
+  dispatcher_->purge_context(ch.tenant, it->second.context);
+  backend_->destroy_context(it->second.context);
+  ch.sessions.erase(it);
+}
+
+void Daemon::on_close(uint64_t channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& ch = *it->second;
+  std::vector<uint32_t> clients;
+  for (const auto& [client, s] : ch.sessions) clients.push_back(client);
+  for (uint32_t c : clients) end_session(ch, c);
+  if (--channels_per_tenant_[ch.tenant] == 0) channels_per_tenant_.erase(ch.tenant);
+  spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);
+  channels_.erase(it);
+}
+
+void Daemon::submit(executor::TenantId tenant, executor::Work&& work, const proto::ReplyTo& reply) {
+  dispatcher_->submit(scheduler::Command{tenant, std::move(work), reply});
+}
+
+void Daemon::on_complete(const scheduler::Command& command, const executor::ExecResult& result) {
+  if (command.reply.quiet && ok(result.status)) return;
+  // Every queued call's reply struct is one reserved u64 (see calls.def).
+  const uint64_t reserved = 0;
+  send_reply(command.reply, result.status,
+             ok(result.status) ? std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&reserved),
+                                                          sizeof reserved)
+                               : std::span<const uint8_t>{});
+}
+
+void Daemon::send_reply(const proto::ReplyTo& to, Status status, std::span<const uint8_t> payload) {
+  vgpu_msg_header h = proto::make_header(to.opcode, to.request_id, VGPU_MSG_REPLY,
+                                         static_cast<uint32_t>(payload.size()),
+                                         static_cast<int32_t>(status));
+  h.client = to.client;
+  const std::span<const uint8_t> parts[2] = {{reinterpret_cast<const uint8_t*>(&h), sizeof h},
+                                             payload};
+  loop_->reply(to.channel, parts);
+}
+
+void Daemon::flush_usage() {
+  const int64_t hour = static_cast<int64_t>(std::time(nullptr)) / 3600 * 3600;
+  std::vector<policy::UsageRecord> batch;
+  for (const auto& [tenant, now] : dispatcher_->usage_all()) {
+    scheduler::TenantUsage& before = flushed_[tenant];
+    if (now.commands == before.commands) continue;
+    policy::UsageRecord r;
+    r.tenant = tenant;
+    r.interval_start = hour;
+    r.gpu_ns = now.gpu_ns - before.gpu_ns;
+    r.kernels = now.kernels - before.kernels;
+    r.bytes_to_device = now.bytes_to_device - before.bytes_to_device;
+    r.bytes_from_device = now.bytes_from_device - before.bytes_from_device;
+    r.peak_memory = backend_->tenant_memory(tenant).peak;
+    batch.push_back(r);
+    before = now;
+  }
+  if (!batch.empty() && !ok(store_->record_usage(batch))) {
+    spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
+  }
+}
+
+void Daemon::flusher() {
+  std::unique_lock lock(flush_mu_);
+  while (!stopping_) {
+    flush_cv_.wait_for(lock, config_.flush_interval, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    flush_usage();
+    lock.lock();
+  }
+}
+
+}  // namespace vgpu::daemon

@@ -1,0 +1,87 @@
+// vgpud's composition: the transport loop feeds requests to the call handler,
+// queued work goes to the dispatcher, completions go back as replies, and the
+// usage the dispatcher measures is flushed to the store.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "vgpu/executor/backend.h"
+#include "vgpu/executor/call_handler.h"
+#include "vgpu/policy/store.h"
+#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/round_robin.h"
+#include "vgpu/transport/host_loop.h"
+
+namespace vgpu::daemon {
+
+struct DaemonConfig {
+  std::string runtime_dir;
+  std::string db_path;
+  scheduler::Nanos slice = 2 * scheduler::kMillisecond;
+  transport::RegionGeometry geometry;
+  std::chrono::milliseconds flush_interval{1000};
+};
+
+class Daemon final : public transport::ChannelEvents, public executor::WorkSink {
+ public:
+  Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
+         std::unique_ptr<policy::Store> store);
+  ~Daemon() override;
+
+  Status start(std::string* why);
+  void stop();  // closes every channel, flushes usage
+
+  std::string socket_path() const;
+
+ private:
+  struct Session;
+  struct Channel;
+
+  // transport::ChannelEvents (loop thread)
+  Status on_open(uint64_t channel, const std::string& vm, const transport::PeerCredentials& peer,
+                 std::span<uint8_t> data_area, std::string* why) override;
+  void on_request(uint64_t channel, std::span<const uint8_t> message) override;
+  bool accepting(uint64_t channel) override;
+  void on_close(uint64_t channel) override;
+
+  // executor::WorkSink (loop thread)
+  void submit(executor::TenantId tenant, executor::Work&& work,
+              const proto::ReplyTo& reply) override;
+
+  // dispatcher thread
+  void on_complete(const scheduler::Command& command, const executor::ExecResult& result);
+
+  void send_reply(const proto::ReplyTo& to, Status status, std::span<const uint8_t> payload);
+  void end_session(Channel& ch, uint32_t client);
+  void flush_usage();
+  void flusher();
+
+  const DaemonConfig config_;
+  const std::unique_ptr<executor::Backend> backend_;
+  const std::unique_ptr<policy::Store> store_;
+  scheduler::SteadyClock clock_;
+  scheduler::UnlimitedGate gate_;
+  std::unique_ptr<scheduler::Dispatcher> dispatcher_;
+  std::unique_ptr<transport::HostLoop> loop_;
+  executor::CallHandler calls_;
+
+  // Loop thread only.
+  std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
+  std::unordered_map<scheduler::TenantId, int> channels_per_tenant_;
+
+  // Usage already written to the store, per tenant (flusher thread only).
+  std::unordered_map<scheduler::TenantId, scheduler::TenantUsage> flushed_;
+  std::mutex flush_mu_;
+  std::condition_variable flush_cv_;
+  bool stopping_ = false;
+  std::thread flush_thread_;
+};
+
+}  // namespace vgpu::daemon

@@ -1,0 +1,88 @@
+// The host side of every forwarded call: decodes a request a guest sent,
+// validates each field against the caller's own tables (through the Backend),
+// and either answers it at once or turns it into queued Work.
+//
+// It owns no threads and no descriptors: the transport hands it a message and
+// the caller it came from; queued work leaves through a WorkSink (the daemon
+// connects it to the scheduler).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "vgpu/executor/backend.h"
+#include "vgpu/protocol/calls.h"
+#include "vgpu/protocol/codec.h"
+#include "vgpu/protocol/reply_to.h"
+
+namespace vgpu::executor {
+
+class WorkSink {
+ public:
+  virtual ~WorkSink() = default;
+  // Work the backend has accepted; the sink must eventually execute or
+  // discard it and send the reply to `reply`.
+  virtual void submit(TenantId tenant, Work&& work, const proto::ReplyTo& reply) = 0;
+};
+
+// Who sent a request. The tenant and context come from the channel the
+// message arrived on, never from the message.
+struct Caller {
+  TenantId tenant = 0;
+  ContextId context = 0;
+  uint64_t channel = 0;
+  std::span<uint8_t> data_area;  // the channel's data area, mapped by the host
+};
+
+struct Outcome {
+  enum class Kind {
+    kReply,   // answer now with `status` (+ reply bytes on success)
+    kQueued,  // the sink will answer after the work ran
+  };
+  Kind kind = Kind::kReply;
+  Status status = Status::kSuccess;
+  bool end_session = false;  // Goodbye: the caller releases its context
+  uint32_t reply_size = 0;
+  alignas(8) std::array<uint8_t, 1024> reply{};
+
+  template <class Reply>
+  void set_reply(const Reply& r) {
+    static_assert(sizeof(Reply) <= sizeof(reply));
+    std::memcpy(reply.data(), &r, sizeof r);
+    reply_size = sizeof r;
+  }
+};
+
+struct CallStats {
+  uint64_t requests = 0;
+  uint64_t rejected = 0;  // malformed or invalid requests answered with an error
+};
+
+class CallHandler {
+ public:
+  CallHandler(Backend* backend, WorkSink* sink) : backend_(backend), sink_(sink) {}
+
+  // `message` is a whole message (header + payload) in host-private memory.
+  Outcome handle(const Caller& caller, std::span<const uint8_t> message);
+
+  // The per-call handlers, one per entry of calls.def (called via proto::dispatch).
+#define VGPU_CALL(id, Name, ...)                                                  \
+  Outcome handle(const vgpu_msg_header& h, const proto::Name##Request& request, \
+                 std::span<const uint8_t> tail);
+#include "vgpu/protocol/calls.def"
+#undef VGPU_CALL
+  Outcome reject(const vgpu_msg_header& h, proto::DecodeError error);
+
+ private:
+  // Queues work after the backend accepted it.
+  Outcome queue(const vgpu_msg_header& h, Handle stream, WorkOp op);
+  // [offset, offset + size) within the caller's data area, or nullptr.
+  uint8_t* data_range(uint64_t offset, uint64_t size) const;
+
+  Backend* const backend_;
+  WorkSink* const sink_;
+  const Caller* caller_ = nullptr;  // the caller of the request being handled
+};
+
+}  // namespace vgpu::executor

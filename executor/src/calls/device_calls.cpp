@@ -1,0 +1,88 @@
+// Device, session and synchronisation calls.
+#include "vgpu/executor/call_handler.h"
+
+namespace vgpu::executor {
+
+using namespace vgpu::proto;
+
+namespace {
+
+Outcome fail(Status s) {
+  Outcome o;
+  o.status = s;
+  return o;
+}
+
+constexpr int kDeviceCount = 1;  // one GPU per daemon (per executor) for now
+
+}  // namespace
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const GoodbyeRequest&,
+                            std::span<const uint8_t>) {
+  Outcome o;
+  o.end_session = true;
+  o.set_reply(GoodbyeReply{});
+  return o;
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const GetDeviceCountRequest&,
+                            std::span<const uint8_t>) {
+  Outcome o;
+  o.set_reply(GetDeviceCountReply{kDeviceCount, 0});
+  return o;
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const GetDevicePropertiesRequest& r,
+                            std::span<const uint8_t>) {
+  if (r.device < 0 || r.device >= kDeviceCount) return fail(Status::kInvalidDevice);
+  const DeviceInfo& d = backend_->device();
+  GetDevicePropertiesReply rep{};
+  std::memcpy(rep.name, d.name.data(), std::min(d.name.size(), sizeof rep.name - 1));
+  std::memcpy(rep.uuid, d.uuid.data(), sizeof rep.uuid);
+  uint64_t free = 0, total = d.total_memory;
+  // The tenant's view of the memory: its cap, not the whole card.
+  if (ok(backend_->mem_info(caller_->context, &free, &total))) rep.total_global_mem = total;
+  else rep.total_global_mem = d.total_memory;
+  static_assert(sizeof rep.attributes == sizeof(int32_t) * kDeviceAttributeCount);
+  std::memcpy(rep.attributes, d.attributes.data(), sizeof rep.attributes);
+  Outcome o;
+  o.set_reply(rep);
+  return o;
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const DeviceGetAttributeRequest& r,
+                            std::span<const uint8_t>) {
+  if (r.device < 0 || r.device >= kDeviceCount) return fail(Status::kInvalidDevice);
+  if (r.attribute < 0 || r.attribute >= kDeviceAttributeCount) return fail(Status::kInvalidValue);
+  Outcome o;
+  o.set_reply(DeviceGetAttributeReply{backend_->device().attributes[static_cast<size_t>(r.attribute)], 0});
+  return o;
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const DriverGetVersionRequest&,
+                            std::span<const uint8_t>) {
+  Outcome o;
+  o.set_reply(DriverGetVersionReply{backend_->device().driver_version, 0});
+  return o;
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceSynchronizeRequest&,
+                            std::span<const uint8_t>) {
+  return queue(h, kDefaultStream, Synchronize{});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceResetRequest&,
+                            std::span<const uint8_t>) {
+  return queue(h, kDefaultStream, Reset{});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const MemGetInfoRequest&,
+                            std::span<const uint8_t>) {
+  MemGetInfoReply rep{};
+  if (Status s = backend_->mem_info(caller_->context, &rep.free, &rep.total); !ok(s)) return fail(s);
+  Outcome o;
+  o.set_reply(rep);
+  return o;
+}
+
+}  // namespace vgpu::executor

@@ -1,0 +1,65 @@
+// Allocation, copies and memset. Host bytes move through the caller's data
+// area; every range is checked against it before work is queued.
+#include "vgpu/executor/call_handler.h"
+
+namespace vgpu::executor {
+
+using namespace vgpu::proto;
+
+namespace {
+
+Outcome fail(Status s) {
+  Outcome o;
+  o.status = s;
+  return o;
+}
+
+}  // namespace
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const MallocRequest& r,
+                            std::span<const uint8_t>) {
+  MallocReply rep{0};
+  if (r.size != 0) {  // cudaMalloc of zero bytes succeeds with a null pointer
+    if (Status s = backend_->mem_alloc(caller_->context, r.size, &rep.dptr); !ok(s)) return fail(s);
+  }
+  Outcome o;
+  o.set_reply(rep);
+  return o;
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const FreeRequest& r,
+                            std::span<const uint8_t>) {
+  if (r.dptr == 0) return queue(h, kDefaultStream, Synchronize{});  // cudaFree(NULL) just syncs
+  return queue(h, kDefaultStream, Free{r.dptr});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyHtoDRequest& r,
+                            std::span<const uint8_t>) {
+  const uint8_t* src = data_range(r.data_offset, r.size);
+  if (!src) return fail(Status::kInvalidValue);
+  if (r.size == 0) return queue(h, r.stream, Synchronize{});
+  return queue(h, r.stream, CopyHtoD{r.dst, src, r.size});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyDtoHRequest& r,
+                            std::span<const uint8_t>) {
+  uint8_t* dst = data_range(r.data_offset, r.size);
+  if (!dst) return fail(Status::kInvalidValue);
+  if (r.size == 0) return queue(h, r.stream, Synchronize{});
+  return queue(h, r.stream, CopyDtoH{r.src, dst, r.size});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyDtoDRequest& r,
+                            std::span<const uint8_t>) {
+  if (r.size == 0) return queue(h, r.stream, Synchronize{});
+  return queue(h, r.stream, CopyDtoD{r.dst, r.src, r.size});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const MemsetRequest& r,
+                            std::span<const uint8_t>) {
+  if (r.size == 0) return queue(h, r.stream, Synchronize{});
+  // cudaMemset sets each byte to the value converted to unsigned char.
+  return queue(h, r.stream, Memset{r.dst, r.size, static_cast<uint8_t>(r.value)});
+}
+
+}  // namespace vgpu::executor

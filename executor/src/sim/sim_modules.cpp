@@ -1,0 +1,135 @@
+// The sim backend: modules (fat binaries parsed on the host, never trusted),
+// their functions and their variables.
+#include <spdlog/spdlog.h>
+
+#include "device_model.h"
+#include "sim_backend_impl.h"
+#include "worker_protocol.h"
+
+namespace vgpu::executor::sim {
+namespace {
+
+bool names_fit(const fatbin::Module& m) {
+  for (const fatbin::Kernel& k : m.kernels) {
+    if (k.name.empty() || k.name.size() > wire::kMaxNameBytes) return false;
+    if (k.param_bytes > wire::kMaxParamBytes) return false;
+  }
+  for (const fatbin::Variable& v : m.variables) {
+    if (v.name.empty() || v.name.size() > wire::kMaxNameBytes) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status SimBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Handle* out) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  if (!out || bytes.empty()) return Status::kInvalidValue;
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);  // fail fast before parsing
+    if (!ok(ctx->fault)) return ctx->fault;
+  }
+  ModuleState module;
+  const fatbin::Error err = fatbin::parse(bytes, &module.image);
+  if (err != fatbin::Error::kNone) {
+    spdlog::warn("sim: context {}: module rejected: {}", id, fatbin::error_name(err));
+    return Status::kInvalidKernelImage;
+  }
+  if (!names_fit(module.image)) {
+    spdlog::warn("sim: context {}: module rejected: a name or parameter list is too long", id);
+    return Status::kInvalidKernelImage;
+  }
+
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (!ok(ctx->fault)) return ctx->fault;
+  if (ctx->modules.size() >= kMaxModules) return Status::kMemoryAllocation;
+  // Variables live as long as the module, like a real module's globals, so a
+  // kernel finds them even if the host never asked for their address.
+  for (const fatbin::Variable& v : module.image.variables) {
+    if (v.size == 0 || module.variables.count(v.name)) continue;  // size unknown: var_get sizes it
+    uint64_t addr = 0;
+    const Status st = ctx->alloc(ledger_, v.size, AllocKind::kVariable, &addr);
+    if (!ok(st)) {
+      for (const auto& [name, a] : module.variables) ctx->free(ledger_, a);
+      return st;
+    }
+    ctx->initialise(addr, v);
+    module.variables.emplace(v.name, addr);
+  }
+  const Handle h = ctx->new_handle();
+  ctx->modules.emplace(h, std::move(module));
+  ++ctx->symbols_version;
+  *out = h;
+  return Status::kSuccess;
+}
+
+Status SimBackend::function_get(ContextId id, Handle module, std::string_view name, Handle* out,
+                                FunctionInfo* info) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  if (!out || !info) return Status::kInvalidValue;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (!ok(ctx->fault)) return ctx->fault;
+  auto m = ctx->modules.find(module);
+  if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+  const fatbin::Kernel* k = m->second.image.find_kernel(name);
+  if (!k) return Status::kInvalidDeviceFunction;
+  info->param_count = static_cast<uint32_t>(k->params.size());
+  info->param_bytes = k->param_bytes;
+  auto known = m->second.functions.find(name);
+  if (known != m->second.functions.end()) {
+    *out = known->second;
+    return Status::kSuccess;
+  }
+  const Handle h = ctx->new_handle();
+  ctx->functions.emplace(h, FunctionState{module, k->name, info->param_count, info->param_bytes});
+  m->second.functions.emplace(k->name, h);
+  *out = h;
+  return Status::kSuccess;
+}
+
+Status SimBackend::var_get(ContextId id, Handle module, std::string_view name, uint64_t size,
+                           uint64_t* dptr) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  if (!dptr) return Status::kInvalidValue;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (!ok(ctx->fault)) return ctx->fault;
+  auto m = ctx->modules.find(module);
+  if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+  const fatbin::Variable* v = m->second.image.find_variable(name);
+  if (!v) return Status::kInvalidSymbol;
+  if (v->size != 0 && size != 0 && size != v->size) {
+    spdlog::warn("sim: context {}: variable {} registered with {} bytes, the module says {}", id,
+                 v->name, size, v->size);
+    return Status::kInvalidValue;
+  }
+  auto known = m->second.variables.find(name);
+  if (known != m->second.variables.end()) {
+    *dptr = known->second;
+    return Status::kSuccess;
+  }
+  if (size == 0) return Status::kInvalidValue;  // the module does not say, nor does the caller
+  uint64_t addr = 0;
+  const Status st = ctx->alloc(ledger_, size, AllocKind::kVariable, &addr);
+  if (!ok(st)) return st;
+  ctx->initialise(addr, *v);
+  m->second.variables.emplace(v->name, addr);
+  ++ctx->symbols_version;
+  *dptr = addr;
+  return Status::kSuccess;
+}
+
+Status SimBackend::func_attributes(ContextId id, Handle function, FunctionAttributes* out) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  if (!out) return Status::kInvalidValue;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (!ok(ctx->fault)) return ctx->fault;
+  if (!ctx->functions.count(function)) return Status::kInvalidResourceHandle;
+  *out = function_attributes();
+  return Status::kSuccess;
+}
+
+}  // namespace vgpu::executor::sim

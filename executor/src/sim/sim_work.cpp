@@ -1,0 +1,287 @@
+// The sim backend: queued work. accept() checks and books it, execute() runs
+// it on the dispatcher thread (kernels: sim_launch.cpp), discard() unbooks it.
+//
+// Work of one context executes in the order it was accepted, so waits and
+// synchronizations have nothing left to wait for: they only report the
+// context's sticky error.
+#include <cstring>
+#include <type_traits>
+
+#include <spdlog/spdlog.h>
+
+#include "device_model.h"
+#include "engine_clock.h"
+#include "sim_backend_impl.h"
+
+namespace vgpu::executor::sim {
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// accept(): what can be known now, and the marks that keep later work from
+// using what queued work will destroy. Called with ctx.mu held.
+Status check(Context& ctx, const WorkOp& op) {
+  uint64_t off = 0;
+  return std::visit(
+      Overloaded{
+          [&](const CopyHtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            if (!c.src || !ctx.allocations.resolve(c.dst, c.size, false, &off)) {
+              return Status::kInvalidValue;
+            }
+            return Status::kSuccess;
+          },
+          [&](const CopyDtoH& c) {
+            if (c.size == 0) return Status::kSuccess;
+            if (!c.dst || !ctx.allocations.resolve(c.src, c.size, false, &off)) {
+              return Status::kInvalidValue;
+            }
+            return Status::kSuccess;
+          },
+          [&](const CopyDtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            if (!ctx.allocations.resolve(c.src, c.size, false, &off) ||
+                !ctx.allocations.resolve(c.dst, c.size, false, &off)) {
+              return Status::kInvalidValue;
+            }
+            return Status::kSuccess;
+          },
+          [&](const Memset& m) {
+            if (m.size == 0) return Status::kSuccess;
+            return ctx.allocations.resolve(m.dst, m.size, false, &off) ? Status::kSuccess
+                                                                       : Status::kInvalidValue;
+          },
+          [&](const Launch& l) {
+            auto f = ctx.functions.find(l.function);
+            if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
+            auto m = ctx.modules.find(f->second.module);
+            if (m == ctx.modules.end() || m->second.unloading) {
+              return Status::kInvalidResourceHandle;
+            }
+            if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
+            return check_launch_config(l.grid, l.block, l.shared_mem);
+          },
+          [&](const RecordEvent& r) {
+            auto e = ctx.events.find(r.event);
+            if (e == ctx.events.end() || e->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            ++e->second.pending;
+            return Status::kSuccess;
+          },
+          [&](const WaitEvent& w) {
+            auto e = ctx.events.find(w.event);
+            return e == ctx.events.end() || e->second.destroying ? Status::kInvalidResourceHandle
+                                                                 : Status::kSuccess;
+          },
+          [&](const Free& f) {
+            if (f.dptr == 0) return Status::kSuccess;  // cudaFree(NULL)
+            Allocation* a = ctx.allocations.find_start(f.dptr);
+            if (!a || a->kind != AllocKind::kUser || a->free_pending) return Status::kInvalidValue;
+            a->free_pending = true;
+            return Status::kSuccess;
+          },
+          [&](const DestroyStream& d) {
+            if (d.stream <= 2) return Status::kInvalidResourceHandle;
+            auto s = ctx.streams.find(d.stream);
+            if (s == ctx.streams.end() || s->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            s->second.destroying = true;
+            return Status::kSuccess;
+          },
+          [&](const DestroyEvent& d) {
+            auto e = ctx.events.find(d.event);
+            if (e == ctx.events.end() || e->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            e->second.destroying = true;
+            return Status::kSuccess;
+          },
+          [&](const UnloadModule& u) {
+            auto m = ctx.modules.find(u.module);
+            if (m == ctx.modules.end() || m->second.unloading) {
+              return Status::kInvalidResourceHandle;
+            }
+            m->second.unloading = true;
+            return Status::kSuccess;
+          },
+          [&](const Synchronize&) { return Status::kSuccess; },
+          [&](const Reset&) { return Status::kSuccess; },
+      },
+      op);
+}
+
+}  // namespace
+
+Status SimBackend::accept(const Work& work) {
+  auto ctx = find(work.context);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  // A Reset is how a faulted context recovers (cudaDeviceReset).
+  if (!ok(ctx->fault) && !std::holds_alternative<Reset>(work.op)) return ctx->fault;
+  StreamState* stream = ctx->stream(work.stream);
+  if (!stream || stream->destroying) return Status::kInvalidResourceHandle;
+  const Status st = check(*ctx, work.op);
+  if (!ok(st)) return st;
+  ++stream->pending;
+  return Status::kSuccess;
+}
+
+void SimBackend::settle(Context& ctx, const Work& work, bool executed) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (StreamState* s = ctx.stream(work.stream); s && s->pending > 0) --s->pending;
+  std::visit(Overloaded{
+                 [&](const RecordEvent& r) {
+                   auto e = ctx.events.find(r.event);
+                   if (e != ctx.events.end() && e->second.pending > 0) --e->second.pending;
+                 },
+                 [&](const Free& f) {  // executed: already gone
+                   if (Allocation* a = ctx.allocations.find_start(f.dptr); a && !executed) {
+                     a->free_pending = false;
+                   }
+                 },
+                 [&](const DestroyStream& d) {
+                   auto s = ctx.streams.find(d.stream);
+                   if (s != ctx.streams.end() && !executed) s->second.destroying = false;
+                 },
+                 [&](const DestroyEvent& d) {
+                   auto e = ctx.events.find(d.event);
+                   if (e != ctx.events.end() && !executed) e->second.destroying = false;
+                 },
+                 [&](const UnloadModule& u) {
+                   auto m = ctx.modules.find(u.module);
+                   if (m != ctx.modules.end() && !executed) m->second.unloading = false;
+                 },
+                 [](const auto&) {},
+             },
+             work.op);
+}
+
+void SimBackend::discard(const Work& work) {
+  if (auto ctx = find(work.context)) settle(*ctx, work, false);
+}
+
+ExecResult SimBackend::execute(const Work& work) {
+  auto ctx = find(work.context);
+  if (!ctx) return {Status::kInvalidResourceHandle, 0};
+  const uint64_t start = engine_now_ns();
+  ExecResult result;
+  if (const auto* launch = std::get_if<Launch>(&work.op)) {
+    result = run_launch(*ctx, *launch);
+  } else if (std::holds_alternative<Reset>(work.op)) {
+    reset(*ctx);
+    result.gpu_ns = engine_now_ns() - start;
+  } else {
+    result.status = run(*ctx, work.op);
+    result.gpu_ns = engine_now_ns() - start;
+  }
+  settle(*ctx, work, true);
+  return result;
+}
+
+Status SimBackend::run(Context& ctx, const WorkOp& op) {
+  // Ranges are resolved under the lock; the bytes move without it. Only this
+  // (the dispatcher) thread frees memory, so a resolved range stays valid.
+  std::unique_lock<std::mutex> lock(ctx.mu);
+  if (!ok(ctx.fault)) return ctx.fault;
+  Arena& arena = *ctx.arena;
+  uint64_t a = 0, b = 0;
+  return std::visit(
+      Overloaded{
+          [&](const CopyHtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            if (!c.src || !ctx.allocations.resolve(c.dst, c.size, true, &a)) {
+              return Status::kInvalidValue;
+            }
+            lock.unlock();
+            std::memcpy(arena.at(a), c.src, c.size);
+            return Status::kSuccess;
+          },
+          [&](const CopyDtoH& c) {
+            if (c.size == 0) return Status::kSuccess;
+            if (!c.dst || !ctx.allocations.resolve(c.src, c.size, true, &a)) {
+              return Status::kInvalidValue;
+            }
+            lock.unlock();
+            std::memcpy(c.dst, arena.at(a), c.size);
+            return Status::kSuccess;
+          },
+          [&](const CopyDtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            if (!ctx.allocations.resolve(c.src, c.size, true, &a) ||
+                !ctx.allocations.resolve(c.dst, c.size, true, &b)) {
+              return Status::kInvalidValue;
+            }
+            lock.unlock();
+            std::memmove(arena.at(b), arena.at(a), c.size);
+            return Status::kSuccess;
+          },
+          [&](const Memset& m) {
+            if (m.size == 0) return Status::kSuccess;
+            if (!ctx.allocations.resolve(m.dst, m.size, true, &a)) return Status::kInvalidValue;
+            lock.unlock();
+            std::memset(arena.at(a), m.value, m.size);
+            return Status::kSuccess;
+          },
+          [&](const RecordEvent& r) {
+            auto e = ctx.events.find(r.event);
+            if (e == ctx.events.end()) return Status::kInvalidResourceHandle;
+            e->second.recorded = true;
+            e->second.timestamp_ns = engine_now_ns();
+            return Status::kSuccess;
+          },
+          [&](const Free& f) {
+            if (f.dptr == 0) return Status::kSuccess;
+            Allocation* alloc = ctx.allocations.find_start(f.dptr);
+            if (!alloc || alloc->kind != AllocKind::kUser) return Status::kInvalidValue;
+            ctx.free(ledger_, f.dptr);
+            return Status::kSuccess;
+          },
+          [&](const DestroyStream& d) {
+            return ctx.streams.erase(d.stream) ? Status::kSuccess
+                                               : Status::kInvalidResourceHandle;
+          },
+          [&](const DestroyEvent& d) {
+            return ctx.events.erase(d.event) ? Status::kSuccess : Status::kInvalidResourceHandle;
+          },
+          [&](const UnloadModule& u) {
+            if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
+            ctx.unload(ledger_, u.module);
+            return Status::kSuccess;
+          },
+          [](const auto&) { return Status::kSuccess; },  // WaitEvent, Synchronize
+      },
+      op);
+}
+
+void SimBackend::reset(Context& ctx) {
+  {
+    std::lock_guard<std::mutex> wl(ctx.worker_mu);
+    ctx.worker.reset();  // a fresh worker: no plug-in state survives a reset
+    ctx.worker_symbols_version = 0;
+    ctx.reported_missing.clear();
+  }
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  std::vector<uint64_t> user;
+  for (const auto& [addr, a] : ctx.allocations.live()) {
+    if (a.kind == AllocKind::kUser) user.push_back(addr);
+  }
+  for (uint64_t addr : user) ctx.free(ledger_, addr);
+  // Variables go back to their initial values, as in a freshly loaded module.
+  for (auto& [handle, m] : ctx.modules) {
+    for (const auto& [name, addr] : m.variables) {
+      if (const fatbin::Variable* v = m.image.find_variable(name)) ctx.initialise(addr, *v);
+    }
+  }
+  ctx.streams.clear();
+  ctx.events.clear();
+  ctx.fault = Status::kSuccess;
+}
+
+}  // namespace vgpu::executor::sim

@@ -1,0 +1,44 @@
+#include "tenant_ledger.h"
+
+#include <algorithm>
+
+namespace vgpu::executor::sim {
+
+bool TenantLedger::reserve(TenantId tenant, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TenantMemory& t = tenants_[tenant];
+  const uint64_t limit = t.cap == 0 ? device_bytes_ : std::min(t.cap, device_bytes_);
+  if (bytes > limit || t.used > limit - bytes) return false;
+  if (bytes > device_bytes_ - device_used_) return false;
+  t.used += bytes;
+  t.peak = std::max(t.peak, t.used);
+  device_used_ += bytes;
+  return true;
+}
+
+void TenantLedger::release(TenantId tenant, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TenantMemory& t = tenants_[tenant];
+  t.used -= std::min(t.used, bytes);
+  device_used_ -= std::min(device_used_, bytes);
+}
+
+void TenantLedger::set_cap(TenantId tenant, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tenants_[tenant].cap = bytes;
+}
+
+TenantMemory TenantLedger::get(TenantId tenant) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tenants_.find(tenant);
+  return it == tenants_.end() ? TenantMemory{} : it->second;
+}
+
+uint64_t TenantLedger::visible_total(TenantId tenant) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tenants_.find(tenant);
+  const uint64_t cap = it == tenants_.end() ? 0 : it->second.cap;
+  return cap == 0 ? device_bytes_ : std::min(cap, device_bytes_);
+}
+
+}  // namespace vgpu::executor::sim

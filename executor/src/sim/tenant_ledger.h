@@ -1,0 +1,32 @@
+// Device memory charged per tenant (across its contexts) and for the whole
+// device: a reservation fails, charging nothing, if it would pass the tenant's
+// cap or the device's size.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "vgpu/executor/backend.h"
+
+namespace vgpu::executor::sim {
+
+class TenantLedger {
+ public:
+  explicit TenantLedger(uint64_t device_bytes) : device_bytes_(device_bytes) {}
+
+  bool reserve(TenantId tenant, uint64_t bytes);
+  void release(TenantId tenant, uint64_t bytes);
+  void set_cap(TenantId tenant, uint64_t bytes);
+  TenantMemory get(TenantId tenant) const;
+  // What the tenant sees as the device: min(cap, device).
+  uint64_t visible_total(TenantId tenant) const;
+
+ private:
+  const uint64_t device_bytes_;
+  mutable std::mutex mu_;
+  uint64_t device_used_ = 0;                          // guarded by mu_
+  std::unordered_map<TenantId, TenantMemory> tenants_;  // guarded by mu_
+};
+
+}  // namespace vgpu::executor::sim

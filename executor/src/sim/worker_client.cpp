@@ -1,0 +1,253 @@
+#include "worker_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "engine_clock.h"
+
+extern char** environ;
+
+namespace vgpu::executor::sim {
+namespace {
+
+constexpr int kHighFd = 10;  // inherited fds are moved here before dup2 to 3/4
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return std::string("killed by SIG") + (name ? name : std::to_string(WTERMSIG(status)).c_str());
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended (status " + std::to_string(status) + ")";
+}
+
+struct SpawnArgs {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnArgs() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnArgs() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+}  // namespace
+
+Status Worker::start(const WorkerSpec& spec, int memfd, uint64_t base, uint64_t span,
+                     std::chrono::milliseconds limit, std::unique_ptr<Worker>* out,
+                     std::string* error) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    *error = std::string("socketpair: ") + std::strerror(errno);
+    return Status::kInitializationError;
+  }
+  // Move the child's ends above 3/4 so dup2 onto 3/4 cannot clobber one with
+  // the other and always clears FD_CLOEXEC.
+  const int child_sock = fcntl(sv[1], F_DUPFD_CLOEXEC, kHighFd);
+  close(sv[1]);
+  const int child_mem = memfd >= 0 ? fcntl(memfd, F_DUPFD_CLOEXEC, kHighFd) : -1;
+  if (child_sock < 0 || (memfd >= 0 && child_mem < 0)) {
+    *error = std::string("fcntl(F_DUPFD): ") + std::strerror(errno);
+    if (child_sock >= 0) close(child_sock);
+    close(sv[0]);
+    return Status::kInitializationError;
+  }
+
+  SpawnArgs args;
+  posix_spawn_file_actions_adddup2(&args.actions, child_sock, wire::kSocketFd);
+  if (child_mem >= 0) posix_spawn_file_actions_adddup2(&args.actions, child_mem, wire::kMemFd);
+  posix_spawn_file_actions_addopen(&args.actions, 0, "/dev/null", O_RDONLY, 0);
+  // Nothing else of the daemon's (other tenants' memfds, rings) reaches it.
+  posix_spawn_file_actions_addclosefrom_np(&args.actions,
+                                           (child_mem >= 0 ? wire::kMemFd : wire::kSocketFd) + 1);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&args.attr, &none);
+  posix_spawnattr_setsigdefault(&args.attr, &all);
+  posix_spawnattr_setflags(&args.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<std::string> argv_s{spec.path};
+  if (memfd >= 0) {
+    argv_s.insert(argv_s.end(), {"run", hex(base), hex(span)});
+  } else {
+    argv_s.emplace_back("check");
+  }
+  argv_s.insert(argv_s.end(), spec.plugins.begin(), spec.plugins.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, spec.path.c_str(), &args.actions, &args.attr, argv.data(),
+                             environ);
+  close(child_sock);
+  if (child_mem >= 0) close(child_mem);
+  if (rc != 0) {
+    *error = "cannot start " + spec.path + ": " + std::strerror(rc);
+    close(sv[0]);
+    return Status::kInitializationError;
+  }
+
+  std::unique_ptr<Worker> worker(new Worker(pid, sv[0]));
+  wire::Ready ready;
+  const uint64_t deadline = engine_now_ns() + static_cast<uint64_t>(limit.count()) * 1'000'000ull;
+  const ssize_t n = worker->receive(&ready, sizeof ready, deadline);
+  if (n != static_cast<ssize_t>(sizeof ready) || ready.op != wire::Op::kReady) {
+    const std::string how = worker->kill_and_reap();
+    *error = n == -1 ? spec.path + " did not report within " + std::to_string(limit.count()) + " ms"
+                     : spec.path + " failed to start (" + how + ")";
+    return Status::kInitializationError;
+  }
+  if (ready.version != wire::kVersion) {
+    worker->kill_and_reap();
+    *error = spec.path + " speaks protocol version " + std::to_string(ready.version) +
+             ", expected " + std::to_string(wire::kVersion);
+    return Status::kInitializationError;
+  }
+  if (ready.ok != 1) {
+    ready.message[sizeof ready.message - 1] = '\0';
+    worker->kill_and_reap();
+    *error = ready.message;
+    return Status::kInitializationError;
+  }
+  *out = std::move(worker);
+  return Status::kSuccess;
+}
+
+Worker::~Worker() {
+  kill_and_reap();
+  close(fd_);
+}
+
+std::string Worker::kill_and_reap() {
+  if (reaped_) return "gone";
+  reaped_ = true;
+  // A worker that already exited is a zombie until reaped: the signal is
+  // harmless and waitpid reports how it really ended.
+  kill(pid_, SIGKILL);
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  if (r != pid_) return "not reapable";
+  return describe_exit(status);
+}
+
+bool Worker::send_all(const void* data, size_t size) {
+  if (reaped_) return false;
+  ssize_t n;
+  do {
+    n = send(fd_, data, size, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(size);
+}
+
+ssize_t Worker::receive(void* buf, size_t size, uint64_t deadline_ns) {
+  for (;;) {
+    const uint64_t now = engine_now_ns();
+    if (now >= deadline_ns) return -1;
+    const uint64_t left_ms = (deadline_ns - now + 999'999) / 1'000'000;
+    pollfd p{fd_, POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(left_ms > 60'000 ? 60'000 : left_ms));
+    if (r < 0 && errno != EINTR) return -2;
+    if (r <= 0) continue;
+    const ssize_t n = recv(fd_, buf, size, MSG_TRUNC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -2;
+    return n;  // with MSG_TRUNC, an oversized packet shows as n > size
+  }
+}
+
+bool Worker::send_symbols(const std::vector<WorkerSymbol>& symbols) {
+  wire::SymbolsReset reset;
+  if (!send_all(&reset, sizeof reset)) return false;
+  std::vector<uint8_t> buf;
+  for (const WorkerSymbol& s : symbols) {
+    if (s.name.size() > wire::kMaxNameBytes) continue;
+    wire::Symbol h;
+    h.name_bytes = static_cast<uint32_t>(s.name.size());
+    h.module = s.module;
+    h.address = s.address;
+    h.size = s.size;
+    buf.resize(sizeof h + s.name.size());
+    std::memcpy(buf.data(), &h, sizeof h);
+    std::memcpy(buf.data() + sizeof h, s.name.data(), s.name.size());
+    if (!send_all(buf.data(), buf.size())) return false;
+  }
+  return true;
+}
+
+WorkerReply Worker::launch(const WorkerLaunch& launch, std::chrono::milliseconds watchdog) {
+  WorkerReply reply;
+  wire::Launch h;
+  h.name_bytes = static_cast<uint32_t>(launch.kernel.size());
+  h.module = launch.module;
+  for (int i = 0; i < 3; ++i) {
+    h.grid[i] = launch.grid[i];
+    h.block[i] = launch.block[i];
+  }
+  h.shared_mem = launch.shared_mem;
+  h.modeled_ns = launch.modeled_ns;
+  h.params_bytes = static_cast<uint32_t>(launch.params.size());
+  std::vector<uint8_t> buf(sizeof h + launch.kernel.size() + launch.params.size());
+  std::memcpy(buf.data(), &h, sizeof h);
+  std::memcpy(buf.data() + sizeof h, launch.kernel.data(), launch.kernel.size());
+  if (!launch.params.empty()) {
+    std::memcpy(buf.data() + sizeof h + launch.kernel.size(), launch.params.data(),
+                launch.params.size());
+  }
+  const uint64_t deadline =
+      engine_now_ns() + static_cast<uint64_t>(watchdog.count()) * 1'000'000ull;
+  if (!send_all(buf.data(), buf.size())) {
+    reply.detail = kill_and_reap();
+    return reply;
+  }
+  alignas(8) uint8_t packet[sizeof(wire::LaunchDone) + sizeof(wire::Fault)] = {};
+  const ssize_t n = receive(packet, sizeof packet, deadline);
+  if (n == -1) {
+    kill_and_reap();
+    reply.kind = WorkerReply::Kind::kTimeout;
+    return reply;
+  }
+  wire::Op op{};
+  if (n >= static_cast<ssize_t>(sizeof op)) std::memcpy(&op, packet, sizeof op);
+  if (n == static_cast<ssize_t>(sizeof(wire::LaunchDone)) && op == wire::Op::kLaunchDone) {
+    std::memcpy(&reply.done, packet, sizeof reply.done);
+    reply.kind = WorkerReply::Kind::kDone;
+    return reply;
+  }
+  if (n == static_cast<ssize_t>(sizeof(wire::Fault)) && op == wire::Op::kFault) {
+    wire::Fault f;
+    std::memcpy(&f, packet, sizeof f);
+    kill_and_reap();  // it is dying of the signal anyway
+    const char* name = sigabbrev_np(f.signal);
+    reply.detail = std::string("SIG") + (name ? name : std::to_string(f.signal).c_str()) +
+                   " at " + hex(f.address);
+    return reply;
+  }
+  reply.detail = (n > 0 ? "broke the protocol, " : "") + kill_and_reap();
+  return reply;
+}
+
+}  // namespace vgpu::executor::sim

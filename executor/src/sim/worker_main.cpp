@@ -1,0 +1,278 @@
+// vgpu-sim-worker: runs one context's kernels for the sim backend.
+//
+// It maps that context's device memory (fd 4) at the context's own device
+// addresses, loads the kernel plug-ins, and runs each launch the backend
+// sends on fd 3 by calling vgpu_sim_<mangled name>. A plug-in that faults
+// kills this process only; the backend sees the socket close and faults the
+// context. See worker_protocol.h for the messages.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "vgpu/sim_kernel.h"
+#include "worker_protocol.h"
+
+namespace {
+
+namespace wire = vgpu::executor::sim::wire;
+
+void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void log(const char* fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "vgpu-sim-worker[%d]: %s\n", static_cast<int>(getpid()), line);
+}
+
+bool send_packet(const void* data, size_t size) {
+  ssize_t n;
+  do {
+    n = send(wire::kSocketFd, data, size, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(size);
+}
+
+[[noreturn]] void report_and_exit(bool ok, const std::string& message) {
+  wire::Ready ready;
+  ready.ok = ok ? 1 : 0;
+  std::snprintf(ready.message, sizeof ready.message, "%s", message.c_str());
+  send_packet(&ready, sizeof ready);
+  if (!ok) log("%s", message.c_str());
+  _exit(ok ? 0 : 1);
+}
+
+// A kernel that faults: tell the backend what and where, then die of it.
+// Only async-signal-safe calls here.
+void on_fault(int sig, siginfo_t* info, void*) {
+  wire::Fault fault;
+  fault.signal = sig;
+  fault.address = reinterpret_cast<uint64_t>(info ? info->si_addr : nullptr);
+  send(wire::kSocketFd, &fault, sizeof fault, MSG_NOSIGNAL);
+  signal(sig, SIG_DFL);  // SA_RESETHAND did too; unblock it and die of it
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+void install_fault_handlers() {
+  static char alt_stack[64 * 1024];  // a kernel that overflows its stack faults too
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
+// The backend going away (its end closed) ends the worker even while a
+// kernel is still running in the main thread.
+void watch_backend() {
+  for (;;) {
+    pollfd p{wire::kSocketFd, POLLRDHUP, 0};
+    if (poll(&p, 1, -1) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+      _exit(0);
+    }
+  }
+}
+
+class Worker {
+ public:
+  bool load(const char* path, std::string* error) {
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      *error = std::string("cannot load kernel plug-in: ") + dlerror();
+      return false;
+    }
+    plugins_.push_back(h);
+    return true;
+  }
+
+  void serve() {
+    // Packets are read into an aligned buffer; params are copied out of it
+    // into their own 16-byte aligned buffer, as a GPU's param space is.
+    auto buf = std::make_unique<uint64_t[]>(wire::kMaxMessageBytes / sizeof(uint64_t));
+    for (;;) {
+      ssize_t n;
+      do {
+        n = recv(wire::kSocketFd, buf.get(), wire::kMaxMessageBytes, MSG_TRUNC);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) _exit(0);  // the backend is gone
+      if (static_cast<size_t>(n) > wire::kMaxMessageBytes || n < 4) protocol_error("bad packet");
+      const auto* bytes = reinterpret_cast<const uint8_t*>(buf.get());
+      wire::Op op;
+      std::memcpy(&op, bytes, sizeof op);
+      switch (op) {
+        case wire::Op::kSymbolsReset: symbols_.clear(); by_name_.clear(); break;
+        case wire::Op::kSymbol: add_symbol(bytes, static_cast<size_t>(n)); break;
+        case wire::Op::kLaunch: run(bytes, static_cast<size_t>(n)); break;
+        default: protocol_error("unknown message");
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] static void protocol_error(const char* what) {
+    log("protocol error: %s", what);
+    _exit(2);
+  }
+
+  void add_symbol(const uint8_t* bytes, size_t n) {
+    wire::Symbol h;
+    if (n < sizeof h) protocol_error("short symbol");
+    std::memcpy(&h, bytes, sizeof h);
+    if (h.name_bytes > wire::kMaxNameBytes || n != sizeof h + h.name_bytes) {
+      protocol_error("bad symbol");
+    }
+    std::string name(reinterpret_cast<const char*>(bytes + sizeof h), h.name_bytes);
+    by_name_[name] = h.address;
+    symbols_[{h.module, std::move(name)}] = h.address;
+  }
+
+  static void* symbol_address(const vgpu_sim_launch* self, const char* device_name) {
+    if (!self || !device_name) return nullptr;
+    const auto* w = static_cast<const Worker*>(self->backend);
+    auto it = w->symbols_.find({w->current_module_, device_name});
+    if (it != w->symbols_.end()) return reinterpret_cast<void*>(it->second);
+    auto any = w->by_name_.find(device_name);
+    return any == w->by_name_.end() ? nullptr : reinterpret_cast<void*>(any->second);
+  }
+
+  vgpu_sim_kernel_fn lookup(const std::string& name) {
+    auto it = kernels_.find(name);
+    if (it != kernels_.end()) return it->second;
+    const std::string symbol = VGPU_SIM_SYMBOL_PREFIX + name;
+    vgpu_sim_kernel_fn fn = nullptr;
+    for (void* h : plugins_) {
+      if (void* s = dlsym(h, symbol.c_str())) {
+        fn = reinterpret_cast<vgpu_sim_kernel_fn>(s);
+        break;
+      }
+    }
+    kernels_.emplace(name, fn);
+    return fn;
+  }
+
+  void run(const uint8_t* bytes, size_t n) {
+    wire::Launch h;
+    if (n < sizeof h) protocol_error("short launch");
+    std::memcpy(&h, bytes, sizeof h);
+    if (h.name_bytes > wire::kMaxNameBytes || h.params_bytes > wire::kMaxParamBytes ||
+        n != sizeof h + h.name_bytes + h.params_bytes) {
+      protocol_error("bad launch");
+    }
+    const std::string name(reinterpret_cast<const char*>(bytes + sizeof h), h.name_bytes);
+    std::memcpy(params_, bytes + sizeof h + h.name_bytes, h.params_bytes);
+
+    wire::LaunchDone done;
+    done.modeled_ns = h.modeled_ns;
+    if (vgpu_sim_kernel_fn fn = lookup(name)) {
+      vgpu_sim_launch l{};
+      for (int i = 0; i < 3; ++i) {
+        l.grid[i] = h.grid[i];
+        l.block[i] = h.block[i];
+      }
+      l.shared_mem = h.shared_mem;
+      l.params = params_;
+      l.params_size = h.params_bytes;
+      l.modeled_ns = h.modeled_ns;
+      l.symbol_address = &Worker::symbol_address;
+      l.backend = this;
+      current_module_ = h.module;
+      const int rc = fn(&l);
+      done.modeled_ns = l.modeled_ns;
+      if (rc != 0) {
+        done.outcome = wire::Outcome::kPluginError;
+        done.plugin_rc = rc;
+      }
+    } else {
+      done.outcome = wire::Outcome::kNoImplementation;
+    }
+    if (!send_packet(&done, sizeof done)) _exit(0);
+  }
+
+  std::vector<void*> plugins_;
+  std::unordered_map<std::string, vgpu_sim_kernel_fn> kernels_;  // misses cached as nullptr
+  std::map<std::pair<uint64_t, std::string>, uint64_t> symbols_;  // (module, name) -> address
+  std::unordered_map<std::string, uint64_t> by_name_;            // any module, last wins
+  uint64_t current_module_ = 0;
+  alignas(16) uint8_t params_[wire::kMaxParamBytes + 4] = {};
+};
+
+bool parse_hex(const char* s, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtoull(s, &end, 16);
+  return errno == 0 && end && *end == '\0' && end != s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || fcntl(wire::kSocketFd, F_GETFD) < 0) {
+    std::fprintf(stderr,
+                 "vgpu-sim-worker: started by vgpud's sim backend, not by hand\n"
+                 "usage: vgpu-sim-worker run BASE SPAN [PLUGIN...] | check [PLUGIN...]\n");
+    return 2;
+  }
+  const bool check = std::strcmp(argv[1], "check") == 0;
+  int first_plugin = 2;
+  if (!check) {
+    uint64_t base = 0, span = 0;
+    if (std::strcmp(argv[1], "run") != 0 || argc < 4 || !parse_hex(argv[2], &base) ||
+        !parse_hex(argv[3], &span)) {
+      report_and_exit(false, "bad arguments");
+    }
+    first_plugin = 4;
+    void* want = reinterpret_cast<void*>(base);
+    void* got = mmap(want, span, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, wire::kMemFd, 0);
+    if (got != want) {
+      char msg[200];
+      std::snprintf(msg, sizeof msg,
+                    "cannot map device memory at 0x%" PRIx64 " (+0x%" PRIx64 "): %s", base, span,
+                    got == MAP_FAILED ? std::strerror(errno) : "address already in use");
+      if (got != MAP_FAILED) munmap(got, span);
+      report_and_exit(false, msg);
+    }
+    close(wire::kMemFd);  // the mapping keeps the memory
+  }
+  static Worker worker;  // static: its 32 KiB param buffer stays off the stack
+  for (int i = first_plugin; i < argc; ++i) {
+    std::string error;
+    if (!worker.load(argv[i], &error)) report_and_exit(false, error);
+  }
+  if (check) report_and_exit(true, "");
+
+  install_fault_handlers();
+  std::thread(watch_backend).detach();
+  wire::Ready ready;
+  ready.ok = 1;
+  if (!send_packet(&ready, sizeof ready)) return 0;
+  worker.serve();
+}

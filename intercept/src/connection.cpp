@@ -1,0 +1,135 @@
+#include "connection.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "log.h"
+#include "vgpu/protocol/handover.h"
+
+namespace vgpu::intercept {
+
+using namespace std::chrono_literals;
+
+Connection& Connection::instance() {
+  // Never destroyed: atexit handlers and static destructors may still call in.
+  static Connection* c = new Connection();
+  return *c;
+}
+
+Status Connection::ensure() {
+  if (channel_) return channel_->daemon_gone() ? Status::kDevicesUnavailable : Status::kSuccess;
+  if (refused_) return refused_status_;
+  const char* dir = std::getenv("VGPU_RUNTIME_DIR");
+  const char* vm = std::getenv("VGPU_VM");
+  refused_ = true;
+  if (!vm || !*vm) {
+    log_line("VGPU_VM is not set: run the program with `vgpu-run --vm NAME -- PROGRAM`");
+    return refused_status_ = Status::kNoDevice;
+  }
+  if (!dir || !*dir) {
+    log_line("VGPU_RUNTIME_DIR is not set: run the program with `vgpu-run`");
+    return refused_status_ = Status::kNoDevice;
+  }
+  std::string why;
+  const std::string path = std::string(dir) + "/" + VGPU_SOCKET_NAME;
+  if (Status s = transport::GuestChannel::connect(path, vm, &channel_, &why); !ok(s)) {
+    log_line("%s", why.c_str());
+    return refused_status_ = s;
+  }
+  staging_ = std::make_unique<Staging>(channel_->data().size());
+  refused_ = false;
+  return Status::kSuccess;
+}
+
+Status Connection::lost(Status s) {
+  if (s == Status::kDevicesUnavailable) {
+    log_once("lost", "lost the connection to vgpud; every CUDA call now fails");
+    pending_.clear();  // no reply will come; nothing may touch their buffers
+  }
+  return s;
+}
+
+Status Connection::receive_one(std::vector<uint8_t>* out) {
+  for (;;) {
+    const Status s = channel_->receive(out, 1000ms);
+    if (s == Status::kNotReady) continue;  // still waiting; the channel checks the daemon is alive
+    return lost(s);
+  }
+}
+
+void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
+  const auto status = static_cast<Status>(h.status);
+  auto it = pending_.find(h.request_id);
+  if (it == pending_.end()) {
+    // A quiet request failed: report it at the next synchronising call.
+    if (!ok(status) && ok(async_error_)) async_error_ = status;
+    return;
+  }
+  const Completion c = it->second;
+  pending_.erase(it);
+  if (ok(status) && c.copy_to) std::memcpy(c.copy_to, data(c.staging_offset), c.copy_size);
+  if (c.release_staging) staging_->release(c.staging_offset);
+  if (c.result) {
+    if (ok(*c.result)) *c.result = status;
+  } else if (!ok(status) && ok(async_error_)) {
+    async_error_ = status;
+  }
+}
+
+Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_size) {
+  for (;;) {
+    if (Status s = receive_one(&buffer_); !ok(s)) return s;
+    vgpu_msg_header h;
+    std::memcpy(&h, buffer_.data(), sizeof h);
+    const std::span<const uint8_t> payload(buffer_.data() + sizeof h, h.payload_len);
+    if (h.request_id != id) {
+      complete(h, payload);
+      continue;
+    }
+    if (h.opcode != static_cast<uint16_t>(op) || !(h.flags & VGPU_MSG_REPLY)) {
+      log_once("bad-reply", "vgpud sent a reply that does not match the request");
+      return Status::kUnknown;
+    }
+    if (h.status != 0) return static_cast<Status>(h.status);
+    if (payload.size() != reply_size) {
+      log_once("bad-reply-size", "vgpud sent a reply of the wrong size (version mismatch?)");
+      return Status::kUnknown;
+    }
+    std::memcpy(reply, payload.data(), reply_size);
+    return Status::kSuccess;
+  }
+}
+
+Status Connection::drain_until(uint64_t id) {
+  while (pending_.count(id)) {
+    if (Status s = receive_one(&buffer_); !ok(s)) return s;
+    vgpu_msg_header h;
+    std::memcpy(&h, buffer_.data(), sizeof h);
+    complete(h, {buffer_.data() + sizeof h, h.payload_len});
+  }
+  return Status::kSuccess;
+}
+
+Status Connection::stage(uint64_t size, uint64_t* offset) {
+  if (Status s = ensure(); !ok(s)) return s;
+  if (size > staging_->capacity()) return Status::kInvalidValue;
+  for (;;) {
+    if (auto o = staging_->try_alloc(size)) {
+      *offset = *o;
+      return Status::kSuccess;
+    }
+    // Full: earlier requests still hold buffers. Their replies free them.
+    if (Status s = receive_one(&buffer_); !ok(s)) return s;
+    vgpu_msg_header h;
+    std::memcpy(&h, buffer_.data(), sizeof h);
+    complete(h, {buffer_.data() + sizeof h, h.payload_len});
+  }
+}
+
+Status Connection::take_async_error() {
+  const Status s = async_error_;
+  async_error_ = Status::kSuccess;
+  return s;
+}
+
+}  // namespace vgpu::intercept

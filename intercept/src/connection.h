@@ -1,0 +1,109 @@
+// The process's connection to the host: connects on first use (registrations
+// run before main and must not need it), sends requests, matches replies, and
+// remembers what asynchronous requests still owe (a staging buffer to free,
+// bytes to copy out to the application).
+//
+// Thread-safe: one lock serialises use of the channel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "staging.h"
+#include "vgpu/protocol/codec.h"
+#include "vgpu/transport/guest_channel.h"
+
+namespace vgpu::intercept {
+
+// What to do when the reply to an asynchronous request arrives.
+struct Completion {
+  bool release_staging = false;
+  uint64_t staging_offset = 0;
+  void* copy_to = nullptr;  // device-to-host: copy the staged bytes here on success
+  uint64_t copy_size = 0;
+  Status* result = nullptr;  // where a waiting caller wants this request's status
+};
+
+class Connection {
+ public:
+  static Connection& instance();
+
+  // The lock every API entry point holds while it talks to the host.
+  std::unique_lock<std::mutex> lock() { return std::unique_lock(mu_); }
+
+  // Connects if not yet connected (lock held). kNoDevice with one log line when
+  // vgpud cannot be reached; kDevicesUnavailable once it has gone away.
+  Status ensure();
+
+  // Sends a request and waits for its reply (lock held). Replies to earlier
+  // asynchronous requests are handled while waiting.
+  template <class Request, class Reply = typename proto::Call<proto::OpOf<Request>::value>::Reply>
+  Status call(const Request& req, std::span<const uint8_t> tail, Reply* reply) {
+    uint64_t id = 0;
+    if (Status s = send(req, tail, 0, &id); !ok(s)) return s;
+    return wait(id, proto::OpOf<Request>::value, reply, sizeof(Reply));
+  }
+
+  // Sends a request without waiting (lock held). With no completion the host
+  // answers only a failure, which surfaces at the next synchronising call.
+  template <class Request>
+  Status post(const Request& req, std::span<const uint8_t> tail, const Completion* completion,
+              uint64_t* id_out = nullptr) {
+    uint64_t id = 0;
+    if (Status s = send(req, tail, completion ? 0 : VGPU_MSG_QUIET, &id); !ok(s)) return s;
+    if (completion) pending_[id] = *completion;
+    if (id_out) *id_out = id;
+    return Status::kSuccess;
+  }
+
+  // Waits until the reply to `id` (an earlier post) has been handled.
+  Status drain_until(uint64_t id);
+
+  // A staging buffer of `size` bytes in the data area (waits for replies to
+  // free space). kInvalidValue if it can never fit.
+  Status stage(uint64_t size, uint64_t* offset);
+  void unstage(uint64_t offset) { staging_->release(offset); }
+  uint8_t* data(uint64_t offset) { return channel_->data().data() + offset; }
+  uint64_t chunk_size() const { return staging_->chunk(); }
+
+  // The first error an asynchronous request reported since the last call to
+  // this (then cleared), or success.
+  Status take_async_error();
+
+ private:
+  Connection() = default;
+  template <class Request>
+  Status send(const Request& req, std::span<const uint8_t> tail, uint32_t flags, uint64_t* id) {
+    if (Status s = ensure(); !ok(s)) return s;
+    *id = next_id_++;
+    uint8_t head[VGPU_MSG_HEADER_SIZE + sizeof(Request)];
+    proto::encode_request(std::span(head), *id, flags, req);
+    vgpu_msg_header* h = reinterpret_cast<vgpu_msg_header*>(head);
+    h->payload_len = static_cast<uint32_t>(sizeof(Request) + tail.size());
+    const std::span<const uint8_t> parts[2] = {head, tail};
+    return lost(channel_->send(parts));
+  }
+  // Handles replies until the one for `id`; copies its payload into `reply`.
+  Status wait(uint64_t id, proto::Op op, void* reply, size_t reply_size);
+  // Handles one reply that is not the one being waited for.
+  void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload);
+  // Reads one reply, blocking. kDevicesUnavailable if the daemon went away.
+  Status receive_one(std::vector<uint8_t>* out);
+  Status lost(Status s);
+
+  std::mutex mu_;
+  std::unique_ptr<transport::GuestChannel> channel_;
+  std::unique_ptr<Staging> staging_;
+  bool refused_ = false;  // connecting failed once: do not retry on every call
+  Status refused_status_ = Status::kNoDevice;
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, Completion> pending_;
+  Status async_error_ = Status::kSuccess;
+  std::vector<uint8_t> buffer_;
+};
+
+}  // namespace vgpu::intercept

@@ -1,0 +1,39 @@
+// The guest's use of its data area: a ring of staging buffers for bulk bytes
+// (copies, fat binaries). Each buffer is held until the host has answered the
+// request that uses it; buffers may be released out of order, and space is
+// reclaimed in order.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+namespace vgpu::intercept {
+
+class Staging {
+ public:
+  explicit Staging(uint64_t capacity) : capacity_(capacity) {}
+
+  uint64_t capacity() const { return capacity_; }
+  // The largest piece a copy should use, so several can be in flight.
+  uint64_t chunk() const { return capacity_ / 4; }
+  // Offset of `size` contiguous bytes, or nothing until earlier buffers are released.
+  std::optional<uint64_t> try_alloc(uint64_t size);
+  void release(uint64_t offset);
+  bool empty() const { return live_.empty(); }
+
+ private:
+  struct Buffer {
+    uint64_t offset;
+    uint64_t size;
+    bool released;
+  };
+  void reclaim();
+
+  const uint64_t capacity_;
+  std::deque<Buffer> live_;  // in allocation order
+  uint64_t head_ = 0;        // next free offset
+  uint64_t used_ = 0;        // bytes between the oldest live buffer and head_, wrap gap included
+};
+
+}  // namespace vgpu::intercept

@@ -1,0 +1,63 @@
+// Small RAII wrappers over the SQLite C API: a connection and a statement.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace vgpu::policy::sql {
+
+class Db {
+ public:
+  Db() = default;
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Opens or creates the file; WAL mode, foreign keys on, a busy timeout.
+  bool open(const std::string& path, std::string* why);
+  bool exec(std::string_view sql, std::string* why = nullptr);
+  sqlite3* raw() const { return db_; }
+  std::string error() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class Stmt {
+ public:
+  Stmt(const Db& db, std::string_view sql);
+  ~Stmt();
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  bool ok() const { return stmt_ != nullptr; }
+  Stmt& bind(int index, int64_t v);
+  Stmt& bind(int index, std::string_view v);
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int step();
+  void reset();
+  int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  std::string text(int column) const;
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
+class Transaction {
+ public:
+  explicit Transaction(Db& db);
+  ~Transaction();
+  bool began() const { return began_; }
+  bool commit();
+
+ private:
+  Db& db_;
+  bool began_ = false;
+  bool done_ = false;
+};
+
+}  // namespace vgpu::policy::sql

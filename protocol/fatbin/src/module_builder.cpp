@@ -1,0 +1,45 @@
+#include "module_builder.h"
+
+namespace vgpu::fatbin::detail {
+namespace {
+
+bool same_layout(const Kernel& a, const Kernel& b) {
+  if (a.param_bytes != b.param_bytes || a.params.size() != b.params.size()) return false;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    if (a.params[i].offset != b.params[i].offset || a.params[i].size != b.params[i].size) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Error ModuleBuilder::charge(uint64_t bytes) {
+  if (bytes > kMaxModuleBytes - used_) return Error::kTooLarge;
+  used_ += bytes;
+  return Error::kNone;
+}
+
+Error ModuleBuilder::add_kernel(Kernel k) {
+  if (auto it = kernels_.find(k.name); it != kernels_.end()) {
+    return same_layout(module_.kernels[it->second], k) ? Error::kNone : Error::kConflict;
+  }
+  // The name is held twice (map key and kernel), plus the parameters.
+  if (Error e = charge(2 * k.name.size() + k.params.size() * sizeof(Param)); e != Error::kNone) return e;
+  kernels_.emplace(k.name, module_.kernels.size());
+  module_.kernels.push_back(std::move(k));
+  return Error::kNone;
+}
+
+Error ModuleBuilder::add_variable(Variable v) {
+  if (auto it = variables_.find(v.name); it != variables_.end()) {
+    const Variable& had = module_.variables[it->second];
+    return had.size == v.size && had.constant == v.constant ? Error::kNone : Error::kConflict;
+  }
+  // The initial bytes were charged by whoever built them.
+  if (Error e = charge(2 * v.name.size()); e != Error::kNone) return e;
+  variables_.emplace(v.name, module_.variables.size());
+  module_.variables.push_back(std::move(v));
+  return Error::kNone;
+}
+
+}  // namespace vgpu::fatbin::detail

@@ -1,0 +1,41 @@
+// Collects kernels and variables from every image of a fat binary into one
+// Module. The first image to describe a name wins; a later image that
+// describes it differently is a conflict (a guest could otherwise make the
+// host check arguments against one layout while the GPU runs another).
+// Everything the module will hold is charged against a byte budget first.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "vgpu/fatbin/fatbin.h"
+
+namespace vgpu::fatbin::detail {
+
+// Longest symbol name accepted (mangled template kernels run to a few KB).
+inline constexpr size_t kMaxNameBytes = 64 * 1024;
+// Bytes of names, parameters and initial values one module may hold.
+inline constexpr uint64_t kMaxModuleBytes = kMaxImageBytes;
+
+class ModuleBuilder {
+ public:
+  // Reserves `bytes` of the budget; kTooLarge when it is spent.
+  Error charge(uint64_t bytes);
+
+  bool has_kernel(std::string_view name) const { return kernels_.count(std::string(name)) != 0; }
+  bool has_variable(std::string_view name) const { return variables_.count(std::string(name)) != 0; }
+
+  Error add_kernel(Kernel k);
+  Error add_variable(Variable v);
+
+  Module take() { return std::move(module_); }
+
+ private:
+  Module module_;
+  std::unordered_map<std::string, size_t> kernels_;    // name -> index in module_.kernels
+  std::unordered_map<std::string, size_t> variables_;  // name -> index in module_.variables
+  uint64_t used_ = 0;
+};
+
+}  // namespace vgpu::fatbin::detail

@@ -1,0 +1,50 @@
+#include <cstring>
+
+#include "ptx.h"
+
+namespace vgpu::fatbin::detail {
+
+// Walks the module scope (outside every {} and ()), where kernels and
+// variables are declared; function bodies and other directives are skipped.
+Error read_ptx(Bytes image, ModuleBuilder* out) {
+  const auto* text = reinterpret_cast<const char*>(image.data());
+  const void* nul = image.empty() ? nullptr : std::memchr(text, 0, image.size());
+  const size_t length = nul ? static_cast<size_t>(static_cast<const char*>(nul) - text) : image.size();
+  PtxLexer lex(std::string_view(text, length));
+
+  uint64_t braces = 0, parens = 0;
+  bool external = false;  // after .extern: a declaration, defined elsewhere
+  for (std::string_view t = lex.next(); !t.empty(); t = lex.next()) {
+    const char c = t[0];
+    if (t.size() == 1 && (c == '{' || c == '(')) {
+      ++(c == '{' ? braces : parens);
+      continue;
+    }
+    if (t.size() == 1 && (c == '}' || c == ')')) {
+      uint64_t& depth = c == '}' ? braces : parens;
+      if (depth == 0) return Error::kBadPtx;
+      --depth;
+      continue;
+    }
+    if (braces != 0 || parens != 0) continue;
+    if (c != '.') {
+      external = false;
+      continue;
+    }
+    if (t == ".entry") {
+      Kernel k;
+      if (Error e = parse_entry(lex, &k); e != Error::kNone) return e;
+      if (Error e = out->add_kernel(std::move(k)); e != Error::kNone) return e;
+    } else if (t == ".global" || t == ".const") {
+      if (Error e = parse_variable(lex, t == ".const", external, out); e != Error::kNone) return e;
+    }
+    if (t == ".extern") {
+      external = true;
+    } else if (t != ".visible" && t != ".weak" && t != ".common") {
+      external = false;
+    }
+  }
+  return braces == 0 && parens == 0 ? Error::kNone : Error::kBadPtx;
+}
+
+}  // namespace vgpu::fatbin::detail

@@ -1,0 +1,49 @@
+// A scheduling policy: pure logic that decides which tenant's queue runs next
+// and for how long. It consumes events and answers questions; it owns no
+// threads, no file descriptors, and is called from one thread only (the
+// dispatcher, or a simulation harness with a simulated clock).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "vgpu/scheduler/types.h"
+
+namespace vgpu::scheduler {
+
+struct TenantParams {
+  uint32_t weight = 1;  // relative share (>= 1)
+};
+
+struct Decision {
+  enum class Kind {
+    kRun,        // run `tenant` for up to `slice`
+    kIdle,       // nothing is runnable
+    kWaitUntil,  // work is pending but may not run before `until` (e.g. a cap)
+  };
+  Kind kind = Kind::kIdle;
+  TenantId tenant = 0;
+  Nanos slice = 0;
+  Nanos until = 0;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+
+  virtual void add_tenant(TenantId tenant, const TenantParams& params, Nanos now) = 0;
+  virtual void remove_tenant(TenantId tenant, Nanos now) = 0;
+  virtual void update_tenant(TenantId tenant, const TenantParams& params, Nanos now) = 0;
+
+  // The tenant's queue went from empty to non-empty, or back.
+  virtual void runnable(TenantId tenant, Nanos now) = 0;
+  virtual void idle(TenantId tenant, Nanos now) = 0;
+
+  // Which runnable tenant goes next.
+  virtual Decision pick(Nanos now) = 0;
+  // A command of `tenant` completed, taking `gpu_time` of measured device time.
+  virtual void charge(TenantId tenant, Nanos gpu_time, Nanos now) = 0;
+};
+
+}  // namespace vgpu::scheduler

@@ -1,0 +1,34 @@
+// Kernels whose CPU implementations live in sim_test_kernels.cpp. Compiled to
+// a fat binary at build time so module_load sees what nvcc really produces;
+// the device code here never runs in these tests.
+struct Pair {
+  int a;
+  double b;
+};
+
+__device__ int g_counter = 42;
+__constant__ float g_scale[4] = {1.f, 2.f, 3.f, 4.f};
+
+__global__ void saxpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+__global__ void probe(unsigned* out) { out[0] = gridDim.x; }
+__global__ void with_struct(Pair p, char c, int* out) {
+  out[0] = p.a;
+  out[1] = static_cast<int>(p.b);
+  out[2] = c;
+}
+__global__ void read_globals(int* out) {
+  out[0] = g_counter;
+  out[1] = static_cast<int>(g_scale[1]);
+}
+__global__ void bump_counter(int by) { atomicAdd(&g_counter, by); }
+__global__ void crash(int* p) { *p = 1; }
+__global__ void spin(int* flag) {
+  while (*(volatile int*)flag == 0) {
+  }
+}
+__global__ void fail() {}
+__global__ void no_impl(int x) { (void)x; }
+__global__ void slow(unsigned long long ns) { (void)ns; }

@@ -1,0 +1,361 @@
+// The sim backend's modules and kernels: a real fat binary, the test
+// plug-in's CPU implementations run in a worker process, faults that stay
+// inside their context, the watchdog and the modeled duration.
+#include <thread>
+
+#include "sim_test_support.h"
+
+using namespace vgpu;
+using namespace vgpu::executor;
+using namespace vgpu::executor::test;
+
+namespace {
+
+
+Handle load_fixture(Backend& b, ContextId ctx) {
+  const auto image = fixture_fatbin();
+  Handle m = 0;
+  REQUIRE(b.module_load(ctx, image, &m) == Status::kSuccess);
+  CHECK(m > 2);
+  return m;
+}
+
+Handle function(Backend& b, ContextId ctx, Handle module, const char* name,
+                FunctionInfo* info_out = nullptr) {
+  Handle f = 0;
+  FunctionInfo info;
+  REQUIRE(b.function_get(ctx, module, name, &f, &info) == Status::kSuccess);
+  if (info_out) *info_out = info;
+  return f;
+}
+
+struct Pair {
+  int a;
+  double b;
+};
+
+}  // namespace
+
+TEST_CASE("sim: module_load parses the fat binary; functions carry their parameter layout") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  FunctionInfo info;
+  const Handle saxpy = function(*b, ctx, m, "_Z5saxpyfPKfPfi", &info);
+  CHECK(info.param_count == 4);
+  CHECK(info.param_bytes == 28);
+  CHECK(function(*b, ctx, m, "_Z5saxpyfPKfPfi") == saxpy);  // same name, same handle
+  function(*b, ctx, m, "_Z11with_struct4PaircPi", &info);
+  CHECK(info.param_count == 3);
+  CHECK(info.param_bytes == 32);
+  function(*b, ctx, m, "_Z4failv", &info);
+  CHECK(info.param_bytes == 0);
+
+  Handle f = 0;
+  CHECK(b->function_get(ctx, m, "_Z7missingv", &f, &info) == Status::kInvalidDeviceFunction);
+  CHECK(b->function_get(ctx, m + 1, "_Z4failv", &f, &info) == Status::kInvalidResourceHandle);
+  FunctionAttributes attr;
+  REQUIRE(b->func_attributes(ctx, saxpy, &attr) == Status::kSuccess);
+  CHECK(attr.max_threads_per_block == 1024);
+  CHECK(b->func_attributes(ctx, m, &attr) == Status::kInvalidResourceHandle);
+
+  const std::vector<uint8_t> junk(256, 0x42);
+  CHECK(b->module_load(ctx, junk, &f) == Status::kInvalidKernelImage);
+  auto image = fixture_fatbin();
+  image.resize(image.size() / 2);
+  CHECK(b->module_load(ctx, image, &f) == Status::kInvalidKernelImage);
+
+  // Another context knows none of it.
+  const ContextId other = new_context(*b, 1);
+  CHECK(b->function_get(other, m, "_Z4failv", &f, &info) == Status::kInvalidResourceHandle);
+  CHECK(b->accept(Work{other, kDefaultStream, launch(saxpy, std::vector<uint8_t>(28))}) ==
+        Status::kInvalidResourceHandle);
+}
+
+TEST_CASE("sim: a launch runs the plug-in with its parameters, grid and block") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+
+  SECTION("the launch as the plug-in sees it") {
+    const Handle probe = function(*b, ctx, m, "_Z5probePj");
+    const uint64_t out = alloc(*b, ctx, 16 * sizeof(unsigned));
+    Launch l{probe, {3, 4, 5}, {32, 2, 1}, 1024, Params(8).at(0, out).take()};
+    REQUIRE(run(*b, ctx, l).status == Status::kSuccess);
+    unsigned got[9] = {};
+    REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+    CHECK(got[0] == 3);
+    CHECK(got[1] == 4);
+    CHECK(got[2] == 5);
+    CHECK(got[3] == 32);
+    CHECK(got[4] == 2);
+    CHECK(got[5] == 1);
+    CHECK(got[6] == 1024);
+    CHECK(got[7] == 8);
+    // 60 blocks x 64 threads at 0.01 ns each, plus the base cost
+    CHECK(got[8] == 5000 + 38);
+  }
+  SECTION("a kernel writing through pointer parameters") {
+    const Handle saxpy = function(*b, ctx, m, "_Z5saxpyfPKfPfi");
+    const int n = 1000;
+    std::vector<float> x(n), y(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = static_cast<float>(i);
+      y[i] = 1.0f;
+    }
+    const uint64_t dx = alloc(*b, ctx, n * sizeof(float));
+    const uint64_t dy = alloc(*b, ctx, n * sizeof(float));
+    REQUIRE(put(*b, ctx, dx, x.data(), n * sizeof(float)) == Status::kSuccess);
+    REQUIRE(put(*b, ctx, dy, y.data(), n * sizeof(float)) == Status::kSuccess);
+    auto params = Params(28).at(0, 2.0f).at(8, dx).at(16, dy).at(24, n).take();
+    const ExecResult r = run(*b, ctx, launch(saxpy, params, 4, 256));
+    REQUIRE(r.status == Status::kSuccess);
+    REQUIRE(get(*b, ctx, y.data(), dy, n * sizeof(float)) == Status::kSuccess);
+    for (int i = 0; i < n; ++i) REQUIRE(y[i] == 2.0f * static_cast<float>(i) + 1.0f);
+  }
+  SECTION("a struct parameter") {
+    const Handle fn = function(*b, ctx, m, "_Z11with_struct4PaircPi");
+    const uint64_t out = alloc(*b, ctx, 12);
+    auto params = Params(32).at(0, Pair{17, 42.5}).at(16, 'z').at(24, out).take();
+    REQUIRE(run(*b, ctx, launch(fn, params)).status == Status::kSuccess);
+    int got[3] = {};
+    REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+    CHECK(got[0] == 17);
+    CHECK(got[1] == 42);
+    CHECK(got[2] == 'z');
+  }
+  SECTION("accept checks the parameter size and the launch configuration") {
+    const Handle saxpy = function(*b, ctx, m, "_Z5saxpyfPKfPfi");
+    auto bad = [&](Launch l) { return b->accept(Work{ctx, kDefaultStream, std::move(l)}); };
+    CHECK(bad(launch(saxpy, std::vector<uint8_t>(27))) == Status::kInvalidValue);
+    CHECK(bad(launch(saxpy, std::vector<uint8_t>(32))) == Status::kInvalidValue);
+    CHECK(bad(launch(saxpy, std::vector<uint8_t>(28), 0, 1)) == Status::kInvalidConfiguration);
+    CHECK(bad(launch(saxpy, std::vector<uint8_t>(28), 1, 0)) == Status::kInvalidConfiguration);
+    CHECK(bad(launch(saxpy, std::vector<uint8_t>(28), 1, 1025)) ==
+          Status::kInvalidConfiguration);
+    CHECK(bad(Launch{saxpy, {1, 1, 1}, {64, 1, 65}, 0, std::vector<uint8_t>(28)}) ==
+          Status::kInvalidConfiguration);
+    CHECK(bad(Launch{saxpy, {1, 1, 1}, {64, 32, 1}, 0, std::vector<uint8_t>(28)}) ==
+          Status::kInvalidConfiguration);  // 2048 threads
+    CHECK(bad(Launch{saxpy, {1, 65536, 1}, {1, 1, 1}, 0, std::vector<uint8_t>(28)}) ==
+          Status::kInvalidConfiguration);
+    CHECK(bad(Launch{saxpy, {1, 1, 1}, {1, 1, 1}, 1 << 20, std::vector<uint8_t>(28)}) ==
+          Status::kInvalidValue);
+    CHECK(bad(launch(12345, {})) == Status::kInvalidResourceHandle);
+    CHECK(b->stream_query(ctx, kDefaultStream) == Status::kSuccess);  // nothing was queued
+  }
+}
+
+TEST_CASE("sim: module variables are initialised and reachable by name from kernels") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  uint64_t counter = 0, scale = 0, again = 0;
+  REQUIRE(b->var_get(ctx, m, "g_counter", sizeof(int), &counter) == Status::kSuccess);
+  REQUIRE(b->var_get(ctx, m, "g_scale", 4 * sizeof(float), &scale) == Status::kSuccess);
+  REQUIRE(b->var_get(ctx, m, "g_counter", sizeof(int), &again) == Status::kSuccess);
+  CHECK(again == counter);
+  CHECK(get_value<int>(*b, ctx, counter) == 42);
+  CHECK(get_value<float>(*b, ctx, scale + 4) == 2.0f);
+  CHECK(b->var_get(ctx, m, "g_counter", 8, &again) == Status::kInvalidValue);
+  CHECK(b->var_get(ctx, m, "g_nothing", 4, &again) == Status::kInvalidSymbol);
+  CHECK(run(*b, ctx, Free{counter}).status == Status::kInvalidValue);  // not cudaMalloc'd
+
+  const Handle read = function(*b, ctx, m, "_Z12read_globalsPi");
+  const Handle bump = function(*b, ctx, m, "_Z12bump_counteri");
+  const uint64_t out = alloc(*b, ctx, 3 * sizeof(int));
+  int got[3] = {};
+  REQUIRE(run(*b, ctx, launch(read, Params(8).at(0, out).take())).status == Status::kSuccess);
+  REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+  CHECK(got[0] == 42);
+  CHECK(got[1] == 2);
+  CHECK(got[2] == 1);  // an unknown name resolves to NULL
+
+  const int seven = 7;
+  REQUIRE(put(*b, ctx, counter, &seven, sizeof seven) == Status::kSuccess);
+  REQUIRE(run(*b, ctx, launch(bump, Params(4).at(0, 5).take())).status == Status::kSuccess);
+  CHECK(get_value<int>(*b, ctx, counter) == 12);
+
+  // Reset: memory freed, variables back to their initial values, module kept.
+  REQUIRE(run(*b, ctx, Reset{}).status == Status::kSuccess);
+  CHECK(get_value<int>(*b, ctx, counter) == 42);
+  CHECK(get(*b, ctx, got, out, sizeof got) == Status::kInvalidValue);
+
+  // Unloading frees the variables and forgets the functions.
+  const uint64_t used = b->tenant_memory(1).used;
+  REQUIRE(run(*b, ctx, UnloadModule{m}).status == Status::kSuccess);
+  CHECK(b->tenant_memory(1).used < used);
+  CHECK(get(*b, ctx, got, counter, 4) == Status::kInvalidValue);
+  CHECK(b->accept(Work{ctx, kDefaultStream, launch(read, std::vector<uint8_t>(8))}) ==
+        Status::kInvalidResourceHandle);
+  CHECK(b->var_get(ctx, m, "g_counter", 4, &again) == Status::kInvalidResourceHandle);
+}
+
+TEST_CASE("sim: a kernel without an implementation is refused, not sticky") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const Handle none = function(*b, ctx, m, "_Z7no_impli");
+  CHECK(run(*b, ctx, launch(none, Params(4).at(0, 1).take())).status ==
+        Status::kInvalidDeviceFunction);
+  CHECK(run(*b, ctx, launch(none, Params(4).at(0, 1).take())).status ==
+        Status::kInvalidDeviceFunction);
+  CHECK(alloc(*b, ctx, 16) != 0);
+  CHECK(run(*b, ctx, Synchronize{}).status == Status::kSuccess);
+}
+
+TEST_CASE("sim: a plug-in that faults loses its own context only; the error is sticky") {
+  auto b = make_backend();
+  const ContextId victim = new_context(*b, 2);
+  const ContextId ctx = new_context(*b, 1);
+  const uint64_t theirs = alloc(*b, victim, 64);
+  const int before = 1234;
+  REQUIRE(put(*b, victim, theirs, &before, sizeof before) == Status::kSuccess);
+  const Handle vm = load_fixture(*b, victim);
+  const Handle m = load_fixture(*b, ctx);
+  const Handle crash = function(*b, ctx, m, "_Z5crashPi");
+  const uint64_t mine = alloc(*b, ctx, 64);
+  Handle s = 0;
+  REQUIRE(b->stream_create(ctx, 0, 0, &s) == Status::kSuccess);
+
+  SECTION("a pointer into another tenant's memory") {
+    CHECK(run(*b, ctx, launch(crash, Params(8).at(0, theirs).take())).status ==
+          Status::kIllegalAddress);
+  }
+  SECTION("a null pointer") {
+    CHECK(run(*b, ctx, launch(crash, Params(8).at(0, uint64_t{0}).take())).status ==
+          Status::kIllegalAddress);
+  }
+  SECTION("a freed pointer past the end of the arena") {
+    const uint64_t gone = alloc(*b, ctx, 1 << 20);
+    REQUIRE(run(*b, ctx, Free{gone}).status == Status::kSuccess);
+    CHECK(run(*b, ctx, launch(crash, Params(8).at(0, gone + 4096).take())).status ==
+          Status::kIllegalAddress);
+  }
+  CHECK(count_workers() == 0);  // the dead worker was reaped
+  // Sticky: every call on the faulted context says so.
+  uint64_t p = 0;
+  Handle h = 0;
+  CHECK(b->mem_alloc(ctx, 16, &p) == Status::kIllegalAddress);
+  CHECK(b->stream_query(ctx, s) == Status::kIllegalAddress);
+  CHECK(b->event_create(ctx, 0, &h) == Status::kIllegalAddress);
+  CHECK(get(*b, ctx, &p, mine, 8) == Status::kIllegalAddress);
+  CHECK(run(*b, ctx, Synchronize{}).status == Status::kIllegalAddress);
+  // The other tenant noticed nothing.
+  CHECK(get_value<int>(*b, victim, theirs) == 1234);
+  const Handle probe = function(*b, victim, vm, "_Z5probePj");
+  const uint64_t out = alloc(*b, victim, 64);
+  CHECK(run(*b, victim, launch(probe, Params(8).at(0, out).take())).status == Status::kSuccess);
+  CHECK(get_value<unsigned>(*b, victim, out) == 1);
+  // A Reset recovers the context, as cudaDeviceReset does.
+  REQUIRE(run(*b, ctx, Reset{}).status == Status::kSuccess);
+  CHECK(alloc(*b, ctx, 16) != 0);
+  const uint64_t out2 = alloc(*b, ctx, 64);
+  CHECK(run(*b, ctx, launch(function(*b, ctx, m, "_Z5probePj"), Params(8).at(0, out2).take()))
+            .status == Status::kSuccess);
+}
+
+TEST_CASE("sim: a plug-in returning an error is a sticky launch failure") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  CHECK(run(*b, ctx, launch(function(*b, ctx, m, "_Z4failv"), {})).status ==
+        Status::kLaunchFailure);
+  CHECK(run(*b, ctx, Synchronize{}).status == Status::kLaunchFailure);
+  uint64_t p = 0;
+  CHECK(b->mem_alloc(ctx, 16, &p) == Status::kLaunchFailure);
+}
+
+TEST_CASE("sim: the watchdog kills a kernel that never ends") {
+  auto b = make_backend();  // watchdog: 200 ms
+  const ContextId ctx = new_context(*b, 1);
+  const ContextId other = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const uint64_t flag = alloc(*b, ctx, 4);
+  REQUIRE(run(*b, ctx, Memset{flag, 4, 0}).status == Status::kSuccess);
+  const auto t0 = std::chrono::steady_clock::now();
+  const ExecResult r = run(*b, ctx, launch(function(*b, ctx, m, "_Z4spinPi"),
+                                           Params(8).at(0, flag).take()));
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  CHECK(r.status == Status::kLaunchTimeout);
+  CHECK(r.gpu_ns >= 200'000'000);
+  CHECK(waited < std::chrono::seconds(5));
+  CHECK(count_workers() == 0);
+  CHECK(run(*b, ctx, Synchronize{}).status == Status::kLaunchTimeout);
+  CHECK(alloc(*b, other, 16) != 0);
+}
+
+TEST_CASE("sim: the engine stays busy for the modeled duration") {
+  SimConfig config = test_config();
+  config.kernel_base_ns = 2'000'000;  // 2 ms per launch
+  auto b = make_backend(config);
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const uint64_t out = alloc(*b, ctx, 64);
+  const Handle probe = function(*b, ctx, m, "_Z5probePj");
+  const Handle slow = function(*b, ctx, m, "_Z4slowy");
+
+  ExecResult r = run(*b, ctx, launch(probe, Params(8).at(0, out).take()));
+  REQUIRE(r.status == Status::kSuccess);
+  CHECK(r.gpu_ns >= 2'000'000);
+  CHECK(r.gpu_ns < 1'000'000'000);
+
+  // The plug-in models its own duration.
+  r = run(*b, ctx, launch(slow, Params(8).at(0, uint64_t{30'000'000}).take()));
+  REQUIRE(r.status == Status::kSuccess);
+  CHECK(r.gpu_ns >= 30'000'000);
+  CHECK(r.gpu_ns < 1'000'000'000);
+
+  // Modeled past the watchdog: a GPU would have killed it.
+  r = run(*b, ctx, launch(slow, Params(8).at(0, uint64_t{60'000'000'000}).take()));
+  CHECK(r.status == Status::kLaunchTimeout);
+  CHECK(r.gpu_ns >= 200'000'000);
+  CHECK(r.gpu_ns < 5'000'000'000);
+}
+
+TEST_CASE("sim: immediate calls are served while a kernel runs") {
+  SimConfig config = test_config();
+  config.watchdog = std::chrono::seconds(5);
+  auto b = make_backend(config);
+  const ContextId ctx = new_context(*b, 1);
+  const ContextId other = new_context(*b, 2);
+  const Handle m = load_fixture(*b, ctx);
+  const Work w{ctx, kDefaultStream,
+               launch(function(*b, ctx, m, "_Z4slowy"), Params(8).at(0, uint64_t{600'000'000}).take())};
+  REQUIRE(b->accept(w) == Status::kSuccess);
+  ExecResult r;
+  std::thread dispatcher([&] { r = b->execute(w); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) {
+    CHECK(b->stream_query(ctx, kDefaultStream) == Status::kNotReady);
+    CHECK(alloc(*b, ctx, 1024) != 0);
+    CHECK(alloc(*b, other, 1024) != 0);
+    Handle e = 0;
+    CHECK(b->event_create(ctx, 0, &e) == Status::kSuccess);
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(300));
+  dispatcher.join();
+  CHECK(r.gpu_ns >= 600'000'000);
+  CHECK(r.status == Status::kSuccess);
+  CHECK(b->stream_query(ctx, kDefaultStream) == Status::kSuccess);
+}
+
+TEST_CASE("sim: workers start at the first launch and end with their context") {
+  auto b = make_backend();
+  const ContextId c1 = new_context(*b, 1);
+  const ContextId c2 = new_context(*b, 2);
+  CHECK(count_workers() == 0);
+  for (ContextId ctx : {c1, c2}) {
+    const Handle m = load_fixture(*b, ctx);
+    const uint64_t out = alloc(*b, ctx, 64);
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "_Z5probePj"), Params(8).at(0, out).take()))
+                .status == Status::kSuccess);
+  }
+  CHECK(count_workers() == 2);
+  b->destroy_context(c1);
+  CHECK(count_workers() == 1);
+  CHECK(b->tenant_memory(1).used == 0);
+  b.reset();  // the backend going away ends the rest
+  CHECK(count_workers() == 0);
+}

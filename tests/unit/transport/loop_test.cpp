@@ -1,0 +1,211 @@
+// The host loop and a guest channel talking over a real hand-over socket.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "vgpu/protocol/codec.h"
+#include "vgpu/transport/guest_channel.h"
+#include "vgpu/transport/host_loop.h"
+
+using namespace vgpu;
+using namespace vgpu::transport;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Answers every request with a reply carrying the same request id and payload.
+struct EchoEvents : ChannelEvents {
+  HostLoop* loop = nullptr;
+  std::mutex mu;
+  std::vector<std::string> opened;
+  std::atomic<int> closed{0};
+  std::atomic<bool> accept{true};
+  std::atomic<uint64_t> last_channel{0};
+  Status on_open(uint64_t channel, const std::string& vm, const PeerCredentials&,
+                 std::span<uint8_t>, std::string* why) override {
+    if (vm == "refused") {
+      *why = "not on the class list";
+      return Status::kNotPermitted;
+    }
+    std::lock_guard lock(mu);
+    opened.push_back(vm);
+    last_channel = channel;
+    return Status::kSuccess;
+  }
+  void on_request(uint64_t channel, std::span<const uint8_t> m) override {
+    vgpu_msg_header h;
+    std::memcpy(&h, m.data(), sizeof h);
+    h.flags = VGPU_MSG_REPLY;
+    const std::span<const uint8_t> parts[2] = {
+        {reinterpret_cast<const uint8_t*>(&h), sizeof h}, m.subspan(sizeof h)};
+    loop->reply(channel, parts);
+  }
+  bool accepting(uint64_t) override { return accept; }
+  void on_close(uint64_t) override { closed++; }
+};
+
+std::string temp_socket() {
+  static std::atomic<int> n{0};
+  return "/tmp/vgpu-loop-test-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".sock";
+}
+
+std::vector<uint8_t> request(uint64_t id, uint32_t len) {
+  std::vector<uint8_t> m(VGPU_MSG_HEADER_SIZE + len, static_cast<uint8_t>(id));
+  auto h = proto::make_header(static_cast<uint16_t>(proto::Op::Malloc), id, 0, len, 0);
+  std::memcpy(m.data(), &h, sizeof h);
+  return m;
+}
+
+Status send(GuestChannel& ch, const std::vector<uint8_t>& m) {
+  std::span<const uint8_t> part(m);
+  return ch.send({&part, 1});
+}
+
+struct Fixture {
+  EchoEvents events;
+  std::string path = temp_socket();
+  RegionGeometry geometry{1u << 17, 1u << 20};
+  HostLoop loop{path, geometry, &events};
+  Fixture() {
+    events.loop = &loop;
+    std::string why;
+    REQUIRE(loop.start(&why) == Status::kSuccess);
+  }
+};
+
+template <class F>
+bool eventually(F f, std::chrono::milliseconds limit = 5000ms) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return f();
+}
+
+}  // namespace
+
+TEST_CASE("a guest gets its region over the hand-over socket and round-trips messages") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+  CHECK(guest->data().size() == f.geometry.data_size);
+  std::vector<uint8_t> reply;
+  for (uint64_t i = 1; i <= 2000; ++i) {
+    REQUIRE(send(*guest, request(i, static_cast<uint32_t>(i % 100))) == Status::kSuccess);
+    REQUIRE(guest->receive(&reply, 5000ms) == Status::kSuccess);
+    vgpu_msg_header h;
+    std::memcpy(&h, reply.data(), sizeof h);
+    CHECK(h.request_id == i);
+    CHECK(h.flags == VGPU_MSG_REPLY);
+  }
+  std::lock_guard lock(f.events.mu);
+  CHECK(f.events.opened == std::vector<std::string>{"alice"});
+}
+
+TEST_CASE("an idle host sleeps and a request wakes it") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+  std::vector<uint8_t> reply;
+  for (int i = 0; i < 5; ++i) {
+    const uint64_t sleeps = f.loop.stats().sleeps;
+    REQUIRE(eventually([&] { return f.loop.stats().sleeps > sleeps; }));
+    std::this_thread::sleep_for(5ms);
+    REQUIRE(send(*guest, request(static_cast<uint64_t>(i + 1), 8)) == Status::kSuccess);
+    REQUIRE(guest->receive(&reply, 5000ms) == Status::kSuccess);
+  }
+}
+
+TEST_CASE("the hand-over refuses bad names and refused VMs with a reason") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  CHECK(GuestChannel::connect(f.path, "bad name!", &guest, &why) == Status::kInvalidValue);
+  CHECK_THAT(why, Catch::Contains("VM names"));
+  CHECK(GuestChannel::connect(f.path, "refused", &guest, &why) == Status::kNotPermitted);
+  CHECK_THAT(why, Catch::Contains("not on the class list"));
+  CHECK(GuestChannel::connect("/tmp/does-not-exist.sock", "alice", &guest, &why) ==
+        Status::kNoDevice);
+  CHECK_THAT(why, Catch::Contains("cannot reach vgpud"));
+}
+
+TEST_CASE("a client that goes away is closed and released") {
+  Fixture f;
+  {
+    std::unique_ptr<GuestChannel> guest;
+    std::string why;
+    REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+    REQUIRE(eventually([&] { return f.loop.channel_count() == 1; }));
+  }
+  CHECK(eventually([&] { return f.events.closed == 1 && f.loop.channel_count() == 0; }));
+
+  // The same from a process killed with SIGKILL.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::unique_ptr<GuestChannel> guest;
+    std::string why;
+    if (GuestChannel::connect(f.path, "bob", &guest, &why) != Status::kSuccess) _exit(1);
+    pause();
+    _exit(0);
+  }
+  REQUIRE(eventually([&] { return f.loop.channel_count() == 1; }));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  CHECK(eventually([&] { return f.events.closed == 2 && f.loop.channel_count() == 0; }));
+}
+
+TEST_CASE("a guest learns that the daemon went away instead of hanging") {
+  auto f = std::make_unique<Fixture>();
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f->path, "alice", &guest, &why) == Status::kSuccess);
+  f->loop.stop();
+  std::vector<uint8_t> reply;
+  CHECK(guest->receive(&reply, 5000ms) == Status::kDevicesUnavailable);
+  CHECK(send(*guest, request(1, 8)) == Status::kDevicesUnavailable);
+}
+
+TEST_CASE("back-pressure: a tenant that may not queue has its requests left in its ring") {
+  Fixture f;
+  f.events.accept = false;
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+  REQUIRE(send(*guest, request(1, 8)) == Status::kSuccess);
+  std::vector<uint8_t> reply;
+  CHECK(guest->receive(&reply, 100ms) == Status::kNotReady);
+  f.events.accept = true;
+  f.loop.wake();
+  CHECK(guest->receive(&reply, 5000ms) == Status::kSuccess);
+}
+
+TEST_CASE("a guest whose ring is corrupted loses only its own channel") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> good, bad;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "good", &good, &why) == Status::kSuccess);
+  REQUIRE(GuestChannel::connect(f.path, "bad", &bad, &why) == Status::kSuccess);
+  REQUIRE(eventually([&] { return f.loop.channel_count() == 2; }));
+  // Scribble over the bad guest's request ring and publish a nonsense head.
+  std::memset(bad->data().data() - (1u << 17) * 2, 0x5a, 256);
+  auto* h = reinterpret_cast<vgpu_region_header*>(bad->data().data() - (1u << 17) * 2 -
+                                                  VGPU_REGION_HEADER_SIZE);
+  std::atomic_ref<uint32_t>(h->req.head).store(24, std::memory_order_release);
+  f.loop.wake();
+  CHECK(eventually([&] { return f.events.closed == 1; }));
+  CHECK(f.loop.stats().corrupt_rings == 1);
+  std::vector<uint8_t> reply;
+  REQUIRE(send(*good, request(5, 8)) == Status::kSuccess);
+  CHECK(good->receive(&reply, 5000ms) == Status::kSuccess);
+  CHECK(bad->receive(&reply, 2000ms) == Status::kDevicesUnavailable);
+}

@@ -1,0 +1,55 @@
+// The guest side of a channel for a simulated VM: it connects to vgpud's
+// hand-over socket, maps the region it is given, and plays the part the kernel
+// module plays in a real VM (writing requests, reading replies, doorbells).
+//
+// Not thread-safe: the caller serialises use (the intercept client holds a lock).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vgpu/protocol/status.h"
+#include "vgpu/transport/doorbell.h"
+#include "vgpu/transport/region.h"
+#include "vgpu/transport/ring.h"
+
+namespace vgpu::transport {
+
+class GuestChannel {
+ public:
+  // Connects as simulated VM `vm` to the daemon socket at `socket_path`.
+  // On failure `why` says what went wrong in words a user can act on.
+  static Status connect(const std::string& socket_path, const std::string& vm,
+                        std::unique_ptr<GuestChannel>* out, std::string* why);
+  ~GuestChannel();
+
+  std::span<uint8_t> data() { return region_->data(); }
+
+  // Writes one request; waits while the request ring is full.
+  // kDevicesUnavailable once the daemon has gone away.
+  Status send(std::span<const std::span<const uint8_t>> parts);
+  // The next reply, waiting up to `timeout` (polling first, then sleeping).
+  // kNotReady on timeout, kDevicesUnavailable once the daemon has gone away.
+  Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout);
+
+  bool daemon_gone() const { return gone_; }
+
+ private:
+  GuestChannel(int sock, std::unique_ptr<Region> region, Doorbell host_bell, Doorbell own_bell);
+  // Sleeps until the own doorbell rings, the socket hangs up, or the timeout.
+  void sleep_until_rung(std::chrono::milliseconds timeout);
+  bool check_alive();
+
+  int sock_;
+  std::unique_ptr<Region> region_;
+  Doorbell host_bell_;  // we ring it: the request doorbell
+  Doorbell own_bell_;   // we sleep on it: the response doorbell
+  RingWriter requests_;
+  RingReader replies_;
+  bool gone_ = false;
+};
+
+}  // namespace vgpu::transport

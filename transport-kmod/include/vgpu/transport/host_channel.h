@@ -1,0 +1,67 @@
+// The host side of one channel: a region, its two doorbells, and the reply
+// path. Requests are read by the transport loop thread only; replies may be
+// written from any thread (the loop for immediate calls, the dispatcher for
+// queued work).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "vgpu/protocol/status.h"
+#include "vgpu/transport/doorbell.h"
+#include "vgpu/transport/region.h"
+#include "vgpu/transport/ring.h"
+
+namespace vgpu::transport {
+
+class HostChannel {
+ public:
+  static Status create(const RegionGeometry& geometry, std::unique_ptr<HostChannel>* out);
+
+  Region& region() { return *region_; }
+  int request_doorbell_fd() const { return own_bell_.fd(); }   // the host sleeps on it
+  int response_doorbell_fd() const { return guest_bell_.fd(); }  // handed to the guest
+
+  // Loop thread only.
+  RingReader::Result read_request(std::vector<uint8_t>* out);
+  bool requests_pending() const { return !requests_.empty(); }
+  void set_sleeping(bool sleeping) { requests_.set_consumer_waiting(sleeping); }
+  void drain_doorbell() { own_bell_.drain(); }
+
+  // Any thread. A reply that does not fit waits in a bounded host-side outbox
+  // (flushed by flush()); a guest that lets it overflow is marked stalled.
+  void write_reply(std::span<const std::span<const uint8_t>> parts);
+  // Writes queued replies while there is room; true when none are left.
+  bool flush();
+  bool has_outbox() const;
+  // The guest stopped reading replies (outbox over its bound) or broke the
+  // ring rules: the channel must be torn down.
+  bool broken() const;
+
+  // Tells the guest the host is gone (host_state CLOSED) and wakes it.
+  void close();
+
+  static constexpr size_t kMaxOutboxBytes = 8u << 20;
+
+ private:
+  HostChannel(std::unique_ptr<Region> region, Doorbell own, Doorbell guest);
+  bool write_locked(std::span<const std::span<const uint8_t>> parts);
+
+  std::unique_ptr<Region> region_;
+  Doorbell own_bell_;
+  Doorbell guest_bell_;
+  RingReader requests_;
+
+  mutable std::mutex reply_mu_;  // guards everything below
+  RingWriter replies_;
+  std::deque<std::vector<uint8_t>> outbox_;
+  size_t outbox_bytes_ = 0;
+  bool stalled_ = false;
+  bool corrupt_ = false;
+};
+
+}  // namespace vgpu::transport

@@ -1,0 +1,103 @@
+// The host endpoint: one thread that accepts simulated VMs on the hand-over
+// socket, reads every channel's requests (polling while busy, sleeping on the
+// doorbells when idle), and notices clients that go away.
+//
+// The tenant of a request is its channel: the loop passes the channel id with
+// every message and nothing in a message can change it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "vgpu/protocol/status.h"
+#include "vgpu/transport/host_channel.h"
+#include "vgpu/transport/region.h"
+
+namespace vgpu::transport {
+
+struct PeerCredentials {
+  int pid = -1;
+  unsigned uid = ~0u;
+  unsigned gid = ~0u;
+};
+
+// What the loop reports to its owner (the daemon). Called on the loop thread.
+class ChannelEvents {
+ public:
+  virtual ~ChannelEvents() = default;
+  // A simulated VM named `vm` asks for a channel. A non-success status refuses
+  // it, with `why` sent back to the client. `data_area` is the host's mapping
+  // of the channel's data area, valid until on_close returns.
+  virtual Status on_open(uint64_t channel, const std::string& vm, const PeerCredentials& peer,
+                         std::span<uint8_t> data_area, std::string* why) = 0;
+  // One request, copied out of shared memory.
+  virtual void on_request(uint64_t channel, std::span<const uint8_t> message) = 0;
+  // False while the channel's tenant may not queue more (back-pressure): its
+  // requests stay in its ring until wake() is called.
+  virtual bool accepting(uint64_t channel) = 0;
+  // The client went away or broke the protocol. Everything it held must be
+  // released before this returns; the region is unmapped afterwards.
+  virtual void on_close(uint64_t channel) = 0;
+};
+
+struct HostLoopStats {
+  uint64_t channels_opened = 0;
+  uint64_t channels_closed = 0;
+  uint64_t requests = 0;
+  uint64_t corrupt_rings = 0;
+  uint64_t sleeps = 0;
+};
+
+class HostLoop {
+ public:
+  HostLoop(std::string socket_path, RegionGeometry geometry, ChannelEvents* events);
+  ~HostLoop();
+
+  Status start(std::string* why);  // binds the socket and starts the thread
+  void stop();                     // closes every channel (on_close each) and joins
+
+  // Any thread: sends a reply on `channel` (dropped if the channel is gone).
+  void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts);
+  // Any thread: wake the loop (e.g. a tenant's queue has room again).
+  void wake();
+
+  HostLoopStats stats() const;
+  size_t channel_count() const;
+
+ private:
+  struct Peer;
+  void run();
+  void accept_clients();
+  void handle_hello(int sock);
+  void close_channel(uint64_t id);
+  bool serve_channels();  // one pass over all channels; true if any work was done
+  void sleep_until_event();
+  void handle_events(int timeout_ms);
+
+  const std::string socket_path_;
+  const RegionGeometry geometry_;
+  ChannelEvents* const events_;
+
+  int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  Doorbell wake_;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+
+  mutable std::shared_mutex mu_;  // guards channels_ (written by the loop thread only)
+  std::unordered_map<uint64_t, std::shared_ptr<Peer>> channels_;
+  std::unordered_map<int, uint64_t> by_socket_;  // loop thread only
+  std::unordered_map<int, PeerCredentials> pending_hello_;  // loop thread only
+  uint64_t next_channel_ = 1;
+
+  std::atomic<uint64_t> opened_{0}, closed_{0}, requests_{0}, corrupt_{0}, sleeps_{0};
+};
+
+}  // namespace vgpu::transport

@@ -1,0 +1,93 @@
+#include "vgpu/transport/host_channel.h"
+
+#include <atomic>
+#include <cstring>
+
+namespace vgpu::transport {
+
+Status HostChannel::create(const RegionGeometry& geometry, std::unique_ptr<HostChannel>* out) {
+  std::unique_ptr<Region> region;
+  if (Status s = Region::create(geometry, &region); !ok(s)) return s;
+  Doorbell own = Doorbell::create();
+  Doorbell guest = Doorbell::create();
+  if (!own.valid() || !guest.valid()) return Status::kMemoryAllocation;
+  out->reset(new HostChannel(std::move(region), std::move(own), std::move(guest)));
+  return Status::kSuccess;
+}
+
+HostChannel::HostChannel(std::unique_ptr<Region> region, Doorbell own, Doorbell guest)
+    : region_(std::move(region)), own_bell_(std::move(own)), guest_bell_(std::move(guest)) {
+  auto* h = region_->header();
+  const uint32_t ring = region_->geometry().ring_size;  // the host's copy, never re-read
+  requests_ = RingReader(&h->req, region_->req_ring(), ring);
+  replies_ = RingWriter(&h->resp, region_->resp_ring(), ring);
+}
+
+RingReader::Result HostChannel::read_request(std::vector<uint8_t>* out) {
+  const auto r = requests_.read(out);
+  if (r == RingReader::Result::kCorrupt) {
+    std::lock_guard lock(reply_mu_);
+    corrupt_ = true;
+  } else if (r == RingReader::Result::kMessage && requests_.producer_waiting()) {
+    guest_bell_.ring();  // the guest waits for room in its request ring
+  }
+  return r;
+}
+
+bool HostChannel::write_locked(std::span<const std::span<const uint8_t>> parts) {
+  switch (replies_.write(parts)) {
+    case RingWriter::Result::kOk:
+      if (replies_.consumer_waiting()) guest_bell_.ring();
+      return true;
+    case RingWriter::Result::kCorrupt:
+      corrupt_ = true;
+      return true;  // dropped: the channel is being torn down
+    case RingWriter::Result::kFull:
+      return false;
+  }
+  return false;
+}
+
+void HostChannel::write_reply(std::span<const std::span<const uint8_t>> parts) {
+  std::lock_guard lock(reply_mu_);
+  if (corrupt_ || stalled_) return;
+  if (outbox_.empty() && write_locked(parts)) return;
+  // Keep order: once something waits in the outbox, everything after waits too.
+  std::vector<uint8_t> copy;
+  for (const auto& p : parts) copy.insert(copy.end(), p.begin(), p.end());
+  outbox_bytes_ += copy.size();
+  outbox_.push_back(std::move(copy));
+  if (outbox_bytes_ > kMaxOutboxBytes) stalled_ = true;
+  // Ask the guest to ring us when it has read replies and made room.
+  replies_.set_producer_waiting(true);
+}
+
+bool HostChannel::flush() {
+  std::lock_guard lock(reply_mu_);
+  while (!outbox_.empty()) {
+    const std::span<const uint8_t> part(outbox_.front());
+    if (!write_locked({&part, 1})) return false;
+    outbox_bytes_ -= outbox_.front().size();
+    outbox_.pop_front();
+  }
+  replies_.set_producer_waiting(false);
+  return true;
+}
+
+bool HostChannel::has_outbox() const {
+  std::lock_guard lock(reply_mu_);
+  return !outbox_.empty();
+}
+
+bool HostChannel::broken() const {
+  std::lock_guard lock(reply_mu_);
+  return corrupt_ || stalled_;
+}
+
+void HostChannel::close() {
+  std::atomic_ref<uint32_t>(region_->header()->host_state)
+      .store(VGPU_HOST_CLOSED, std::memory_order_release);
+  guest_bell_.ring();
+}
+
+}  // namespace vgpu::transport

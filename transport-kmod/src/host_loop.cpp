@@ -1,0 +1,311 @@
+#include "vgpu/transport/host_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "vgpu/protocol/handover.h"
+#include "vgpu/transport/unix_socket.h"
+
+namespace vgpu::transport {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// epoll tags: what kind of descriptor fired.
+enum Kind : uint64_t { kListen = 1, kWake, kHello, kClientSocket, kDoorbell };
+uint64_t tag(Kind k, int fd) { return (static_cast<uint64_t>(k) << 32) | static_cast<uint32_t>(fd); }
+Kind kind_of(uint64_t t) { return static_cast<Kind>(t >> 32); }
+int fd_of(uint64_t t) { return static_cast<int>(t & 0xffffffffu); }
+
+constexpr int kRequestsPerTurn = 64;  // per channel per pass: keeps channels fair
+
+bool valid_vm_name(const char* name, size_t cap) {
+  const size_t len = strnlen(name, cap);
+  if (len == 0 || len == cap) return false;
+  for (size_t i = 0; i < len; ++i) {
+    const char c = name[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void refuse(int sock, Status status, const std::string& why) {
+  vgpu_welcome w{};
+  w.magic = VGPU_WELCOME_MAGIC;
+  w.status = static_cast<int32_t>(status);
+  std::strncpy(w.message, why.c_str(), sizeof w.message - 1);
+  send_with_fds(sock, {reinterpret_cast<const uint8_t*>(&w), sizeof w}, {});
+}
+
+}  // namespace
+
+struct HostLoop::Peer {
+  std::unique_ptr<HostChannel> channel;
+  int sock = -1;
+  std::string vm;
+};
+
+HostLoop::HostLoop(std::string socket_path, RegionGeometry geometry, ChannelEvents* events)
+    : socket_path_(std::move(socket_path)), geometry_(geometry), events_(events) {}
+
+HostLoop::~HostLoop() { stop(); }
+
+Status HostLoop::start(std::string* why) {
+  if (!geometry_.valid()) {
+    *why = "invalid region geometry";
+    return Status::kInvalidValue;
+  }
+  listen_fd_ = listen_unix(socket_path_, why);
+  if (listen_fd_ < 0) return Status::kNotPermitted;
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_ = Doorbell::create();
+  if (epoll_fd_ < 0 || !wake_.valid()) {
+    *why = "cannot create the event loop";
+    return Status::kUnknown;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = tag(kListen, listen_fd_);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  ev.data.u64 = tag(kWake, wake_.fd());
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_.fd(), &ev);
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+  return Status::kSuccess;
+}
+
+void HostLoop::stop() {
+  if (!thread_.joinable()) return;
+  running_ = false;
+  wake_.ring();
+  thread_.join();
+  std::vector<uint64_t> ids;
+  for (const auto& [id, peer] : channels_) ids.push_back(id);
+  for (uint64_t id : ids) close_channel(id);
+  for (const auto& [sock, creds] : pending_hello_) close(sock);
+  pending_hello_.clear();
+  close(listen_fd_);
+  unlink(socket_path_.c_str());
+  close(epoll_fd_);
+  listen_fd_ = epoll_fd_ = -1;
+}
+
+void HostLoop::reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) {
+  std::shared_ptr<Peer> peer;
+  {
+    std::shared_lock lock(mu_);
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    peer = it->second;
+  }
+  peer->channel->write_reply(parts);
+  if (peer->channel->has_outbox()) wake_.ring();  // the loop flushes it when there is room
+}
+
+void HostLoop::wake() { wake_.ring(); }
+
+HostLoopStats HostLoop::stats() const {
+  return {opened_.load(), closed_.load(), requests_.load(), corrupt_.load(), sleeps_.load()};
+}
+
+size_t HostLoop::channel_count() const {
+  std::shared_lock lock(mu_);
+  return channels_.size();
+}
+
+void HostLoop::run() {
+  auto last_work = Clock::now();
+  while (running_) {
+    const bool worked = serve_channels();
+    handle_events(0);
+    if (worked) {
+      last_work = Clock::now();
+      continue;
+    }
+    if (Clock::now() - last_work < kPollBeforeSleep) {
+      __builtin_ia32_pause();
+      continue;
+    }
+    sleep_until_event();
+    last_work = Clock::now();
+  }
+}
+
+bool HostLoop::serve_channels() {
+  bool worked = false;
+  std::vector<uint64_t> broken;
+  std::vector<uint8_t> msg;
+  for (const auto& [id, peer] : channels_) {  // only this thread modifies channels_
+    HostChannel& ch = *peer->channel;
+    if (!ch.flush()) continue;  // replies are stuck: read nothing more until the guest catches up
+    for (int i = 0; i < kRequestsPerTurn && events_->accepting(id); ++i) {
+      const auto r = ch.read_request(&msg);
+      if (r == RingReader::Result::kEmpty) break;
+      if (r == RingReader::Result::kCorrupt) {
+        corrupt_++;
+        break;
+      }
+      requests_++;
+      worked = true;
+      events_->on_request(id, msg);
+    }
+    if (ch.broken()) broken.push_back(id);
+  }
+  for (uint64_t id : broken) close_channel(id);
+  return worked;
+}
+
+void HostLoop::sleep_until_event() {
+  bool pending = false;
+  for (const auto& [id, peer] : channels_) {
+    peer->channel->set_sleeping(true);  // includes a full barrier
+  }
+  for (const auto& [id, peer] : channels_) {
+    if (peer->channel->requests_pending() && events_->accepting(id)) pending = true;
+    if (peer->channel->has_outbox() && peer->channel->flush()) pending = true;
+  }
+  if (!pending) {
+    sleeps_++;
+    handle_events(1000);
+  }
+  for (const auto& [id, peer] : channels_) peer->channel->set_sleeping(false);
+}
+
+void HostLoop::handle_events(int timeout_ms) {
+  epoll_event events[64];
+  const int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t t = events[i].data.u64;
+    const int fd = fd_of(t);
+    switch (kind_of(t)) {
+      case kListen:
+        accept_clients();
+        break;
+      case kWake:
+        wake_.drain();
+        break;
+      case kHello:
+        handle_hello(fd);
+        break;
+      case kClientSocket: {
+        // A simulated VM never writes after its hello: input or hang-up means it is gone.
+        auto it = by_socket_.find(fd);
+        if (it != by_socket_.end()) close_channel(it->second);
+        break;
+      }
+      case kDoorbell: {
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = read(fd, &v, sizeof v);
+        break;
+      }
+    }
+  }
+}
+
+void HostLoop::accept_clients() {
+  for (;;) {
+    const int sock = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (sock < 0) return;
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    PeerCredentials peer;
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      peer = {cred.pid, cred.uid, cred.gid};
+    }
+    pending_hello_[sock] = peer;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = tag(kHello, sock);
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sock, &ev);
+  }
+}
+
+void HostLoop::handle_hello(int sock) {
+  const PeerCredentials peer = pending_hello_[sock];
+  pending_hello_.erase(sock);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, sock, nullptr);
+
+  vgpu_hello hello{};
+  const long n = recv_with_fds(sock, {reinterpret_cast<uint8_t*>(&hello), sizeof hello}, nullptr, 0);
+  if (n != static_cast<long>(sizeof hello) || hello.magic != VGPU_HELLO_MAGIC) {
+    refuse(sock, Status::kInvalidValue, "not a vgpu hello");
+    close(sock);
+    return;
+  }
+  if (hello.version != VGPU_HANDOVER_VERSION) {
+    refuse(sock, Status::kInsufficientDriver, "unsupported hand-over version");
+    close(sock);
+    return;
+  }
+  if (!valid_vm_name(hello.vm_name, sizeof hello.vm_name)) {
+    refuse(sock, Status::kInvalidValue, "VM names are 1-63 characters of A-Z a-z 0-9 . _ -");
+    close(sock);
+    return;
+  }
+  const std::string vm(hello.vm_name);
+  auto p = std::make_shared<Peer>();
+  p->sock = sock;
+  p->vm = vm;
+  if (Status s = HostChannel::create(geometry_, &p->channel); !ok(s)) {
+    refuse(sock, s, "the host could not create the shared-memory region");
+    close(sock);
+    return;
+  }
+  const uint64_t id = next_channel_++;
+  std::string why;
+  if (Status s = events_->on_open(id, vm, peer, p->channel->region().data(), &why); !ok(s)) {
+    refuse(sock, s, why);
+    close(sock);
+    return;
+  }
+  vgpu_welcome w{};
+  w.magic = VGPU_WELCOME_MAGIC;
+  w.region_size = p->channel->region().geometry().region_size();
+  const int fds[3] = {p->channel->region().fd(), p->channel->request_doorbell_fd(),
+                      p->channel->response_doorbell_fd()};
+  if (!send_with_fds(sock, {reinterpret_cast<const uint8_t*>(&w), sizeof w}, fds)) {
+    events_->on_close(id);
+    close(sock);
+    return;
+  }
+  {
+    std::unique_lock lock(mu_);
+    channels_[id] = p;
+  }
+  by_socket_[sock] = id;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.u64 = tag(kClientSocket, sock);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sock, &ev);
+  ev.events = EPOLLIN;
+  ev.data.u64 = tag(kDoorbell, p->channel->request_doorbell_fd());
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p->channel->request_doorbell_fd(), &ev);
+  opened_++;
+}
+
+void HostLoop::close_channel(uint64_t id) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return;
+  std::shared_ptr<Peer> peer = it->second;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->sock, nullptr);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->channel->request_doorbell_fd(), nullptr);
+  events_->on_close(id);  // releases everything the client held
+  peer->channel->close();
+  {
+    std::unique_lock lock(mu_);
+    channels_.erase(id);
+  }
+  by_socket_.erase(peer->sock);
+  close(peer->sock);
+  closed_++;
+}
+
+}  // namespace vgpu::transport
