@@ -84,7 +84,11 @@ Status Worker::start(const WorkerSpec& spec, int memfd, uint64_t base, uint64_t 
   sigfillset(&all);
   posix_spawnattr_setsigmask(&args.attr, &none);
   posix_spawnattr_setsigdefault(&args.attr, &all);
-  posix_spawnattr_setflags(&args.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // Its own process group: a Ctrl-C meant for the daemon does not fault
+  // contexts mid-shutdown. It still ends with the daemon (its socket closes).
+  posix_spawnattr_setpgroup(&args.attr, 0);
+  posix_spawnattr_setflags(&args.attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
   std::vector<std::string> argv_s{spec.path};
   if (memfd >= 0) {

@@ -39,6 +39,10 @@ inline bool slice(Bytes b, uint64_t off, uint64_t len, Bytes* out) {
   return true;
 }
 
+// Longest name (symbol, section, PTX identifier) accepted; mangled template
+// kernels run to a few KB.
+inline constexpr size_t kMaxNameBytes = 64 * 1024;
+
 // The NUL-terminated string at off, at most max_len bytes long before its NUL.
 // False when off is out of range, or no NUL comes within bounds.
 inline bool c_string(Bytes b, uint64_t off, size_t max_len, std::string_view* out) {

@@ -24,49 +24,61 @@ Space classify(std::string_view section) {
   return digits && bank != "0" ? Space::kConstant : Space::kNone;
 }
 
-// ".nv.info.<kernel>" sections by kernel name.
-Error info_sections(const ElfView& elf, std::unordered_map<std::string_view, Section>* out) {
+struct SectionClass {
+  Section header;
+  Space space = Space::kNone;
+};
+
+// What one pass over the sections tells: the ".nv.info.<kernel>" sections by
+// kernel name, and the space of every section (by index).
+struct Sections {
+  std::unordered_map<std::string_view, Section> infos;
+  std::vector<SectionClass> classes;
+};
+
+Error scan_sections(const ElfView& elf, Sections* out) {
+  out->classes.resize(elf.section_count());
   for (uint32_t i = 1; i < elf.section_count(); ++i) {
     Section s;
     std::string_view name;
     if (Error e = elf.section(i, &s); e != Error::kNone) return e;
     if (Error e = elf.section_name(s, &name); e != Error::kNone) return e;
-    if (name.starts_with(kInfoPrefix)) out->emplace(name.substr(kInfoPrefix.size()), s);
+    out->classes[i] = SectionClass{s, classify(name)};
+    if (name.starts_with(kInfoPrefix)) out->infos.emplace(name.substr(kInfoPrefix.size()), s);
   }
   return Error::kNone;
 }
 
-Error add_kernel(const ElfView& elf, const std::unordered_map<std::string_view, Section>& infos,
-                 std::string_view name, ModuleBuilder* out) {
-  auto it = infos.find(name);
-  if (it == infos.end()) return Error::kNone;
+Error add_kernel(const ElfView& elf, Sections* sections, std::string_view name, ModuleBuilder* out) {
+  auto it = sections->infos.find(name);
+  if (it == sections->infos.end()) return Error::kNone;
+  const Section info_section = it->second;
+  sections->infos.erase(it);  // a second symbol of the same name reads nothing more
   Bytes info;
-  if (Error e = elf.contents(it->second, &info); e != Error::kNone) return e;
+  if (Error e = elf.contents(info_section, &info); e != Error::kNone) return e;
   Kernel k;
   if (Error e = read_kernel_params(info, &k); e != Error::kNone) return e;
   k.name = std::string(name);
   return out->add_kernel(std::move(k));
 }
 
-Error add_variable(const ElfView& elf, const Symbol& sym, std::string_view name, ModuleBuilder* out) {
-  Section s;
-  std::string_view section_name;
-  if (Error e = elf.section(sym.shndx, &s); e != Error::kNone) return e;
-  if (Error e = elf.section_name(s, &section_name); e != Error::kNone) return e;
-  const Space space = classify(section_name);
-  if (space == Space::kNone) return Error::kNone;
+Error add_variable(const ElfView& elf, const SectionClass& in, const Symbol& sym, std::string_view name,
+                   ModuleBuilder* out) {
+  const Section& s = in.header;
   if (!fits(s.size, sym.value, sym.size)) return Error::kBadElf;
-
   Variable v;
   v.name = std::string(name);
   v.size = sym.size;
-  v.constant = space == Space::kConstant;
-  Bytes contents, init;
-  if (Error e = elf.contents(s, &contents); e != Error::kNone) return e;
-  if (s.type != kShtNobits && slice(contents, sym.value, sym.size, &init) &&
-      std::any_of(init.begin(), init.end(), [](uint8_t b) { return b != 0; })) {
-    if (Error e = out->charge(init.size()); e != Error::kNone) return e;
-    v.init.assign(init.begin(), init.end());
+  v.constant = in.space == Space::kConstant;
+  if (s.type != kShtNobits) {
+    Bytes contents, init;
+    if (Error e = elf.contents(s, &contents); e != Error::kNone) return e;
+    if (Error e = elf.spend(sym.size); e != Error::kNone) return e;
+    slice(contents, sym.value, sym.size, &init);  // fits: checked against s.size above
+    if (std::any_of(init.begin(), init.end(), [](uint8_t b) { return b != 0; })) {
+      if (Error e = out->charge(init.size()); e != Error::kNone) return e;
+      v.init.assign(init.begin(), init.end());
+    }
   }
   return out->add_variable(std::move(v));
 }
@@ -77,8 +89,8 @@ Error read_cubin(Bytes image, ModuleBuilder* out) {
   ElfView elf;
   if (Error e = ElfView::open(image, &elf); e != Error::kNone) return e;
   if (Error e = elf.open_symbols(); e != Error::kNone) return e;
-  std::unordered_map<std::string_view, Section> infos;
-  if (Error e = info_sections(elf, &infos); e != Error::kNone) return e;
+  Sections sections;
+  if (Error e = scan_sections(elf, &sections); e != Error::kNone) return e;
 
   for (uint64_t i = 1; i < elf.symbol_count(); ++i) {
     Symbol sym;
@@ -86,9 +98,13 @@ Error read_cubin(Bytes image, ModuleBuilder* out) {
     const bool kernel = sym.type == kSttFunc && (sym.other & kStoCudaEntry) != 0;
     const bool object = sym.type == kSttObject || sym.type == kSttCudaObject;
     if (sym.shndx == kShnUndef || (!kernel && !object)) continue;
+    if (sym.shndx >= sections.classes.size()) return Error::kBadElf;
+    const SectionClass& in = sections.classes[sym.shndx];
+    if (object && in.space == Space::kNone) continue;  // shared memory, locals, ...
     std::string_view name;
     if (Error e = elf.symbol_name(sym, &name); e != Error::kNone) return e;
-    const Error e = kernel ? add_kernel(elf, infos, name, out) : add_variable(elf, sym, name, out);
+    if (name.empty()) continue;
+    const Error e = kernel ? add_kernel(elf, &sections, name, out) : add_variable(elf, in, sym, name, out);
     if (e != Error::kNone) return e;
   }
   return Error::kNone;

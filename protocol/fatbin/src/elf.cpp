@@ -1,7 +1,5 @@
 #include "elf.h"
 
-#include "module_builder.h"  // kMaxNameBytes
-
 namespace vgpu::fatbin::detail {
 
 Error ElfView::open(Bytes image, ElfView* out) {
@@ -12,6 +10,8 @@ Error ElfView::open(Bytes image, ElfView* out) {
   }
   ElfView v;
   v.image_ = image;
+  // A real cubin needs about its own size (names, initial values): allow four times.
+  v.work_left_ = 4 * uint64_t{image.size()} + (1u << 20);
   uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
   load_le(image, 0x28, &v.shoff_);
   load_le(image, 0x3a, &shentsize);
@@ -23,7 +23,8 @@ Error ElfView::open(Bytes image, ElfView* out) {
   }
   if (shentsize != kSectionHeaderSize) return Error::kBadElf;
 
-  // Extended numbering: the real count and string table index live in section 0.
+  // Extended numbering: the real count and string table index live in
+  // section 0, so read it before the count is known.
   v.shnum_ = 1;
   Section zero;
   if (Error e = v.section(0, &zero); e != Error::kNone) return e;
@@ -41,8 +42,8 @@ Error ElfView::open(Bytes image, ElfView* out) {
 
 Error ElfView::section(uint32_t index, Section* out) const {
   if (index >= shnum_) return Error::kBadElf;
-  const uint64_t at = shoff_ + index * kSectionHeaderSize;
   if (!fits(image_.size(), shoff_, (uint64_t{index} + 1) * kSectionHeaderSize)) return Error::kBadElf;
+  const uint64_t at = shoff_ + index * kSectionHeaderSize;
   load_le(image_, at + 0, &out->name);
   load_le(image_, at + 4, &out->type);
   load_le(image_, at + 24, &out->offset);
@@ -60,8 +61,23 @@ Error ElfView::contents(const Section& s, Bytes* out) const {
   return slice(image_, s.offset, s.size, out) ? Error::kNone : Error::kBadElf;
 }
 
+Error ElfView::spend(uint64_t bytes) const {
+  if (bytes > work_left_) return Error::kTooLarge;
+  work_left_ -= bytes;
+  return Error::kNone;
+}
+
+namespace {
+
+Error name_at(const ElfView& elf, Bytes table, uint32_t offset, std::string_view* out) {
+  if (!c_string(table, offset, kMaxNameBytes, out)) return Error::kBadElf;
+  return elf.spend(out->size() + 1);
+}
+
+}  // namespace
+
 Error ElfView::section_name(const Section& s, std::string_view* out) const {
-  return c_string(shstrtab_, s.name, kMaxNameBytes, out) ? Error::kNone : Error::kBadElf;
+  return name_at(*this, shstrtab_, s.name, out);
 }
 
 Error ElfView::open_symbols() {
@@ -108,7 +124,7 @@ Error ElfView::symbol(uint64_t index, Symbol* out) const {
 }
 
 Error ElfView::symbol_name(const Symbol& s, std::string_view* out) const {
-  return c_string(strtab_, s.name, kMaxNameBytes, out) ? Error::kNone : Error::kBadElf;
+  return name_at(*this, strtab_, s.name, out);
 }
 
 }  // namespace vgpu::fatbin::detail

@@ -55,6 +55,12 @@ class ElfView {
   Error symbol(uint64_t index, Symbol* out) const;
   Error symbol_name(const Symbol& s, std::string_view* out) const;
 
+  // Bytes the reader may still examine: names (each lookup scans to a NUL)
+  // and whatever the caller reports. Symbols and sections may all point at
+  // the same long string or range, so without this the work could grow with
+  // the square of the image size. kTooLarge once spent.
+  Error spend(uint64_t bytes) const;
+
  private:
   static constexpr uint64_t kSectionHeaderSize = 64;
   static constexpr uint64_t kSymbolSize = 24;
@@ -67,6 +73,7 @@ class ElfView {
   Bytes symbols_;
   Bytes strtab_;
   Bytes shndx_;  // SHT_SYMTAB_SHNDX contents, if any
+  mutable uint64_t work_left_ = 0;
 };
 
 }  // namespace vgpu::fatbin::detail

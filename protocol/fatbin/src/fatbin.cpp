@@ -3,6 +3,7 @@
 #include "vgpu/fatbin/fatbin.h"
 
 #include <new>
+#include <stdexcept>
 
 #include "container.h"
 #include "cubin.h"
@@ -44,10 +45,15 @@ const Variable* Module::find_variable(std::string_view name) const {
 
 namespace {
 
+// Reads every image of one kind. `total` counts image bytes across calls: a
+// small input could otherwise announce many highly compressed entries.
 Error read_images(const std::vector<detail::Entry>& entries, uint16_t kind, detail::ModuleBuilder* b,
-                  bool* found) {
+                  uint64_t* total, bool* found) {
   for (const detail::Entry& e : entries) {
     if (e.kind != kind) continue;
+    const uint64_t size = e.decompressed_size != 0 ? e.decompressed_size : e.payload.size();
+    if (size > kMaxTotalImageBytes - *total) return Error::kTooLarge;
+    *total += size;
     detail::Image image;
     if (Error err = detail::entry_image(e, &image); err != Error::kNone) return err;
     const Error err = kind == detail::kKindElf ? detail::read_cubin(image.bytes, b)
@@ -62,9 +68,11 @@ Error parse_unguarded(std::span<const uint8_t> bytes, Module* out) {
   std::vector<detail::Entry> entries;
   if (Error e = detail::read_entries(bytes, &entries); e != Error::kNone) return e;
   detail::ModuleBuilder builder;
+  uint64_t total = 0;
   bool found = false;
-  if (Error e = read_images(entries, detail::kKindElf, &builder, &found); e != Error::kNone) return e;
-  if (Error e = read_images(entries, detail::kKindPtx, &builder, &found); e != Error::kNone) return e;
+  for (uint16_t kind : {detail::kKindElf, detail::kKindPtx}) {  // cubins first
+    if (Error e = read_images(entries, kind, &builder, &total, &found); e != Error::kNone) return e;
+  }
   if (!found) return Error::kNoKernelMetadata;
   *out = builder.take();
   return Error::kNone;

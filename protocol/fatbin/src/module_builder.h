@@ -6,15 +6,13 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <unordered_map>
 
+#include "bytes.h"
 #include "vgpu/fatbin/fatbin.h"
 
 namespace vgpu::fatbin::detail {
 
-// Longest symbol name accepted (mangled template kernels run to a few KB).
-inline constexpr size_t kMaxNameBytes = 64 * 1024;
 // Bytes of names, parameters and initial values one module may hold.
 inline constexpr uint64_t kMaxModuleBytes = kMaxImageBytes;
 
@@ -22,9 +20,6 @@ class ModuleBuilder {
  public:
   // Reserves `bytes` of the budget; kTooLarge when it is spent.
   Error charge(uint64_t bytes);
-
-  bool has_kernel(std::string_view name) const { return kernels_.count(std::string(name)) != 0; }
-  bool has_variable(std::string_view name) const { return variables_.count(std::string(name)) != 0; }
 
   Error add_kernel(Kernel k);
   Error add_variable(Variable v);

@@ -1,4 +1,5 @@
-// Kernels and variables from PTX text, for images that have no cubin.
+// Kernels and variables from PTX text: the only source for a PTX-only fat
+// binary (JIT), checked against the cubins when both describe a name.
 //
 // Kernels: `.entry name(.param <qualifiers> name[dims], ...)`. Each parameter
 // sits at the next multiple of its alignment (`.align N` when given, else its

@@ -1,6 +1,6 @@
-#include <cstring>
-
 #include "ptx.h"
+
+#include <cstring>
 
 namespace vgpu::fatbin::detail {
 

@@ -140,6 +140,7 @@ Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, Module
   v.name = std::string(d.name);
   v.constant = constant;
   const uint64_t per_outer = d.scalars * d.type.size;  // checked in parse_dims
+  if (d.unsized && per_outer > kMaxImageBytes) return Error::kTooLarge;
   v.size = d.unsized ? (init.size() + per_outer - 1) / per_outer * per_outer : per_outer;
   const bool nonzero = std::any_of(init.begin(), init.end(), [](uint8_t b) { return b != 0; });
   if (known && nonzero) {

@@ -1,6 +1,7 @@
 // The sim backend's modules and kernels: a real fat binary, the test
 // plug-in's CPU implementations run in a worker process, faults that stay
 // inside their context, the watchdog and the modeled duration.
+#include <atomic>
 #include <thread>
 
 #include "sim_test_support.h"
@@ -358,4 +359,46 @@ TEST_CASE("sim: workers start at the first launch and end with their context") {
   CHECK(b->tenant_memory(1).used == 0);
   b.reset();  // the backend going away ends the rest
   CHECK(count_workers() == 0);
+}
+
+TEST_CASE("sim: immediate calls from many threads while the dispatcher runs work") {
+  auto b = make_backend();
+  std::vector<ContextId> contexts;
+  std::vector<Handle> probes;
+  std::vector<uint64_t> outs;
+  for (TenantId t = 1; t <= 3; ++t) {
+    const ContextId ctx = new_context(*b, t);
+    const Handle m = load_fixture(*b, ctx);
+    contexts.push_back(ctx);
+    probes.push_back(function(*b, ctx, m, "_Z5probePj"));
+    outs.push_back(alloc(*b, ctx, 64));
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    clients.emplace_back([&, ctx = contexts[i]] {
+      while (!stop) {
+        uint64_t p = 0, free = 0, total = 0;
+        Handle s = 0, e = 0;
+        b->mem_alloc(ctx, 4096, &p);
+        b->mem_info(ctx, &free, &total);
+        b->stream_create(ctx, 0, 0, &s);
+        b->event_create(ctx, 0, &e);
+        b->stream_query(ctx, kDefaultStream);
+        const Work w{ctx, kDefaultStream, Memset{p, 4096, 7}};
+        if (ok(b->accept(w))) b->discard(w);
+      }
+    });
+  }
+  for (int round = 0; round < 20; ++round) {
+    for (size_t i = 0; i < contexts.size(); ++i) {
+      CHECK(run(*b, contexts[i], launch(probes[i], Params(8).at(0, outs[i]).take())).status ==
+            Status::kSuccess);
+      CHECK(run(*b, contexts[i], Memset{outs[i], 64, 0}).status == Status::kSuccess);
+    }
+  }
+  stop = true;
+  for (auto& t : clients) t.join();
+  for (ContextId ctx : contexts) b->destroy_context(ctx);
+  for (TenantId t = 1; t <= 3; ++t) CHECK(b->tenant_memory(t).used == 0);
 }

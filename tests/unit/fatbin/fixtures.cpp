@@ -39,6 +39,41 @@ std::vector<EntryInfo> list_entries(const std::vector<uint8_t>& fatbin) {
   return out;
 }
 
+const SectionInfo* CubinMap::find(std::string_view name) const {
+  for (const SectionInfo& s : sections) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+CubinMap map_cubin(const std::vector<uint8_t>& fatbin) {
+  CubinMap c;
+  for (const EntryInfo& e : list_entries(fatbin)) {
+    if (c.base == 0 && e.kind == 2 && (e.flags & 0xA000) == 0) {
+      c.base = e.payload();
+      c.size = e.size;
+    }
+  }
+  if (c.base == 0) throw std::runtime_error("no raw cubin");
+  const uint64_t shoff = get_le(fatbin, c.base + 0x28, 8);
+  const uint64_t shnum = get_le(fatbin, c.base + 0x3c, 2);
+  const uint64_t shstrndx = get_le(fatbin, c.base + 0x3e, 2);
+  for (uint64_t i = 0; i < shnum; ++i) {
+    SectionInfo s;
+    s.header = c.base + shoff + 64 * i;
+    s.type = static_cast<uint32_t>(get_le(fatbin, s.header + 4, 4));
+    s.offset = get_le(fatbin, s.header + 24, 8);
+    s.size = get_le(fatbin, s.header + 32, 8);
+    s.link = static_cast<uint32_t>(get_le(fatbin, s.header + 40, 4));
+    c.sections.push_back(s);
+  }
+  const uint64_t names = c.base + c.sections.at(shstrndx).offset;
+  for (SectionInfo& s : c.sections) {
+    for (size_t at = names + get_le(fatbin, s.header, 4); fatbin.at(at) != 0; ++at) s.name += static_cast<char>(fatbin[at]);
+  }
+  return c;
+}
+
 std::vector<uint8_t> make_fatbin(const std::vector<EntrySpec>& entries) {
   std::vector<uint8_t> b(16);
   put_le(&b, 0, 4, 0xBA55ED50);
@@ -61,6 +96,22 @@ std::vector<uint8_t> make_fatbin(const std::vector<EntrySpec>& entries) {
 
 std::vector<uint8_t> ptx_fatbin(std::string_view ptx) {
   return make_fatbin({EntrySpec{1, std::vector<uint8_t>(ptx.begin(), ptx.end())}});
+}
+
+bool same_module(const Module& a, const Module& b) {
+  if (a.kernels.size() != b.kernels.size() || a.variables.size() != b.variables.size()) return false;
+  for (const Kernel& k : a.kernels) {
+    const Kernel* o = b.find_kernel(k.name);
+    if (!o || o->param_bytes != k.param_bytes || o->params.size() != k.params.size()) return false;
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (o->params[i].offset != k.params[i].offset || o->params[i].size != k.params[i].size) return false;
+    }
+  }
+  for (const Variable& v : a.variables) {
+    const Variable* o = b.find_variable(v.name);
+    if (!o || o->size != v.size || o->constant != v.constant || o->init != v.init) return false;
+  }
+  return true;
 }
 
 }  // namespace vgpu::fatbin::test

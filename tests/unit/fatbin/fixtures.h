@@ -32,6 +32,22 @@ struct EntryInfo {
 };
 std::vector<EntryInfo> list_entries(const std::vector<uint8_t>& fatbin);
 
+// The first raw cubin of a fat binary, and where its ELF structures lie.
+struct SectionInfo {
+  size_t header = 0;  // offset of its section header in the fat binary
+  std::string name;
+  uint32_t type = 0;
+  uint64_t offset = 0, size = 0;  // in the ELF image
+  uint32_t link = 0;
+};
+struct CubinMap {
+  size_t base = 0;  // offset of the ELF image in the fat binary
+  uint64_t size = 0;
+  std::vector<SectionInfo> sections;
+  const SectionInfo* find(std::string_view name) const;
+};
+CubinMap map_cubin(const std::vector<uint8_t>& fatbin);
+
 // A fat binary of uncompressed entries (flags 0x11: 64-bit, Linux).
 struct EntrySpec {
   uint16_t kind = 1;
@@ -39,6 +55,9 @@ struct EntrySpec {
 };
 std::vector<uint8_t> make_fatbin(const std::vector<EntrySpec>& entries);
 std::vector<uint8_t> ptx_fatbin(std::string_view ptx);
+
+// Same kernels (layouts) and variables (sizes, kinds, initial bytes), in any order.
+bool same_module(const Module& a, const Module& b);
 
 // Little-endian field access on byte vectors (the caller keeps offsets in range).
 uint64_t get_le(const std::vector<uint8_t>& b, size_t off, size_t width);

@@ -99,22 +99,6 @@ Module parse_fixture(const std::string& name) {
   return m;
 }
 
-bool same_module(const Module& a, const Module& b) {
-  if (a.kernels.size() != b.kernels.size() || a.variables.size() != b.variables.size()) return false;
-  for (const Kernel& k : a.kernels) {
-    const Kernel* o = b.find_kernel(k.name);
-    if (!o || o->param_bytes != k.param_bytes || o->params.size() != k.params.size()) return false;
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      if (o->params[i].offset != k.params[i].offset || o->params[i].size != k.params[i].size) return false;
-    }
-  }
-  for (const Variable& v : a.variables) {
-    const Variable* o = b.find_variable(v.name);
-    if (!o || o->size != v.size || o->constant != v.constant || o->init != v.init) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("fixtures cover every compression the parser handles", "[fatbin][layout]") {

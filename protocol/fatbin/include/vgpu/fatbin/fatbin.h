@@ -33,6 +33,7 @@ enum class Error {
 std::string_view error_name(Error e);
 
 inline constexpr uint64_t kMaxImageBytes = 1ull << 30;        // 1 GiB decompressed, per entry
+inline constexpr uint64_t kMaxTotalImageBytes = 4ull << 30;   // all entries of one fat binary
 inline constexpr uint32_t kMaxParams = 4096;                  // CUDA allows 32764 bytes of params
 inline constexpr uint32_t kMaxParamBytes = 32764;
 

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what vgpu needs to build and run, from Debian 12's packages.
+# Idempotent: installs only what is missing. Run as root (or with sudo).
+# The CUDA Toolkit itself is expected at /usr/local/cuda (or $CUDA_HOME).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config      # the build
+  libtbb-dev libsqlite3-dev sqlite3     # oneTBB queues, the policy store (and its CLI)
+  libzstd-dev liblz4-dev                # compressed fat binary entries
+  libcli11-dev nlohmann-json3-dev       # command lines, JSON
+  libfmt-dev libspdlog-dev              # logging
+  catch2                                # unit tests (v2)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: run as root to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -x "$cuda/bin/nvcc" ]; then
+  echo "install-deps: the CUDA Toolkit is not at $cuda (nvcc missing)." >&2
+  echo "  Install CUDA 13 from NVIDIA and set CUDA_HOME if it lives elsewhere." >&2
+  exit 1
+fi
+echo "install-deps: all dependencies present (CUDA: $("$cuda/bin/nvcc" --version | tail -n 1))"

@@ -1,0 +1,125 @@
+// The CUDA test programs, built by nvcc with the shared runtime, run end to
+// end through vgpu-run, the intercept library, vgpud and the sim backend.
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+
+using namespace vgpu::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+void require_pass(const RunResult& r, const std::string& name) {
+  INFO(r.output);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("PASS " + name));
+}
+
+}  // namespace
+
+TEST_CASE("each test program passes as a simulated VM") {
+  Daemon d;
+  for (const char* name : {"saxpy", "vector_add", "device_query", "struct_param", "constant_memory",
+                           "streams_events"}) {
+    SECTION(name) { require_pass(d.run("alice", name), name); }
+  }
+}
+
+TEST_CASE("error paths return the right CUDA errors and the program goes on") {
+  Daemon d;
+  const RunResult r = d.run("alice", "error_paths", {"--sim"});
+  require_pass(r, "error_paths");
+  CHECK_THAT(r.output, Catch::Contains("second cudaFree of the same pointer -> cudaErrorInvalidValue"));
+  CHECK_THAT(r.output, Catch::Contains("into a 4096-byte allocation -> cudaErrorInvalidValue"));
+  CHECK_THAT(r.output, Catch::Contains("cudaLaunchKernel(host_function) -> cudaErrorInvalidDeviceFunction"));
+  CHECK_THAT(r.output, Catch::Contains("not_in_plugin under sim -> cudaErrorInvalidDeviceFunction"));
+  // The daemon names the kernel it has no implementation for.
+  CHECK_THAT(d.log(), Catch::Contains("_Z13not_in_pluginPii"));
+}
+
+TEST_CASE("a VM cannot read another VM's memory through its device pointer") {
+  Daemon d;
+  const std::string file = d.runtime_dir() + "/secret.txt";
+  auto owner = d.start("alice", "cross_tenant", {"owner", file});
+  for (int i = 0; i < 2000 && !std::filesystem::exists(file); ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(std::filesystem::exists(file));
+  const RunResult thief = d.run("bob", "cross_tenant", {"thief", file});
+  std::filesystem::remove(file);
+  const RunResult own = owner->wait(60s);
+  require_pass(thief, "cross_tenant");
+  CHECK_THAT(thief.output, Catch::Contains("no secret word observed"));
+  require_pass(own, "cross_tenant");
+  CHECK_THAT(own.output, Catch::Contains("secret intact"));
+}
+
+TEST_CASE("several VMs run at once and all get correct results") {
+  Daemon d;
+  std::vector<std::unique_ptr<Process>> procs;
+  const char* names[] = {"saxpy", "vector_add", "streams_events", "struct_param"};
+  for (int vm = 0; vm < 8; ++vm) {
+    procs.push_back(d.start("vm" + std::to_string(vm), names[vm % 4]));
+  }
+  for (int vm = 0; vm < 8; ++vm) require_pass(procs[vm]->wait(120s), names[vm % 4]);
+}
+
+TEST_CASE("a program that links the runtime statically is refused with advice") {
+  Daemon d;
+  const RunResult r = d.run("alice", "static_runtime");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("-cudart shared"));
+  CHECK_THAT(r.output, !Catch::Contains("PASS"));
+}
+
+TEST_CASE("without a daemon, vgpu-run says so instead of hanging") {
+  TempDir dir;
+  Process p({vgpu_run_path(), "--runtime-dir", dir.path(), "--vm", "alice", "--",
+             program_path("saxpy")},
+            dir.path() + "/out.txt");
+  const RunResult r = p.wait(30s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("vgpud is not running"));
+}
+
+TEST_CASE("a daemon that dies mid-run gives its VMs a clear error, not a hang") {
+  Daemon d;
+  auto p = d.start("alice", "busy", {"2000", "100000"});  // 200 s of kernels
+  std::this_thread::sleep_for(1500ms);
+  d.kill9();
+  const RunResult r = p->wait(30s);
+  INFO(r.output);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Catch::Contains("lost the connection to vgpud"));
+}
+
+TEST_CASE("a VM process killed mid-run has its device state released") {
+  Daemon d;
+  auto p = d.start("alice", "busy", {"2000", "100000"});
+  std::this_thread::sleep_for(1500ms);
+  p->signal(SIGKILL);
+  p->wait(10s);
+  // The daemon notices the closed channel and releases everything.
+  bool released = false;
+  for (int i = 0; i < 500 && !released; ++i) {
+    released = d.log().find("channel 1 closed, its device state released") != std::string::npos;
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(released);
+  // And still serves others.
+  require_pass(d.run("bob", "saxpy"), "saxpy");
+}
+
+TEST_CASE("vgpud stops cleanly on SIGTERM and records usage in its database") {
+  Daemon d;
+  require_pass(d.run("alice", "vector_add"), "vector_add");
+  const RunResult r = d.stop();
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("SIGTERM received"));
+  CHECK(std::filesystem::file_size(d.db_path()) > 0);
+}

@@ -1,0 +1,124 @@
+// The policy store on real SQLite files.
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "vgpu/policy/store.h"
+
+using namespace vgpu;
+using namespace vgpu::policy;
+
+namespace {
+
+struct TempDb {
+  std::string path = "/tmp/vgpu-store-test-" + std::to_string(getpid()) + "-" +
+                     std::to_string(reinterpret_cast<uintptr_t>(this)) + ".db";
+  ~TempDb() {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a new database is created at the latest schema and reopened unchanged") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  std::string why;
+  REQUIRE(open_sqlite_store(db.path, &s, &why) == Status::kSuccess);
+  const int version = s->schema_version();
+  CHECK(version >= 1);
+  TenantId alice = 0, bob = 0, again = 0;
+  REQUIRE(s->tenant_for_vm("alice", &alice) == Status::kSuccess);
+  REQUIRE(s->tenant_for_vm("bob", &bob) == Status::kSuccess);
+  CHECK(alice != bob);
+  s.reset();
+  REQUIRE(open_sqlite_store(db.path, &s, &why) == Status::kSuccess);
+  CHECK(s->schema_version() == version);
+  REQUIRE(s->tenant_for_vm("alice", &again) == Status::kSuccess);
+  CHECK(again == alice);
+  std::vector<VmRow> vms;
+  REQUIRE(s->list_vms(&vms) == Status::kSuccess);
+  REQUIRE(vms.size() == 2);
+  CHECK(vms[0].name == "alice");
+}
+
+TEST_CASE("usage batches add up per tenant and interval") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  std::string why;
+  REQUIRE(open_sqlite_store(db.path, &s, &why) == Status::kSuccess);
+  TenantId a = 0;
+  REQUIRE(s->tenant_for_vm("a", &a) == Status::kSuccess);
+  const UsageRecord r1{a, 3600, 100, 2, 10, 20, 1000};
+  const UsageRecord r2{a, 3600, 50, 1, 5, 0, 3000};
+  const UsageRecord r3{a, 7200, 7, 1, 0, 0, 500};
+  REQUIRE(s->record_usage(std::vector{r1, r2}) == Status::kSuccess);
+  REQUIRE(s->record_usage(std::vector{r3}) == Status::kSuccess);
+  std::vector<UsageRecord> out;
+  REQUIRE(s->usage_between(0, 7200, &out) == Status::kSuccess);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].gpu_ns == 150);
+  CHECK(out[0].kernels == 3);
+  CHECK(out[0].bytes_to_device == 15);
+  CHECK(out[0].peak_memory == 3000);
+  REQUIRE(s->usage_between(0, 10800, &out) == Status::kSuccess);
+  CHECK(out[0].gpu_ns == 157);
+}
+
+TEST_CASE("a database from a newer vgpu is refused, not damaged") {
+  TempDb db;
+  {
+    std::unique_ptr<Store> s;
+    std::string why;
+    REQUIRE(open_sqlite_store(db.path, &s, &why) == Status::kSuccess);
+  }
+  REQUIRE(std::system(("sqlite3 " + db.path + " 'PRAGMA user_version = 999'").c_str()) == 0);
+  std::unique_ptr<Store> s;
+  std::string why;
+  CHECK(open_sqlite_store(db.path, &s, &why) == Status::kInitializationError);
+  CHECK_THAT(why, Catch::Contains("newer"));
+}
+
+TEST_CASE("a file that is not a database gives a clear error") {
+  TempDb db;
+  {
+    FILE* f = std::fopen(db.path.c_str(), "w");
+    std::fputs("this is not sqlite", f);
+    std::fclose(f);
+  }
+  std::unique_ptr<Store> s;
+  std::string why;
+  CHECK(open_sqlite_store(db.path, &s, &why) == Status::kInitializationError);
+  CHECK_FALSE(why.empty());
+}
+
+TEST_CASE("readers see consistent data while a writer adds usage") {
+  TempDb db;
+  std::unique_ptr<Store> writer;
+  std::string why;
+  REQUIRE(open_sqlite_store(db.path, &writer, &why) == Status::kSuccess);
+  TenantId a = 0;
+  REQUIRE(writer->tenant_for_vm("a", &a) == Status::kSuccess);
+  std::atomic<bool> done{false};
+  std::thread w([&] {
+    for (int i = 0; i < 200; ++i) {
+      // Each batch adds 1 to gpu_ns and 1 to kernels: readers must always see them equal.
+      writer->record_usage(std::vector{UsageRecord{a, 0, 1, 1, 0, 0, 0}});
+    }
+    done = true;
+  });
+  std::unique_ptr<Store> reader;
+  REQUIRE(open_sqlite_store(db.path, &reader, &why) == Status::kSuccess);
+  int reads = 0;
+  while (!done) {
+    std::vector<UsageRecord> out;
+    REQUIRE(reader->usage_between(0, 1, &out) == Status::kSuccess);
+    if (!out.empty()) CHECK(out[0].gpu_ns == out[0].kernels);
+    ++reads;
+  }
+  w.join();
+  CHECK(reads > 0);
+}
