@@ -7,25 +7,34 @@
 
 namespace vgpu::intercept {
 
-Status copy_to_device(Connection& c, uint64_t dst, const void* src, uint64_t size,
-                      uint64_t stream, bool sync) {
+namespace {
+
+// Moves `size` bytes between host memory and the device in chunks that fit the
+// data area, several in flight. `to_device` picks the direction.
+Status copy_chunks(Connection& c, bool to_device, uint8_t* host, uint64_t device, uint64_t size,
+                   uint64_t stream, bool sync) {
   if (Status s = c.ensure(); !ok(s)) return s;
   if (size == 0) return sync ? with_async_errors(c, Status::kSuccess) : Status::kSuccess;
   Status status = Status::kSuccess;
   uint64_t last = 0;
-  const auto* bytes = static_cast<const uint8_t*>(src);
   for (uint64_t done = 0; done < size;) {
     const uint64_t len = std::min(c.chunk_size(), size - done);
     uint64_t offset = 0;
     if (Status s = c.stage(len, &offset); !ok(s)) return s;
-    std::memcpy(c.data(offset), bytes + done, len);
     Completion comp;
     comp.release_staging = true;
     comp.staging_offset = offset;
     comp.result = sync ? &status : nullptr;
-    if (Status s = c.post(proto::MemcpyHtoDRequest{dst + done, offset, len, stream}, {}, &comp, &last);
-        !ok(s))
-      return s;
+    Status sent;
+    if (to_device) {
+      std::memcpy(c.data(offset), host + done, len);
+      sent = c.post(proto::MemcpyHtoDRequest{device + done, offset, len, stream}, {}, &comp, &last);
+    } else {
+      comp.copy_to = host + done;  // the bytes land when the host answers
+      comp.copy_size = len;
+      sent = c.post(proto::MemcpyDtoHRequest{device + done, offset, len, stream}, {}, &comp, &last);
+    }
+    if (!ok(sent)) return sent;
     done += len;
   }
   if (!sync) return Status::kSuccess;
@@ -33,31 +42,17 @@ Status copy_to_device(Connection& c, uint64_t dst, const void* src, uint64_t siz
   return with_async_errors(c, status);
 }
 
+}  // namespace
+
+Status copy_to_device(Connection& c, uint64_t dst, const void* src, uint64_t size,
+                      uint64_t stream, bool sync) {
+  // The source is only read.
+  return copy_chunks(c, true, static_cast<uint8_t*>(const_cast<void*>(src)), dst, size, stream, sync);
+}
+
 Status copy_from_device(Connection& c, void* dst, uint64_t src, uint64_t size, uint64_t stream,
                         bool sync) {
-  if (Status s = c.ensure(); !ok(s)) return s;
-  if (size == 0) return sync ? with_async_errors(c, Status::kSuccess) : Status::kSuccess;
-  Status status = Status::kSuccess;
-  uint64_t last = 0;
-  auto* bytes = static_cast<uint8_t*>(dst);
-  for (uint64_t done = 0; done < size;) {
-    const uint64_t len = std::min(c.chunk_size(), size - done);
-    uint64_t offset = 0;
-    if (Status s = c.stage(len, &offset); !ok(s)) return s;
-    Completion comp;
-    comp.release_staging = true;
-    comp.staging_offset = offset;
-    comp.copy_to = bytes + done;
-    comp.copy_size = len;
-    comp.result = sync ? &status : nullptr;
-    if (Status s = c.post(proto::MemcpyDtoHRequest{src + done, offset, len, stream}, {}, &comp, &last);
-        !ok(s))
-      return s;
-    done += len;
-  }
-  if (!sync) return Status::kSuccess;
-  if (Status s = c.drain_until(last); !ok(s)) return s;
-  return with_async_errors(c, status);
+  return copy_chunks(c, false, static_cast<uint8_t*>(dst), src, size, stream, sync);
 }
 
 Status copy_on_device(Connection& c, uint64_t dst, uint64_t src, uint64_t size, uint64_t stream,

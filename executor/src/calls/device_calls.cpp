@@ -7,11 +7,6 @@ using namespace vgpu::proto;
 
 namespace {
 
-Outcome fail(Status s) {
-  Outcome o;
-  o.status = s;
-  return o;
-}
 
 constexpr int kDeviceCount = 1;  // one GPU per daemon (per executor) for now
 
@@ -34,7 +29,7 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const GetDeviceCountRequest&
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const GetDevicePropertiesRequest& r,
                             std::span<const uint8_t>) {
-  if (r.device < 0 || r.device >= kDeviceCount) return fail(Status::kInvalidDevice);
+  if (r.device < 0 || r.device >= kDeviceCount) return Outcome::failure(Status::kInvalidDevice);
   const DeviceInfo& d = backend_->device();
   GetDevicePropertiesReply rep{};
   std::memcpy(rep.name, d.name.data(), std::min(d.name.size(), sizeof rep.name - 1));
@@ -52,8 +47,8 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const GetDevicePropertiesReq
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const DeviceGetAttributeRequest& r,
                             std::span<const uint8_t>) {
-  if (r.device < 0 || r.device >= kDeviceCount) return fail(Status::kInvalidDevice);
-  if (r.attribute < 0 || r.attribute >= kDeviceAttributeCount) return fail(Status::kInvalidValue);
+  if (r.device < 0 || r.device >= kDeviceCount) return Outcome::failure(Status::kInvalidDevice);
+  if (r.attribute < 0 || r.attribute >= kDeviceAttributeCount) return Outcome::failure(Status::kInvalidValue);
   Outcome o;
   o.set_reply(DeviceGetAttributeReply{backend_->device().attributes[static_cast<size_t>(r.attribute)], 0});
   return o;
@@ -79,7 +74,7 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceResetRequest&,
 Outcome CallHandler::handle(const vgpu_msg_header&, const MemGetInfoRequest&,
                             std::span<const uint8_t>) {
   MemGetInfoReply rep{};
-  if (Status s = backend_->mem_info(caller_->context, &rep.free, &rep.total); !ok(s)) return fail(s);
+  if (Status s = backend_->mem_info(caller_->context, &rep.free, &rep.total); !ok(s)) return Outcome::failure(s);
   Outcome o;
   o.set_reply(rep);
   return o;

@@ -6,21 +6,12 @@ namespace vgpu::executor {
 
 using namespace vgpu::proto;
 
-namespace {
-
-Outcome fail(Status s) {
-  Outcome o;
-  o.status = s;
-  return o;
-}
-
-}  // namespace
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const MallocRequest& r,
                             std::span<const uint8_t>) {
   MallocReply rep{0};
   if (r.size != 0) {  // cudaMalloc of zero bytes succeeds with a null pointer
-    if (Status s = backend_->mem_alloc(caller_->context, r.size, &rep.dptr); !ok(s)) return fail(s);
+    if (Status s = backend_->mem_alloc(caller_->context, r.size, &rep.dptr); !ok(s)) return Outcome::failure(s);
   }
   Outcome o;
   o.set_reply(rep);
@@ -36,7 +27,7 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const FreeRequest& r,
 Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyHtoDRequest& r,
                             std::span<const uint8_t>) {
   const uint8_t* src = data_range(r.data_offset, r.size);
-  if (!src) return fail(Status::kInvalidValue);
+  if (!src) return Outcome::failure(Status::kInvalidValue);
   if (r.size == 0) return queue(h, r.stream, Synchronize{});
   return queue(h, r.stream, CopyHtoD{r.dst, src, r.size});
 }
@@ -44,7 +35,7 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyHtoDRequest& r
 Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyDtoHRequest& r,
                             std::span<const uint8_t>) {
   uint8_t* dst = data_range(r.data_offset, r.size);
-  if (!dst) return fail(Status::kInvalidValue);
+  if (!dst) return Outcome::failure(Status::kInvalidValue);
   if (r.size == 0) return queue(h, r.stream, Synchronize{});
   return queue(h, r.stream, CopyDtoH{r.src, dst, r.size});
 }

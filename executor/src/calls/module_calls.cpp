@@ -9,11 +9,6 @@ using namespace vgpu::proto;
 
 namespace {
 
-Outcome fail(Status s) {
-  Outcome o;
-  o.status = s;
-  return o;
-}
 
 // Device names are mangled C++ identifiers: printable ASCII, no spaces.
 bool valid_device_name(std::span<const uint8_t> name) {
@@ -33,11 +28,11 @@ std::string_view as_name(std::span<const uint8_t> tail) {
 Outcome CallHandler::handle(const vgpu_msg_header&, const ModuleLoadRequest& r,
                             std::span<const uint8_t>) {
   const uint8_t* image = data_range(r.data_offset, r.size);
-  if (!image || r.size == 0) return fail(Status::kInvalidValue);
+  if (!image || r.size == 0) return Outcome::failure(Status::kInvalidValue);
   // Parse a private copy: the guest can rewrite its data area at any time.
   const std::vector<uint8_t> copy(image, image + r.size);
   ModuleLoadReply rep{};
-  if (Status s = backend_->module_load(caller_->context, copy, &rep.module); !ok(s)) return fail(s);
+  if (Status s = backend_->module_load(caller_->context, copy, &rep.module); !ok(s)) return Outcome::failure(s);
   Outcome o;
   o.set_reply(rep);
   return o;
@@ -50,12 +45,12 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const ModuleUnloadRequest&
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const FunctionGetRequest& r,
                             std::span<const uint8_t> name) {
-  if (!valid_device_name(name)) return fail(Status::kInvalidValue);
+  if (!valid_device_name(name)) return Outcome::failure(Status::kInvalidValue);
   FunctionGetReply rep{};
   FunctionInfo info;
   if (Status s = backend_->function_get(caller_->context, r.module, as_name(name), &rep.function, &info);
       !ok(s))
-    return fail(s);
+    return Outcome::failure(s);
   rep.param_count = info.param_count;
   rep.param_bytes = info.param_bytes;
   Outcome o;
@@ -65,10 +60,10 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const FunctionGetRequest& r,
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const VarGetRequest& r,
                             std::span<const uint8_t> name) {
-  if (!valid_device_name(name)) return fail(Status::kInvalidValue);
+  if (!valid_device_name(name)) return Outcome::failure(Status::kInvalidValue);
   VarGetReply rep{};
   if (Status s = backend_->var_get(caller_->context, r.module, as_name(name), r.size, &rep.dptr); !ok(s))
-    return fail(s);
+    return Outcome::failure(s);
   Outcome o;
   o.set_reply(rep);
   return o;
@@ -77,7 +72,7 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const VarGetRequest& r,
 Outcome CallHandler::handle(const vgpu_msg_header&, const FuncGetAttributesRequest& r,
                             std::span<const uint8_t>) {
   FunctionAttributes a;
-  if (Status s = backend_->func_attributes(caller_->context, r.function, &a); !ok(s)) return fail(s);
+  if (Status s = backend_->func_attributes(caller_->context, r.function, &a); !ok(s)) return Outcome::failure(s);
   FuncGetAttributesReply rep{a.shared_size_bytes, a.const_size_bytes, a.local_size_bytes,
                              a.max_threads_per_block, a.num_regs, a.ptx_version, a.binary_version};
   Outcome o;

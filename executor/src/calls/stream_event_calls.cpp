@@ -5,21 +5,12 @@ namespace vgpu::executor {
 
 using namespace vgpu::proto;
 
-namespace {
-
-Outcome status_only(Status s) {
-  Outcome o;
-  o.status = s;
-  return o;
-}
-
-}  // namespace
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const StreamCreateRequest& r,
                             std::span<const uint8_t>) {
   StreamCreateReply rep{};
   if (Status s = backend_->stream_create(caller_->context, r.flags, r.priority, &rep.stream); !ok(s))
-    return status_only(s);
+    return Outcome::failure(s);
   Outcome o;
   o.set_reply(rep);
   return o;
@@ -37,7 +28,7 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const StreamSynchronizeReq
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const StreamQueryRequest& r,
                             std::span<const uint8_t>) {
-  Outcome o = status_only(backend_->stream_query(caller_->context, r.stream));
+  Outcome o = Outcome::failure(backend_->stream_query(caller_->context, r.stream));
   if (ok(o.status)) o.set_reply(StreamQueryReply{});
   return o;
 }
@@ -51,7 +42,7 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const EventCreateRequest& r,
                             std::span<const uint8_t>) {
   EventCreateReply rep{};
   if (Status s = backend_->event_create(caller_->context, r.flags, &rep.event); !ok(s))
-    return status_only(s);
+    return Outcome::failure(s);
   Outcome o;
   o.set_reply(rep);
   return o;
@@ -68,13 +59,13 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const EventSynchronizeRequ
   // still, the event must be this caller's.
   if (Status s = backend_->event_query(caller_->context, r.event);
       !ok(s) && s != Status::kNotReady)
-    return status_only(s);
+    return Outcome::failure(s);
   return queue(h, kDefaultStream, Synchronize{});
 }
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const EventQueryRequest& r,
                             std::span<const uint8_t>) {
-  Outcome o = status_only(backend_->event_query(caller_->context, r.event));
+  Outcome o = Outcome::failure(backend_->event_query(caller_->context, r.event));
   if (ok(o.status)) o.set_reply(EventQueryReply{});
   return o;
 }
@@ -83,7 +74,7 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const EventElapsedTimeReques
                             std::span<const uint8_t>) {
   EventElapsedTimeReply rep{};
   if (Status s = backend_->event_elapsed(caller_->context, r.start, r.end, &rep.elapsed_ns); !ok(s))
-    return status_only(s);
+    return Outcome::failure(s);
   Outcome o;
   o.set_reply(rep);
   return o;

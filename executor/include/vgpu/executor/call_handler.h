@@ -46,6 +46,17 @@ struct Outcome {
   uint32_t reply_size = 0;
   alignas(8) std::array<uint8_t, 1024> reply{};
 
+  static Outcome failure(Status s) {
+    Outcome o;
+    o.status = s;
+    return o;
+  }
+  template <class Reply>
+  static Outcome replying(const Reply& r) {
+    Outcome o;
+    o.set_reply(r);
+    return o;
+  }
   template <class Reply>
   void set_reply(const Reply& r) {
     static_assert(sizeof(Reply) <= sizeof(reply));
