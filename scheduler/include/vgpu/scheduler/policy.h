@@ -11,8 +11,13 @@
 
 namespace vgpu::scheduler {
 
+// What the policy knows of a tenant. Two levels: a group (a course) has a
+// weight among groups, and its tenants (students' VMs) share the group's part
+// by their own weights. Group 0 is the default group of ungrouped tenants.
 struct TenantParams {
-  uint32_t weight = 1;  // relative share (>= 1)
+  uint32_t weight = 1;        // relative share within its group (>= 1)
+  uint32_t group = 0;         // course id; 0: none
+  uint32_t group_weight = 1;  // the group's relative share among groups (>= 1)
 };
 
 struct Decision {
