@@ -123,3 +123,10 @@ TEST_CASE("vgpud stops cleanly on SIGTERM and records usage in its database") {
   CHECK_THAT(r.output, Catch::Contains("SIGTERM received"));
   CHECK(std::filesystem::file_size(d.db_path()) > 0);
 }
+
+TEST_CASE("a runtime call vgpu does not forward fails cleanly with one log line") {
+  Daemon d;
+  const RunResult r = d.run("alice", "unsupported_call");
+  require_pass(r, "unsupported_call");
+  CHECK_THAT(r.output, Catch::Contains("vgpu: cudaGraphCreate is not supported by vgpu"));
+}
