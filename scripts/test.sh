@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs every test (unit and integration).
-# This is the README's test command and what CI runs.
+# Installs dependencies, builds, and runs every test (unit and integration),
+# then a short run of every fuzzer. This is the README's test command and what
+# CI runs. VGPU_FUZZ_SECONDS sets the fuzzers' time each (default 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
 build=${VGPU_BUILD_DIR:-build}
-cd "$build"
-ctest --output-on-failure -j "$(nproc)" "$@"
+(cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")
+./scripts/fuzz.sh "${VGPU_FUZZ_SECONDS:-20}"
