@@ -8,11 +8,6 @@ AllocationTable::AllocationTable(uint64_t base, uint64_t span) : base_(base), sp
   gaps_.emplace(0, span);
 }
 
-uint64_t AllocationTable::reserved_size(uint64_t size) {
-  if (size == 0 || size > (UINT64_MAX - kAllocAlignment)) return 0;
-  return (size + kAllocAlignment - 1) / kAllocAlignment * kAllocAlignment;
-}
-
 uint64_t AllocationTable::allocate(uint64_t size, AllocKind kind) {
   const uint64_t need = reserved_size(size);
   if (need == 0 || need > span_) return 0;
@@ -22,22 +17,16 @@ uint64_t AllocationTable::allocate(uint64_t size, AllocKind kind) {
     const uint64_t left = it->second - need;
     gaps_.erase(it);
     if (left > 0) gaps_.emplace(offset + need, left);
-    live_.emplace(base_ + offset, Allocation{size, need, kind, false});
+    live_.insert(base_ + offset, Allocation{size, need, kind, false});
     return base_ + offset;
   }
   return 0;
 }
 
-Allocation* AllocationTable::find_start(uint64_t addr) {
-  auto it = live_.find(addr);
-  return it == live_.end() ? nullptr : &it->second;
-}
-
 void AllocationTable::release(uint64_t addr, uint64_t* hole_offset, uint64_t* hole_size) {
-  auto it = live_.find(addr);
   uint64_t offset = addr - base_;
-  uint64_t size = it->second.reserved;
-  live_.erase(it);
+  uint64_t size = live_.find_start(addr)->reserved;
+  live_.erase(addr);
   // Merge with the gap after, then the gap before.
   auto next = gaps_.lower_bound(offset);
   if (next != gaps_.end() && next->first == offset + size) {
@@ -59,21 +48,15 @@ void AllocationTable::release(uint64_t addr, uint64_t* hole_offset, uint64_t* ho
 
 bool AllocationTable::resolve(uint64_t addr, uint64_t size, bool allow_free_pending,
                               uint64_t* offset) const {
-  if (size == 0) return false;
-  auto it = live_.upper_bound(addr);
-  if (it == live_.begin()) return false;
-  --it;
-  const Allocation& a = it->second;
-  const uint64_t into = addr - it->first;  // addr >= it->first
-  if (into >= a.size || size > a.size - into) return false;
-  if (a.free_pending && !allow_free_pending) return false;
+  uint64_t start = 0;
+  if (!live_.resolve(addr, size, allow_free_pending, &start)) return false;
   *offset = addr - base_;
   return true;
 }
 
 uint64_t AllocationTable::high_water() const {
   if (live_.empty()) return 0;
-  const auto& last = *live_.rbegin();
+  const auto& last = *live_.live().rbegin();
   return last.first - base_ + last.second.reserved;
 }
 

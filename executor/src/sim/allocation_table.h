@@ -3,28 +3,21 @@
 // touched here (the Arena backs what this hands out).
 //
 // Every range a call names must lie inside ONE live allocation; the lookup
-// answers that with an offset into the slot, or not at all.
+// (common/allocation_map.h, shared with the cuda backend) answers that with an
+// offset into the slot, or not at all.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 
+#include "common/allocation_map.h"
+
 namespace vgpu::executor::sim {
 
-inline constexpr uint64_t kAllocAlignment = 256;
-
-enum class AllocKind : uint8_t {
-  kUser,      // mem_alloc; freed by Free or Reset
-  kVariable,  // a module's __device__/__constant__ variable; freed with the module
-};
-
-struct Allocation {
-  uint64_t size = 0;      // bytes requested: the valid range
-  uint64_t reserved = 0;  // bytes taken from the slot and charged to the tenant
-  AllocKind kind = AllocKind::kUser;
-  bool free_pending = false;  // a Free of it is queued (accept() saw it)
-};
+using common::AllocKind;
+using common::Allocation;
+using common::kAllocAlignment;
 
 class AllocationTable {
  public:
@@ -32,13 +25,13 @@ class AllocationTable {
 
   uint64_t base() const { return base_; }
   // Bytes a request of `size` reserves (0 if it cannot fit any slot).
-  static uint64_t reserved_size(uint64_t size);
+  static uint64_t reserved_size(uint64_t size) { return common::reserved_size(size); }
 
   // First fit; returns the device address, or 0 when no gap is large enough.
   uint64_t allocate(uint64_t size, AllocKind kind);
 
   // The allocation starting exactly at `addr`, or nullptr.
-  Allocation* find_start(uint64_t addr);
+  Allocation* find_start(uint64_t addr) { return live_.find_start(addr); }
 
   // Removes the allocation starting at `addr` (it must exist). Sets
   // [*hole_offset, +*hole_size) to the free gap it now belongs to (merged with
@@ -52,14 +45,14 @@ class AllocationTable {
 
   // End offset of the highest live allocation (0 if none).
   uint64_t high_water() const;
-  size_t count() const { return live_.size(); }
-  const std::map<uint64_t, Allocation>& live() const { return live_; }
+  size_t count() const { return live_.count(); }
+  const std::map<uint64_t, Allocation>& live() const { return live_.live(); }
 
  private:
   const uint64_t base_;
   const uint64_t span_;
-  std::map<uint64_t, Allocation> live_;  // device address -> allocation
-  std::map<uint64_t, uint64_t> gaps_;    // slot offset -> size of a free gap
+  common::AllocationMap live_;          // device address -> allocation
+  std::map<uint64_t, uint64_t> gaps_;  // slot offset -> size of a free gap
 };
 
 }  // namespace vgpu::executor::sim

@@ -18,12 +18,14 @@
 
 #include "allocation_table.h"
 #include "arena.h"
-#include "tenant_ledger.h"
+#include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/fatbin/fatbin.h"
 #include "worker_client.h"
 
 namespace vgpu::executor::sim {
+
+using common::TenantLedger;
 
 // Per-context bounds on what a guest can make the daemon keep.
 inline constexpr size_t kMaxStreams = 4096;

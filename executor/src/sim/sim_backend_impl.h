@@ -11,7 +11,7 @@
 
 #include "context.h"
 #include "slot_pool.h"
-#include "tenant_ledger.h"
+#include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/executor/sim_backend.h"
 #include "worker_client.h"

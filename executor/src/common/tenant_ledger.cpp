@@ -1,8 +1,8 @@
-#include "tenant_ledger.h"
+#include "common/tenant_ledger.h"
 
 #include <algorithm>
 
-namespace vgpu::executor::sim {
+namespace vgpu::executor::common {
 
 bool TenantLedger::reserve(TenantId tenant, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -41,4 +41,13 @@ uint64_t TenantLedger::visible_total(TenantId tenant) const {
   return cap == 0 ? device_bytes_ : std::min(cap, device_bytes_);
 }
 
-}  // namespace vgpu::executor::sim
+uint64_t TenantLedger::available(TenantId tenant) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tenants_.find(tenant);
+  const TenantMemory t = it == tenants_.end() ? TenantMemory{} : it->second;
+  const uint64_t limit = t.cap == 0 ? device_bytes_ : std::min(t.cap, device_bytes_);
+  const uint64_t room = limit > t.used ? limit - t.used : 0;
+  return std::min(room, device_bytes_ - std::min(device_used_, device_bytes_));
+}
+
+}  // namespace vgpu::executor::common

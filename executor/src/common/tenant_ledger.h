@@ -1,6 +1,6 @@
 // Device memory charged per tenant (across its contexts) and for the whole
 // device: a reservation fails, charging nothing, if it would pass the tenant's
-// cap or the device's size.
+// cap or the device's size. Shared by the sim and cuda backends.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "vgpu/executor/backend.h"
 
-namespace vgpu::executor::sim {
+namespace vgpu::executor::common {
 
 class TenantLedger {
  public:
@@ -21,6 +21,9 @@ class TenantLedger {
   TenantMemory get(TenantId tenant) const;
   // What the tenant sees as the device: min(cap, device).
   uint64_t visible_total(TenantId tenant) const;
+  // What a reservation could still get now: the tenant's room under its cap,
+  // bounded by what is left of the device.
+  uint64_t available(TenantId tenant) const;
 
  private:
   const uint64_t device_bytes_;
@@ -29,4 +32,4 @@ class TenantLedger {
   std::unordered_map<TenantId, TenantMemory> tenants_;  // guarded by mu_
 };
 
-}  // namespace vgpu::executor::sim
+}  // namespace vgpu::executor::common

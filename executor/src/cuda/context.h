@@ -1,0 +1,116 @@
+// One context's state in the cuda backend (the daemon's side): its tables,
+// which every call is checked against before anything reaches the worker, and
+// the worker that holds its GPU context.
+//
+// Locking: `mu` guards everything below it. It is never held across a call
+// to the worker; a call takes the worker pointer and the generation under mu,
+// calls without it, and applies the answer under mu only if the generation is
+// unchanged (a fault or reset in between replaced the worker: the answer is
+// about a context that no longer exists). Order: mu, then the ledger's.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/allocation_map.h"
+#include "common/tenant_ledger.h"
+#include "vgpu/executor/backend.h"
+#include "vgpu/fatbin/fatbin.h"
+#include "worker_process.h"
+
+namespace vgpu::executor::cuda {
+
+using common::AllocKind;
+using common::Allocation;
+using common::TenantLedger;
+
+// Per-context bounds on what a guest can make the daemon (and the worker) keep.
+inline constexpr size_t kMaxStreams = 4096;
+inline constexpr size_t kMaxEvents = 65536;
+inline constexpr size_t kMaxModules = 1024;
+inline constexpr size_t kMaxAllocations = 1 << 20;
+
+// Work pending on a stream or event: accept() adds, execute()/discard() take.
+struct StreamState {
+  uint32_t flags = 0;
+  int32_t priority = 0;
+  uint64_t pending = 0;
+  bool destroying = false;  // a DestroyStream is queued: no new work
+};
+
+struct EventState {
+  uint32_t flags = 0;
+  uint64_t pending = 0;   // queued RecordEvents
+  bool recorded = false;  // a RecordEvent has executed
+  bool destroying = false;
+};
+
+struct ModuleState {
+  fatbin::Module image;                                    // parsed here, trusted
+  std::vector<uint8_t> bytes;                              // to load it again in a fresh worker
+  std::map<std::string, uint64_t, std::less<>> variables;  // name -> device address
+  std::map<std::string, Handle, std::less<>> functions;    // name -> function handle
+  bool unloading = false;                                  // an UnloadModule is queued
+};
+
+struct FunctionState {
+  Handle module = 0;
+  std::string name;  // mangled
+  uint32_t param_count = 0;
+  uint32_t param_bytes = 0;
+  bool have_attributes = false;
+  FunctionAttributes attributes;
+};
+
+struct Context {
+  Context(ContextId id_, TenantId tenant_, uint64_t seed) : id(id_), tenant(tenant_), rng(seed) {}
+
+  // Constant after construction.
+  const ContextId id;
+  const TenantId tenant;
+
+  std::mutex mu;
+  // --- guarded by mu ---
+  Status fault = Status::kSuccess;  // sticky: every call returns it until Reset
+  void set_fault(Status s) {
+    if (ok(fault)) fault = s;
+  }
+  std::shared_ptr<WorkerProcess> worker;  // null after a fault, until Reset
+  uint64_t generation = 1;                // bumped whenever the worker is replaced or lost
+  common::AllocationMap allocations;
+  uint64_t charged = 0;  // bytes charged to the tenant for this context
+  StreamState default_stream;
+  std::unordered_map<Handle, StreamState> streams;
+  std::unordered_map<Handle, EventState> events;
+  std::unordered_map<Handle, ModuleState> modules;
+  std::unordered_map<Handle, FunctionState> functions;
+  std::mt19937_64 rng;
+
+  // A fresh handle: random (so other contexts' handles are not guessable),
+  // never 0, 1 or 2, unused by any table of this context.
+  Handle new_handle();
+  // The stream a work item or call names: 0, 1 (legacy) and 2 (per-thread)
+  // are the default stream. nullptr if unknown.
+  StreamState* stream(Handle h);
+
+  // Records an allocation the worker made, whose charge (reserved_size(size))
+  // the caller has already reserved from the ledger. False if it overlaps a
+  // live one (the caller gives the charge back).
+  bool record(uint64_t dptr, uint64_t size, AllocKind kind);
+  // Forgets the allocation at dptr and gives its charge back.
+  void forget(TenantLedger& ledger, uint64_t dptr);
+  // What cudaDeviceReset leaves of a healthy context: no user allocations,
+  // events or streams; modules and their variables stay.
+  void forget_user_state(TenantLedger& ledger);
+  // What a lost worker leaves: no allocations (variables included: their
+  // addresses are stale, their names stay for the replay), events or streams.
+  void forget_device_state(TenantLedger& ledger);
+};
+
+}  // namespace vgpu::executor::cuda

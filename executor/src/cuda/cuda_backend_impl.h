@@ -1,0 +1,114 @@
+// The cuda backend's class, shared by the files that implement it:
+// cuda_backend.cpp (factory, contexts, memory, streams, events),
+// cuda_modules.cpp (modules, functions, variables), cuda_work.cpp (queued
+// work), cuda_recovery.cpp (lost workers, reset, replay into a fresh worker).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <shared_mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/tenant_ledger.h"
+#include "context.h"
+#include "reaper.h"
+#include "vgpu/executor/backend.h"
+#include "vgpu/executor/cuda_backend.h"
+#include "worker_pool.h"
+#include "worker_process.h"
+
+namespace vgpu::executor::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const CudaConfig& config, const WorkerSpec& spec, DeviceInfo device);
+  ~CudaBackend() override;
+
+  std::string_view name() const override { return "cuda"; }
+  const DeviceInfo& device() const override { return device_; }
+
+  Status create_context(TenantId tenant, ContextId* out) override;
+  void destroy_context(ContextId ctx) override;
+
+  void set_memory_cap(TenantId tenant, uint64_t bytes) override;
+  TenantMemory tenant_memory(TenantId tenant) const override;
+
+  Status mem_alloc(ContextId ctx, uint64_t size, uint64_t* dptr) override;
+  Status mem_info(ContextId ctx, uint64_t* free, uint64_t* total) override;
+  Status stream_create(ContextId ctx, uint32_t flags, int32_t priority, Handle* out) override;
+  Status stream_query(ContextId ctx, Handle stream) override;
+  Status event_create(ContextId ctx, uint32_t flags, Handle* out) override;
+  Status event_query(ContextId ctx, Handle event) override;
+  Status event_elapsed(ContextId ctx, Handle start, Handle end, int64_t* ns) override;
+  Status module_load(ContextId ctx, std::span<const uint8_t> fatbin, Handle* out) override;
+  Status function_get(ContextId ctx, Handle module, std::string_view name, Handle* out,
+                      FunctionInfo* info) override;
+  Status var_get(ContextId ctx, Handle module, std::string_view name, uint64_t size,
+                 uint64_t* dptr) override;
+  Status func_attributes(ContextId ctx, Handle function, FunctionAttributes* out) override;
+
+  Status accept(const Work& work) override;
+  ExecResult execute(const Work& work) override;
+  void discard(const Work& work) override;
+
+ private:
+  // What a call to the worker needs from the context, taken under ctx.mu.
+  struct Call {
+    std::shared_ptr<WorkerProcess> worker;
+    uint64_t generation = 0;
+  };
+
+  std::shared_ptr<Context> find(ContextId id) const;
+  uint64_t call_deadline() const;
+  uint64_t work_deadline() const;
+
+  // With ctx.mu held: the context's fault, or its worker for a call.
+  Status begin(Context& ctx, Call* call);
+  // With ctx.mu held: applies a worker's answer. A call that outlived its
+  // worker gets the context's fault; a timeout, a lost worker or a sticky
+  // error ends the worker and faults the context (`timeout_status` for a
+  // timeout). Returns the call's status.
+  Status absorb(Context& ctx, const Call& call, const WorkerProcess::Answer& a,
+                Status timeout_status, std::string_view what);
+  // With ctx.mu held: ends the worker, forgets what it held, faults the context.
+  void lose_worker(Context& ctx, Status status, const std::string& why);
+
+  // A variable's address from the worker, charged and recorded (ctx.mu not held).
+  Status fetch_variable(Context& ctx, const Call& call, Handle module, const std::string& name,
+                        uint64_t expected_size, uint64_t* dptr);
+  // Loads a module image into a worker (ctx.mu not held).
+  WorkerProcess::Answer load_image(WorkerProcess& w, Handle module,
+                                   const std::vector<uint8_t>& bytes);
+
+  // Work (cuda_work.cpp).
+  ExecResult run(Context& ctx, const Work& work);
+  ExecResult run_worker(Context& ctx, const wire::Request& request, std::span<const uint8_t> tail,
+                        std::string_view what);
+  void settle(Context& ctx, const Work& work, bool executed);
+  // cudaDeviceReset (cuda_recovery.cpp): a healthy context resets in its
+  // worker; a faulted one gets a fresh worker with its modules loaded again.
+  Status reset(Context& ctx);
+  Status replay(Context& ctx, std::shared_ptr<WorkerProcess> fresh);
+
+  // Constant after construction.
+  const CudaConfig config_;
+  const DeviceInfo device_;
+
+  Reaper reaper_;  // outlives every worker (declared before the pool and contexts)
+  TenantLedger ledger_;  // internally locked
+  WorkerPool pool_;      // internally locked
+  std::atomic<ContextId> next_context_{1};
+  std::atomic<bool> warned_no_param_info_{false};
+
+  mutable std::shared_mutex contexts_mu_;
+  std::random_device seed_source_;                                      // guarded by contexts_mu_
+  std::unordered_map<ContextId, std::shared_ptr<Context>> contexts_;  // guarded by contexts_mu_
+};
+
+// The DeviceInfo vgpud reports for a probed device; `shared_memory` is what
+// the backend shares out (the tenants' view of the device's memory).
+DeviceInfo device_info_from(const wire::DeviceReport& report, uint64_t shared_memory);
+
+}  // namespace vgpu::executor::cuda

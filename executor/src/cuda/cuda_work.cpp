@@ -1,0 +1,348 @@
+// The cuda backend: queued work. accept() checks and books it against the
+// context's tables, execute() has the worker run it to completion (one item at
+// a time, in order, on the dispatcher thread) and reports its GPU time,
+// discard() unbooks it. The worker is waited for at most the watchdog.
+#include <chrono>
+#include <type_traits>
+
+#include <spdlog/spdlog.h>
+
+#include "cu_status.h"
+#include "cuda_backend_impl.h"
+#include "launch_limits.h"
+
+namespace vgpu::executor::cuda {
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// accept(): what can be known now, and the marks that keep later work from
+// using what queued work will destroy. Called with ctx.mu held.
+Status check(Context& ctx, const DeviceInfo& device, const WorkOp& op) {
+  uint64_t start = 0;
+  auto in_one = [&](uint64_t addr, uint64_t size) {
+    return ctx.allocations.resolve(addr, size, false, &start);
+  };
+  return std::visit(
+      Overloaded{
+          [&](const CopyHtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            return c.src && in_one(c.dst, c.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const CopyDtoH& c) {
+            if (c.size == 0) return Status::kSuccess;
+            return c.dst && in_one(c.src, c.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const CopyDtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            return in_one(c.src, c.size) && in_one(c.dst, c.size) ? Status::kSuccess
+                                                                  : Status::kInvalidValue;
+          },
+          [&](const Memset& m) {
+            if (m.size == 0) return Status::kSuccess;
+            return in_one(m.dst, m.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const Launch& l) {
+            auto f = ctx.functions.find(l.function);
+            if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
+            auto m = ctx.modules.find(f->second.module);
+            if (m == ctx.modules.end() || m->second.unloading) {
+              return Status::kInvalidResourceHandle;
+            }
+            if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
+            return check_launch(device, l.grid, l.block, l.shared_mem);
+          },
+          [&](const RecordEvent& r) {
+            auto e = ctx.events.find(r.event);
+            if (e == ctx.events.end() || e->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            ++e->second.pending;
+            return Status::kSuccess;
+          },
+          [&](const WaitEvent& w) {
+            auto e = ctx.events.find(w.event);
+            return e == ctx.events.end() || e->second.destroying ? Status::kInvalidResourceHandle
+                                                                 : Status::kSuccess;
+          },
+          [&](const Free& f) {
+            if (f.dptr == 0) return Status::kSuccess;  // cudaFree(NULL)
+            Allocation* a = ctx.allocations.find_start(f.dptr);
+            if (!a || a->kind != AllocKind::kUser || a->free_pending) return Status::kInvalidValue;
+            a->free_pending = true;
+            return Status::kSuccess;
+          },
+          [&](const DestroyStream& d) {
+            if (d.stream <= 2) return Status::kInvalidResourceHandle;
+            auto s = ctx.streams.find(d.stream);
+            if (s == ctx.streams.end() || s->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            s->second.destroying = true;
+            return Status::kSuccess;
+          },
+          [&](const DestroyEvent& d) {
+            auto e = ctx.events.find(d.event);
+            if (e == ctx.events.end() || e->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            e->second.destroying = true;
+            return Status::kSuccess;
+          },
+          [&](const UnloadModule& u) {
+            auto m = ctx.modules.find(u.module);
+            if (m == ctx.modules.end() || m->second.unloading) {
+              return Status::kInvalidResourceHandle;
+            }
+            m->second.unloading = true;
+            return Status::kSuccess;
+          },
+          [&](const Synchronize&) { return Status::kSuccess; },
+          [&](const Reset&) { return Status::kSuccess; },
+      },
+      op);
+}
+
+uint64_t elapsed_since(std::chrono::steady_clock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t)
+          .count());
+}
+
+}  // namespace
+
+Status CudaBackend::accept(const Work& work) {
+  auto ctx = find(work.context);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  // A Reset is how a faulted context recovers (cudaDeviceReset).
+  if (!ok(ctx->fault) && !std::holds_alternative<Reset>(work.op)) return ctx->fault;
+  StreamState* stream = ctx->stream(work.stream);
+  if (!stream || stream->destroying) return Status::kInvalidResourceHandle;
+  const Status st = check(*ctx, device_, work.op);
+  if (!ok(st)) return st;
+  ++stream->pending;
+  return Status::kSuccess;
+}
+
+void CudaBackend::settle(Context& ctx, const Work& work, bool executed) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (StreamState* s = ctx.stream(work.stream); s && s->pending > 0) --s->pending;
+  std::visit(Overloaded{
+                 [&](const RecordEvent& r) {
+                   auto e = ctx.events.find(r.event);
+                   if (e != ctx.events.end() && e->second.pending > 0) --e->second.pending;
+                 },
+                 [&](const Free& f) {  // executed: gone (or kept, if the free failed)
+                   if (Allocation* a = ctx.allocations.find_start(f.dptr)) a->free_pending = false;
+                 },
+                 [&](const DestroyStream& d) {
+                   auto s = ctx.streams.find(d.stream);
+                   if (s != ctx.streams.end() && !executed) s->second.destroying = false;
+                 },
+                 [&](const DestroyEvent& d) {
+                   auto e = ctx.events.find(d.event);
+                   if (e != ctx.events.end() && !executed) e->second.destroying = false;
+                 },
+                 [&](const UnloadModule& u) {
+                   auto m = ctx.modules.find(u.module);
+                   if (m != ctx.modules.end() && !executed) m->second.unloading = false;
+                 },
+                 [](const auto&) {},
+             },
+             work.op);
+}
+
+void CudaBackend::discard(const Work& work) {
+  if (auto ctx = find(work.context)) settle(*ctx, work, false);
+}
+
+ExecResult CudaBackend::execute(const Work& work) {
+  auto ctx = find(work.context);
+  if (!ctx) return {Status::kInvalidResourceHandle, 0};
+  ExecResult result;
+  if (std::holds_alternative<Reset>(work.op)) {
+    const auto start = std::chrono::steady_clock::now();
+    result.status = reset(*ctx);
+    result.gpu_ns = elapsed_since(start);
+  } else {
+    result = run(*ctx, work);
+  }
+  settle(*ctx, work, true);
+  return result;
+}
+
+ExecResult CudaBackend::run_worker(Context& ctx, const wire::Request& request,
+                                   std::span<const uint8_t> tail, std::string_view what) {
+  Call call;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (Status s = begin(ctx, &call); !ok(s)) return {s, 0};
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t deadline = work_deadline();
+  WorkerProcess::Answer a;
+  switch (request.op) {
+    case wire::Op::kCopyIn:
+      a = call.worker->copy_in(request.a, tail.data(), request.b, deadline);
+      break;
+    case wire::Op::kCopyOut:
+      a = call.worker->copy_out(request.a, const_cast<uint8_t*>(tail.data()), request.b, deadline);
+      break;
+    default:
+      a = call.worker->work(request, tail, deadline);
+      break;
+  }
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  const Status st = absorb(ctx, call, a, Status::kLaunchTimeout, what);
+  // A work item that ended its context still kept the GPU busy until then.
+  const uint64_t gpu_ns = a.link == WorkerProcess::Link::kOk ? a.reply.gpu_ns : elapsed_since(start);
+  return {st, gpu_ns};
+}
+
+ExecResult CudaBackend::run(Context& ctx, const Work& work) {
+  // What the worker must run (req.op stays unset when nothing is), checked
+  // again under the lock: accept() checked at queue time, a fault or reset
+  // may have come since.
+  wire::Request req;
+  std::span<const uint8_t> tail;
+  std::string what;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (!ok(ctx.fault)) return {ctx.fault, 0};
+    uint64_t start = 0;
+    auto in_one = [&](uint64_t addr, uint64_t size) {
+      return ctx.allocations.resolve(addr, size, true, &start);
+    };
+    const Status st = std::visit(
+        Overloaded{
+            [&](const CopyHtoD& c) {
+              if (c.size == 0) return Status::kSuccess;  // nothing to run
+              if (!c.src || !in_one(c.dst, c.size)) return Status::kInvalidValue;
+              req.op = wire::Op::kCopyIn;
+              req.a = c.dst;
+              req.b = c.size;
+              tail = {c.src, c.size};
+              what = "a copy to the device";
+              return Status::kSuccess;
+            },
+            [&](const CopyDtoH& c) {
+              if (c.size == 0) return Status::kSuccess;
+              if (!c.dst || !in_one(c.src, c.size)) return Status::kInvalidValue;
+              req.op = wire::Op::kCopyOut;
+              req.a = c.src;
+              req.b = c.size;
+              tail = {c.dst, c.size};
+              what = "a copy from the device";
+              return Status::kSuccess;
+            },
+            [&](const CopyDtoD& c) {
+              if (c.size == 0) return Status::kSuccess;
+              if (!in_one(c.src, c.size) || !in_one(c.dst, c.size)) return Status::kInvalidValue;
+              req.op = wire::Op::kCopyOnDevice;
+              req.a = c.dst;
+              req.b = c.src;
+              req.c = c.size;
+              what = "a copy on the device";
+              return Status::kSuccess;
+            },
+            [&](const Memset& m) {
+              if (m.size == 0) return Status::kSuccess;
+              if (!in_one(m.dst, m.size)) return Status::kInvalidValue;
+              req.op = wire::Op::kMemset;
+              req.a = m.dst;
+              req.b = m.size;
+              req.value = m.value;
+              what = "a memset";
+              return Status::kSuccess;
+            },
+            [&](const Launch& l) {
+              auto f = ctx.functions.find(l.function);
+              if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
+              if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
+              req.op = wire::Op::kLaunch;
+              req.a = l.function;
+              for (int i = 0; i < 3; ++i) {
+                req.grid[i] = l.grid[i];
+                req.block[i] = l.block[i];
+              }
+              req.shared_mem = l.shared_mem;
+              tail = l.params;
+              what = "kernel " + f->second.name;
+              return Status::kSuccess;
+            },
+            [&](const RecordEvent& r) {
+              if (!ctx.events.count(r.event)) return Status::kInvalidResourceHandle;
+              req.op = wire::Op::kRecordEvent;
+              req.a = r.event;
+              what = "an event record";
+              return Status::kSuccess;
+            },
+            [&](const Free& f) {
+              if (f.dptr == 0) return Status::kSuccess;
+              const Allocation* a = ctx.allocations.find_start(f.dptr);
+              if (!a || a->kind != AllocKind::kUser) return Status::kInvalidValue;
+              req.op = wire::Op::kFree;
+              req.a = f.dptr;
+              what = "a free";
+              return Status::kSuccess;
+            },
+            [&](const DestroyStream& d) {
+              // Bookkeeping only: the worker has one stream for all.
+              return ctx.streams.erase(d.stream) ? Status::kSuccess
+                                                 : Status::kInvalidResourceHandle;
+            },
+            [&](const DestroyEvent& d) {
+              if (!ctx.events.count(d.event)) return Status::kInvalidResourceHandle;
+              req.op = wire::Op::kDestroyEvent;
+              req.a = d.event;
+              what = "an event destruction";
+              return Status::kSuccess;
+            },
+            [&](const UnloadModule& u) {
+              if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
+              req.op = wire::Op::kUnloadModule;
+              req.a = u.module;
+              what = "a module unload";
+              return Status::kSuccess;
+            },
+            // Work runs in order and to completion: a wait or a
+            // synchronization has nothing left to wait for.
+            [](const auto&) { return Status::kSuccess; },
+        },
+        work.op);
+    if (!ok(st)) return {st, 0};
+    if (req.op == wire::Op{}) return {Status::kSuccess, 0};  // done here: nothing for the GPU
+  }
+
+  const ExecResult r = run_worker(ctx, req, tail, what);
+  if (!ok(r.status)) return r;
+  // The worker did it: the tables follow.
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  std::visit(Overloaded{
+                 [&](const RecordEvent& e) {
+                   if (auto it = ctx.events.find(e.event); it != ctx.events.end()) {
+                     it->second.recorded = true;
+                   }
+                 },
+                 [&](const Free& f) { ctx.forget(ledger_, f.dptr); },
+                 [&](const DestroyEvent& d) { ctx.events.erase(d.event); },
+                 [&](const UnloadModule& u) {
+                   auto m = ctx.modules.find(u.module);
+                   if (m == ctx.modules.end()) return;
+                   for (const auto& [name, addr] : m->second.variables) ctx.forget(ledger_, addr);
+                   for (const auto& [name, fn] : m->second.functions) ctx.functions.erase(fn);
+                   ctx.modules.erase(m);
+                 },
+                 [](const auto&) {},
+             },
+             work.op);
+  return r;
+}
+
+}  // namespace vgpu::executor::cuda

@@ -1,0 +1,145 @@
+// One context on the GPU, driven through a DriverApi: what the worker process
+// (vgpu-cuda-worker) runs for its context. Handles (modules, functions,
+// events) are the daemon's values, used here as keys; device pointers are the
+// driver's. The daemon has already checked every handle and range against the
+// context's tables; the engine checks again that it knows what it is asked to
+// use, and otherwise only talks to the driver.
+//
+// Work runs to completion: each call that issues GPU work records an event
+// before and after it on the context's one stream, waits for the second, and
+// reports the time between them (gpu_ns) and the first error. Guest streams do
+// not reach the driver: the daemon executes a context's work one item at a
+// time, in order, so one stream carries it all (docs/cuda-backend.md).
+//
+// Threads: the worker calls the control half (alloc, module, function,
+// variable, event creation and timing) and the work half from two threads, so
+// an allocation is not stuck behind a long kernel. Both bind the context first
+// (bind_thread); the tables are guarded by one mutex, never held across a call
+// that waits for the GPU.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "driver_api.h"
+#include "staging_area.h"
+
+namespace vgpu::executor::cuda {
+
+struct ParamSlot {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+struct KernelAttributes {
+  int32_t shared_size_bytes = 0, const_size_bytes = 0, local_size_bytes = 0;
+  int32_t max_threads_per_block = 0, num_regs = 0, ptx_version = 0, binary_version = 0;
+};
+
+struct Timed {
+  CUresult result = CUDA_SUCCESS;
+  uint64_t gpu_ns = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(const DriverApi& api) : api_(api) {}
+  ~Engine();  // gives back everything it holds (in the worker, exit does too)
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // cuInit, the device's primary context with `ctx_flags` (CU_CTX_SCHED_*),
+  // bound to this thread, its stream and timing events. *why on failure.
+  CUresult init(int device_ordinal, unsigned ctx_flags, std::string* why);
+  CUresult bind_thread() const;
+  // Copies go through `staging`; with `pin` its slots are page-locked now
+  // (cuMemHostRegister). A failed pin is reported and copies still work,
+  // from pageable memory.
+  CUresult attach_staging(StagingArea* staging, bool pin);
+  bool staging_pinned() const { return staging_pinned_; }
+
+  // --- control ---
+  CUresult alloc(uint64_t size, uint64_t* dptr);
+  CUresult module_load(uint64_t module, const void* image);
+  // Looks the kernel up; *layout is what cuFuncGetParamInfo says (nothing
+  // when the driver lacks it: *layout_known false).
+  CUresult function_get(uint64_t module, uint64_t function, const std::string& name,
+                        std::vector<ParamSlot>* layout, bool* layout_known);
+  // The variable's address and size. The first lookup also keeps its current
+  // bytes, which reset() puts back (a module is asked for its variables right
+  // after it loads, so these are the initial values).
+  CUresult var_get(uint64_t module, const std::string& name, uint64_t* dptr, uint64_t* bytes);
+  CUresult func_attributes(uint64_t function, KernelAttributes* out);
+  CUresult event_create(uint64_t event, unsigned flags);
+  CUresult event_elapsed(uint64_t start, uint64_t end, float* ms);
+
+  // --- work (one at a time) ---
+  // Staged copies; `stop` ends waits for the daemon early (it went away).
+  Timed copy_in(uint64_t dst, uint64_t size, uint64_t deadline_ns, const std::function<bool()>& stop);
+  Timed copy_out(uint64_t src, uint64_t size, uint64_t deadline_ns,
+                 const std::function<bool()>& stop);
+  Timed copy_on_device(uint64_t dst, uint64_t src, uint64_t size);
+  Timed memset(uint64_t dst, uint64_t size, uint8_t value);
+  Timed launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
+               uint32_t shared_mem, std::span<const uint8_t> params);
+  Timed record_event(uint64_t event);
+  Timed synchronize();
+  CUresult free(uint64_t dptr);
+  CUresult destroy_event(uint64_t event);
+  CUresult unload_module(uint64_t module);
+  // cudaDeviceReset on a healthy context: frees what alloc() gave, destroys
+  // events, restores every variable's initial bytes.
+  CUresult reset();
+
+  // The first sticky error seen (CUDA_SUCCESS while healthy).
+  CUresult sticky() const;
+
+ private:
+  struct Variable {
+    CUdeviceptr dptr = 0;
+    size_t bytes = 0;
+    std::vector<uint8_t> initial;
+  };
+  struct Module {
+    CUmodule handle = nullptr;
+    std::map<std::string, Variable, std::less<>> variables;
+  };
+  struct Function {
+    CUfunction handle = nullptr;
+    uint64_t module = 0;
+  };
+
+  // Records start, runs `issue` on the stream, records end, waits for it.
+  Timed timed(const std::function<CUresult()>& issue);
+  CUresult note(CUresult r);  // remembers sticky errors; returns r
+  CUresult wait_event(CUevent e);
+
+  const DriverApi& api_;
+  CUdevice device_ = 0;
+  bool have_context_ = false;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;          // the work
+  CUstream control_stream_ = nullptr;  // the control half's own copies (never behind a kernel)
+  CUevent start_ = nullptr, end_ = nullptr;      // around each work item
+  CUevent slot_done_[kStagingSlots] = {};         // last copy through each slot
+  StagingArea* staging_ = nullptr;
+  bool staging_pinned_ = false;
+
+  mutable std::mutex mu_;
+  // --- guarded by mu_ ---
+  CUresult sticky_ = CUDA_SUCCESS;
+  std::set<CUdeviceptr> allocations_;  // what alloc() handed out
+  std::map<uint64_t, Module> modules_;
+  std::map<uint64_t, Function> functions_;
+  std::map<uint64_t, CUevent> events_;
+};
+
+}  // namespace vgpu::executor::cuda

@@ -1,0 +1,118 @@
+// What the cuda backend (in vgpud) and a context's worker process
+// (vgpu-cuda-worker) say to each other. Two SOCK_SEQPACKET sockets, one message
+// per packet, each a fixed struct and an optional tail; one request at a time
+// on each socket, answered by exactly one Reply:
+//
+//   control (fd 3): calls the daemon answers at once (alloc, module, function,
+//                   variable, event creation and timing); the loop thread's.
+//   work    (fd 4): queued work, one item at a time; the dispatcher's.
+//   staging (fd 5): the memfd of the context's staging area (staging_area.h).
+//
+// Start:  vgpu-cuda-worker run   <driver library> <device> <ctx flags> <slot bytes> <pin 0|1>
+//         vgpu-cuda-worker probe <driver library> <device>     (fd 3 only)
+//   worker -> daemon  Ready (control socket); probe adds DeviceReport and exits.
+// Both sides are built from the same tree; the version guards against a stale
+// worker binary next to a newer daemon.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace vgpu::executor::cuda::wire {
+
+inline constexpr uint32_t kVersion = 1;
+inline constexpr int kControlFd = 3;
+inline constexpr int kWorkFd = 4;
+inline constexpr int kStagingFd = 5;
+inline constexpr uint32_t kMaxNameBytes = 16384;
+inline constexpr uint32_t kMaxParamBytes = 32764;
+inline constexpr uint32_t kMaxParams = 4096;
+inline constexpr size_t kMaxMessageBytes = 64 * 1024;
+inline constexpr int kAttributeCount = 160;  // = kDeviceAttributeCount (backend.h)
+
+enum class Op : uint32_t {
+  kReady = 1,
+  kDevice = 2,
+  // control
+  kAlloc = 10,           // a = size                          -> a = dptr
+  kModuleLoad = 11,      // a = module, b = image bytes; the image's memfd rides along (SCM_RIGHTS)
+  kFunctionGet = 12,     // a = module, b = function; tail: name -> count ParamSlots (layout_known in a)
+  kVarGet = 13,          // a = module; tail: name            -> a = dptr, b = bytes
+  kFuncAttributes = 14,  // a = function                      -> tail: Attributes
+  kEventCreate = 15,     // a = event, value = CU_EVENT_* flags
+  kEventElapsed = 16,    // a = start, b = end                -> a = elapsed ns (int64)
+  // work
+  kCopyIn = 30,          // a = dst, b = size (through the staging area)
+  kCopyOut = 31,         // a = src, b = size (through the staging area)
+  kCopyOnDevice = 32,    // a = dst, b = src, c = size
+  kMemset = 33,          // a = dst, b = size, value = byte
+  kLaunch = 34,          // a = function, grid, block, shared_mem; tail: packed parameters
+  kRecordEvent = 35,     // a = event
+  kSynchronize = 36,
+  kFree = 37,            // a = dptr
+  kDestroyEvent = 38,    // a = event
+  kUnloadModule = 39,    // a = module
+  kReset = 40,
+};
+
+struct Ready {
+  Op op = Op::kReady;
+  uint32_t version = kVersion;
+  int32_t ok = 0;      // 1: the context is up (run) or the device was read (probe)
+  int32_t result = 0;  // the CUresult that stopped it
+  int32_t load_error = 0;  // LoadError (driver_api.h) when the driver could not be used
+  uint32_t pinned = 0;     // 1: the staging slots are page-locked
+  char message[488] = {};  // why not, NUL-terminated
+};
+
+struct DeviceReport {
+  Op op = Op::kDevice;
+  int32_t driver_version = 0;
+  uint64_t total_memory = 0;
+  uint8_t uuid[16] = {};
+  char name[256] = {};
+  int32_t attributes[kAttributeCount] = {};  // indexed by CUdevice_attribute (= cudaDeviceAttr)
+};
+
+struct Request {  // followed by tail_bytes of tail
+  Op op{};
+  uint32_t tail_bytes = 0;
+  uint64_t a = 0, b = 0, c = 0;
+  uint32_t grid[3] = {};
+  uint32_t block[3] = {};
+  uint32_t shared_mem = 0;
+  uint32_t value = 0;
+};
+
+struct Reply {  // followed by `count` ParamSlots (FunctionGet) or one Attributes
+  Op op{};
+  int32_t result = 0;   // CUresult
+  uint64_t a = 0, b = 0;
+  uint64_t gpu_ns = 0;  // work: device time between events around it
+  uint32_t sticky = 0;  // nonzero: the context hit a sticky error and is unusable
+  uint32_t count = 0;
+};
+
+struct ParamSlot {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+struct Attributes {
+  int32_t shared_size_bytes = 0, const_size_bytes = 0, local_size_bytes = 0;
+  int32_t max_threads_per_block = 0, num_regs = 0, ptx_version = 0, binary_version = 0;
+  int32_t reserved = 0;
+};
+
+static_assert(std::is_trivially_copyable_v<Ready> && sizeof(Ready) == 512);
+static_assert(std::is_trivially_copyable_v<DeviceReport> && sizeof(DeviceReport) == 928);
+static_assert(std::is_trivially_copyable_v<Request> && sizeof(Request) == 64);
+static_assert(std::is_trivially_copyable_v<Reply> && sizeof(Reply) == 40);
+static_assert(std::is_trivially_copyable_v<ParamSlot> && sizeof(ParamSlot) == 8);
+static_assert(std::is_trivially_copyable_v<Attributes> && sizeof(Attributes) == 32);
+static_assert(sizeof(Request) + kMaxNameBytes <= kMaxMessageBytes);
+static_assert(sizeof(Request) + kMaxParamBytes <= kMaxMessageBytes);
+static_assert(sizeof(Reply) + kMaxParams * sizeof(ParamSlot) <= kMaxMessageBytes);
+
+}  // namespace vgpu::executor::cuda::wire

@@ -1,0 +1,253 @@
+// The worker's engine over the FAKE driver, in this process: contexts,
+// modules and the parameter-layout check, launches and their timing, staged
+// copies in chunks, sticky faults, reset.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "cuda_test_support.h"
+#include "engine.h"
+#include "fake_cuda.h"
+#include "staging_transfer.h"
+
+using namespace vgpu;
+using namespace vgpu::executor::cuda;
+namespace fake = vgpu::test::fake_cuda;
+using vgpu::test::Params;
+
+namespace {
+
+struct Fixture {
+  DriverApi api;
+  std::unique_ptr<Engine> engine;
+  std::vector<uint8_t> image = test::fixture_fatbin();
+  std::vector<uint8_t> region = std::vector<uint8_t>(StagingArea::region_bytes(64 * 1024));
+  StagingArea staging{region.data(), 64 * 1024};
+
+  explicit Fixture(const fake::Knobs& knobs = {}) {
+    fake::reset(knobs);
+    fake::install(&api);
+    engine = std::make_unique<Engine>(api);
+  }
+  ~Fixture() {
+    fake::release_hang();
+    engine.reset();
+  }
+  void up() {
+    std::string why;
+    REQUIRE(engine->init(0, CU_CTX_SCHED_SPIN, &why) == CUDA_SUCCESS);
+    REQUIRE(engine->attach_staging(&staging, true) == CUDA_SUCCESS);
+    REQUIRE(engine->module_load(100, image.data()) == CUDA_SUCCESS);
+  }
+  void function(uint64_t handle, const char* name, std::vector<ParamSlot>* layout = nullptr) {
+    std::vector<ParamSlot> l;
+    bool known = false;
+    REQUIRE(engine->function_get(100, handle, name, layout ? layout : &l, &known) == CUDA_SUCCESS);
+    CHECK(known);
+  }
+};
+
+const uint32_t kOne[3] = {1, 1, 1};
+
+}  // namespace
+
+TEST_CASE("cuda engine: a context on the device the config names, and nothing left after") {
+  {
+    Fixture f;
+    f.up();
+    CHECK(fake::stats().primary_retains == 1);
+    CHECK(fake::stats().registered == 1);  // the staging slots, page-locked once
+    CHECK(f.engine->staging_pinned());
+    CHECK(fake::stats().live_streams == 2);  // work and control
+    uint64_t p = 0;
+    REQUIRE(f.engine->alloc(4096, &p) == CUDA_SUCCESS);
+    REQUIRE(f.engine->event_create(7, CU_EVENT_DEFAULT) == CUDA_SUCCESS);
+  }
+  const fake::Stats s = fake::stats();
+  CHECK(s.primary_retains == 0);
+  CHECK(s.live_allocations == 0);
+  CHECK(s.live_events == 0);
+  CHECK(s.live_streams == 0);
+  CHECK(s.live_modules == 0);
+  CHECK(s.registered == 0);
+
+  fake::Knobs two;
+  two.device_count = 2;
+  Fixture f2(two);
+  std::string why;
+  CHECK(f2.engine->init(1, 0, &why) == CUDA_SUCCESS);
+  Fixture f3;
+  CHECK(f3.engine->init(1, 0, &why) == CUDA_ERROR_INVALID_DEVICE);
+  CHECK(why == "device 1 does not exist (the driver sees 1)");
+  fake::Knobs broken;
+  broken.init_fails = true;
+  Fixture f4(broken);
+  CHECK(f4.engine->init(0, 0, &why) == CUDA_ERROR_NO_DEVICE);
+  CHECK(why == "cuInit: CUDA_ERROR_NO_DEVICE");
+}
+
+TEST_CASE("cuda engine: kernels are found by device name with the driver's parameter layout") {
+  Fixture f;
+  f.up();
+  std::vector<ParamSlot> layout;
+  f.function(1, test::kFill, &layout);
+  REQUIRE(layout.size() == 3);
+  CHECK((layout[0].offset == 0 && layout[0].size == 8));
+  CHECK((layout[1].offset == 8 && layout[1].size == 4));
+  CHECK((layout[2].offset == 12 && layout[2].size == 4));
+  f.function(2, test::kPair, &layout);
+  REQUIRE(layout.size() == 2);
+  CHECK((layout[0].offset == 0 && layout[0].size == 16));  // the struct, 8-aligned
+  CHECK((layout[1].offset == 16 && layout[1].size == 8));
+  bool known = false;
+  CHECK(f.engine->function_get(100, 3, "_Z7missingv", &layout, &known) == CUDA_ERROR_NOT_FOUND);
+  CHECK(f.engine->function_get(999, 3, test::kFill, &layout, &known) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(f.engine->function_get(100, 1, test::kFill, &layout, &known) == CUDA_ERROR_INVALID_HANDLE);
+
+  KernelAttributes attrs;
+  REQUIRE(f.engine->func_attributes(1, &attrs) == CUDA_SUCCESS);
+  CHECK(attrs.max_threads_per_block == 1024);
+  CHECK(attrs.num_regs == 16);
+}
+
+TEST_CASE("cuda engine: a launch passes the packed parameters and reports its GPU time") {
+  Fixture f;
+  f.up();
+  f.function(1, test::kFill);
+  f.function(2, test::kSpin);
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(1000 * 4, &p) == CUDA_SUCCESS);
+  const auto params = Params{}.at(0, p).at(8, int32_t{77}).at(12, int32_t{1000}).bytes;
+  const uint32_t grid[3] = {4, 1, 1}, block[3] = {256, 1, 1};
+  const Timed t = f.engine->launch(1, grid, block, 0, params);
+  REQUIRE(t.result == CUDA_SUCCESS);
+  CHECK(fake::stats().last_launch_param_bytes == 16);
+  const auto* ints = reinterpret_cast<const int32_t*>(p);  // the fake's device memory is ours
+  CHECK(ints[0] == 77);
+  CHECK(ints[999] == 77);
+
+  const auto spin = Params{}.at(0, uint64_t{20'000'000}).bytes;  // 20 ms
+  const Timed s = f.engine->launch(2, kOne, kOne, 0, spin);
+  REQUIRE(s.result == CUDA_SUCCESS);
+  CHECK(s.gpu_ns >= 19'000'000);
+  CHECK(s.gpu_ns < 2'000'000'000);
+
+  // Events the guest records time what ran between them.
+  REQUIRE(f.engine->event_create(10, CU_EVENT_DEFAULT) == CUDA_SUCCESS);
+  REQUIRE(f.engine->event_create(11, CU_EVENT_DEFAULT) == CUDA_SUCCESS);
+  REQUIRE(f.engine->record_event(10).result == CUDA_SUCCESS);
+  REQUIRE(f.engine->launch(2, kOne, kOne, 0, spin).result == CUDA_SUCCESS);
+  REQUIRE(f.engine->record_event(11).result == CUDA_SUCCESS);
+  float ms = 0;
+  REQUIRE(f.engine->event_elapsed(10, 11, &ms) == CUDA_SUCCESS);
+  CHECK(ms >= 19.0f);
+  CHECK(f.engine->event_elapsed(10, 12, &ms) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(f.engine->launch(9, kOne, kOne, 0, spin).result == CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chunk") {
+  Fixture f;
+  f.up();
+  const uint64_t size = 5 * 64 * 1024 + 7;  // six chunks, the last one short
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(size, &p) == CUDA_SUCCESS);
+  std::vector<uint8_t> in(size), out(size, 0);
+  for (size_t i = 0; i < size; ++i) in[i] = static_cast<uint8_t>(i * 131 + 7);
+
+  // The daemon's half runs in another thread, as it runs in another process.
+  const uint64_t deadline = monotonic_ns() + 10'000'000'000ull;
+  stage_first_chunk(f.staging, in.data(), size);
+  std::thread daemon([&] { CHECK(feed_chunks(f.staging, in.data(), size, deadline, {}) ==
+                                 StagingArea::Wait::kReady); });
+  const Timed t = f.engine->copy_in(p, size, deadline, {});
+  daemon.join();
+  REQUIRE(t.result == CUDA_SUCCESS);
+  CHECK(fake::stats().h2d_copies == 6);
+  CHECK(std::memcmp(reinterpret_cast<const void*>(p), in.data(), size) == 0);
+
+  f.staging.reset();
+  std::thread drain([&] { CHECK(drain_chunks(f.staging, out.data(), size, deadline, {}) ==
+                                StagingArea::Wait::kReady); });
+  const Timed t2 = f.engine->copy_out(p, size, deadline, {});
+  drain.join();
+  REQUIRE(t2.result == CUDA_SUCCESS);
+  CHECK(fake::stats().d2h_copies == 6);
+  CHECK(out == in);
+
+  // Small copies: one chunk, no waiting on the other side.
+  uint64_t q = 0;
+  REQUIRE(f.engine->alloc(16, &q) == CUDA_SUCCESS);
+  stage_first_chunk(f.staging, in.data(), 16);
+  REQUIRE(f.engine->copy_in(q, 16, deadline, {}).result == CUDA_SUCCESS);
+  CHECK(std::memcmp(reinterpret_cast<const void*>(q), in.data(), 16) == 0);
+
+  // A copy the driver refuses ends early, and the daemon's side is told.
+  stage_first_chunk(f.staging, in.data(), 64);
+  CHECK(f.engine->copy_in(q, 64, deadline, {}).result == CUDA_ERROR_INVALID_VALUE);
+  // A daemon that stops feeding: the copy gives up instead of waiting forever.
+  f.staging.reset();
+  CHECK(f.engine->copy_in(p, size, deadline, [] { return true; }).result ==
+        CUDA_ERROR_OPERATING_SYSTEM);
+}
+
+TEST_CASE("cuda engine: a copy with the staging slots page-locked or not") {
+  fake::Knobs k;
+  k.register_fails = true;
+  Fixture f(k);
+  std::string why;
+  REQUIRE(f.engine->init(0, 0, &why) == CUDA_SUCCESS);
+  CHECK(f.engine->attach_staging(&f.staging, true) == CUDA_ERROR_NOT_PERMITTED);
+  CHECK_FALSE(f.engine->staging_pinned());
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(100, &p) == CUDA_SUCCESS);
+  const std::vector<uint8_t> bytes(100, 0x5a);
+  stage_first_chunk(f.staging, bytes.data(), bytes.size());
+  CHECK(f.engine->copy_in(p, 100, monotonic_ns() + 1'000'000'000, {}).result == CUDA_SUCCESS);
+}
+
+TEST_CASE("cuda engine: a faulting kernel's error is sticky") {
+  Fixture f;
+  f.up();
+  f.function(1, test::kFault);
+  f.function(2, test::kFill);
+  const auto params = Params{}.at(0, uint64_t{16}).bytes;
+  const Timed t = f.engine->launch(1, kOne, kOne, 0, params);
+  CHECK(t.result == CUDA_ERROR_ILLEGAL_ADDRESS);
+  CHECK(f.engine->sticky() == CUDA_ERROR_ILLEGAL_ADDRESS);
+  uint64_t p = 0;
+  CHECK(f.engine->alloc(16, &p) == CUDA_ERROR_ILLEGAL_ADDRESS);
+
+  Fixture g;
+  g.up();
+  g.function(1, test::kTrap);
+  CHECK(g.engine->launch(1, kOne, kOne, 0, {}).result == CUDA_ERROR_LAUNCH_FAILED);
+  CHECK(g.engine->sticky() == CUDA_ERROR_LAUNCH_FAILED);
+}
+
+TEST_CASE("cuda engine: reset frees memory and events and restores variables") {
+  Fixture f;
+  f.up();
+  uint64_t var = 0, bytes = 0;
+  REQUIRE(f.engine->var_get(100, "counter", &var, &bytes) == CUDA_SUCCESS);
+  CHECK(bytes == 4);
+  CHECK(*reinterpret_cast<const int32_t*>(var) == 7);
+  f.function(1, test::kBump);
+  REQUIRE(f.engine->launch(1, kOne, kOne, 0, Params{}.at(0, int32_t{5}).bytes).result == CUDA_SUCCESS);
+  CHECK(*reinterpret_cast<const int32_t*>(var) == 12);
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(64, &p) == CUDA_SUCCESS);
+  REQUIRE(f.engine->event_create(3, 0) == CUDA_SUCCESS);
+  CHECK(fake::stats().live_allocations == 1);
+
+  REQUIRE(f.engine->reset() == CUDA_SUCCESS);
+  CHECK(*reinterpret_cast<const int32_t*>(var) == 7);
+  CHECK(fake::stats().live_allocations == 0);
+  CHECK(fake::stats().live_events == 4);  // the engine's own: start, end, one per slot
+  CHECK(f.engine->free(p) == CUDA_ERROR_INVALID_VALUE);
+  // Modules and functions survive a reset.
+  CHECK(f.engine->launch(1, kOne, kOne, 0, Params{}.at(0, int32_t{1}).bytes).result == CUDA_SUCCESS);
+  CHECK(*reinterpret_cast<const int32_t*>(var) == 8);
+  REQUIRE(f.engine->unload_module(100) == CUDA_SUCCESS);
+  CHECK(f.engine->launch(1, kOne, kOne, 0, Params{}.at(0, int32_t{1}).bytes).result ==
+        CUDA_ERROR_INVALID_HANDLE);
+}

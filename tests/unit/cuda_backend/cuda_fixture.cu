@@ -1,0 +1,37 @@
+// Kernels for the cuda backend's tests. Built into a fat binary (nvcc -fatbin);
+// the FAKE driver (fake_driver/fake_cuda.h) acts on their names, so what they
+// would do on a GPU only matters for reading.
+struct Pair {
+  double x;
+  int y;
+};
+
+__device__ int counter = 7;
+
+__global__ void fill(int* p, int value, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = value;
+}
+
+__global__ void spin(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+__global__ void bump(int delta) { atomicAdd(&counter, delta); }
+
+__global__ void hang(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
+__global__ void fault(int* p) { p[threadIdx.x] = 1; }  // called with a bad pointer
+
+__global__ void trap_now() { __trap(); }
+
+__global__ void crash() {}
+
+__global__ void takes_pair(Pair p, int* out) { *out = p.y + static_cast<int>(p.x); }

@@ -1,0 +1,600 @@
+// FAKE CUDA DRIVER, for tests only (see fake_cuda.h).
+#include "fake_cuda.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "vgpu/fatbin/fatbin.h"
+
+// The driver's opaque handle types, defined by this fake.
+struct CUctx_st {
+  int device = 0;
+};
+struct CUstream_st {
+  unsigned flags = 0;
+};
+struct CUevent_st {
+  unsigned flags = 0;
+  bool recorded = false;
+  uint64_t ns = 0;
+};
+struct CUmod_st {
+  vgpu::fatbin::Module image;
+  std::map<std::string, std::pair<uint8_t*, size_t>> globals;  // name -> storage
+};
+struct CUfunc_st {
+  CUmod_st* module = nullptr;
+  const vgpu::fatbin::Kernel* kernel = nullptr;
+};
+
+namespace vgpu::test::fake_cuda {
+namespace {
+
+struct State {
+  std::mutex mu;
+  Knobs knobs;
+  Stats stats;
+  bool initialized = false;
+  CUresult sticky = CUDA_SUCCESS;   // reported by every call once set
+  CUresult pending = CUDA_SUCCESS;  // a faulting kernel's error, until the next wait
+  std::atomic<bool> hung{false};
+  uint64_t used = 0;
+  std::map<uintptr_t, size_t> allocations;  // address -> size
+  std::set<CUstream_st*> streams;
+  std::set<CUevent_st*> events;
+  std::set<CUmod_st*> modules;
+  std::set<CUfunc_st*> functions;
+  std::map<uintptr_t, size_t> registered;
+  CUctx_st primary;
+};
+
+State& state() {
+  static State* s = new State();  // never destroyed: workers exit with it alive
+  return *s;
+}
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Whether [p, p + n) lies in one allocation or module variable. mu held.
+bool device_range(State& s, uintptr_t p, size_t n) {
+  auto it = s.allocations.upper_bound(p);
+  if (it != s.allocations.begin()) {
+    --it;
+    if (p >= it->first && n <= it->second && p - it->first <= it->second - n) return true;
+  }
+  for (CUmod_st* m : s.modules) {
+    for (const auto& [name, g] : m->globals) {
+      const auto base = reinterpret_cast<uintptr_t>(g.first);
+      if (p >= base && n <= g.second && p - base <= g.second - n) return true;
+    }
+  }
+  return false;
+}
+
+#define FAKE_GUARD                             \
+  State& s = state();                          \
+  std::lock_guard<std::mutex> lock(s.mu);      \
+  if (!s.initialized) return CUDA_ERROR_NOT_INITIALIZED; \
+  if (s.sticky != CUDA_SUCCESS) return s.sticky;
+
+// A wait: blocks while a hang() runs, then reports a faulting kernel's error.
+CUresult wait_for_gpu() {
+  State& s = state();
+  while (s.hung.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (s.pending != CUDA_SUCCESS) {
+    s.sticky = s.pending;
+    s.pending = CUDA_SUCCESS;
+  }
+  return s.sticky;
+}
+
+}  // namespace
+
+// --- the entry points (names and types from <cuda.h>) --------------------------
+namespace api {
+
+CUresult cuInit(unsigned int flags) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (s.knobs.init_fails) return CUDA_ERROR_NO_DEVICE;
+  s.initialized = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int* v) {
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+  *v = state().knobs.driver_version;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult r, const char** out) {
+  static const std::map<CUresult, const char*> names = {
+      {CUDA_SUCCESS, "CUDA_SUCCESS"},
+      {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+      {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+      {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+      {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+      {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
+      {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+      {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
+      {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
+      {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+  };
+  auto it = names.find(r);
+  if (!out || it == names.end()) return CUDA_ERROR_INVALID_VALUE;
+  *out = it->second;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int* count) {
+  FAKE_GUARD
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  *count = s.knobs.device_count;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice* dev, int ordinal) {
+  FAKE_GUARD
+  if (!dev || ordinal < 0 || ordinal >= s.knobs.device_count) return CUDA_ERROR_INVALID_DEVICE;
+  *dev = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+  FAKE_GUARD
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(name, static_cast<size_t>(len), "%s", "Fake H200 (vgpu tests)");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  FAKE_GUARD
+  if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0xf0 + dev + i);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem(size_t* bytes, CUdevice) {
+  FAKE_GUARD
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  *bytes = s.knobs.memory_bytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice) {
+  FAKE_GUARD
+  if (!value || attr <= 0 || attr >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+  switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: *value = 1; break;
+    default: *value = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice, unsigned int) {
+  FAKE_GUARD
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
+  FAKE_GUARD
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  s.primary.device = dev;
+  *ctx = &s.primary;
+  ++s.stats.primary_retains;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  --s.stats.primary_retains;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  FAKE_GUARD
+  return ctx == &s.primary ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuCtxSynchronize() { return wait_for_gpu(); }
+
+CUresult cuMemAlloc(CUdeviceptr* p, size_t bytes) {
+  FAKE_GUARD
+  if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > s.knobs.memory_bytes - std::min(s.used, s.knobs.memory_bytes)) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  void* mem = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!mem) return CUDA_ERROR_OUT_OF_MEMORY;
+  s.allocations[reinterpret_cast<uintptr_t>(mem)] = bytes;
+  s.used += bytes;
+  ++s.stats.live_allocations;
+  *p = reinterpret_cast<uintptr_t>(mem);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree(CUdeviceptr p) {
+  FAKE_GUARD
+  auto it = s.allocations.find(p);
+  if (it == s.allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  s.used -= it->second;
+  std::free(reinterpret_cast<void*>(p));
+  s.allocations.erase(it);
+  --s.stats.live_allocations;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int) {
+  FAKE_GUARD
+  if (s.knobs.register_fails) return CUDA_ERROR_NOT_PERMITTED;
+  if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  s.registered[reinterpret_cast<uintptr_t>(p)] = bytes;
+  ++s.stats.registered;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void* p) {
+  FAKE_GUARD
+  if (!s.registered.erase(reinterpret_cast<uintptr_t>(p))) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  --s.stats.registered;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream) {
+  FAKE_GUARD
+  if (!device_range(s, dst, n) || !src) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  ++s.stats.h2d_copies;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream) {
+  FAKE_GUARD
+  if (!device_range(s, src, n) || !dst) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  ++s.stats.d2h_copies;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
+  FAKE_GUARD
+  if (!device_range(s, dst, n) || !device_range(s, src, n)) return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream) {
+  FAKE_GUARD
+  if (!device_range(s, dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(reinterpret_cast<void*>(dst), value, n);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
+  FAKE_GUARD
+  if (!stream) return CUDA_ERROR_INVALID_VALUE;
+  *stream = new CUstream_st{flags};
+  s.streams.insert(*stream);
+  ++s.stats.live_streams;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy(CUstream stream) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.streams.erase(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  delete stream;
+  --s.stats.live_streams;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream) { return wait_for_gpu(); }
+
+CUresult cuEventCreate(CUevent* event, unsigned int flags) {
+  FAKE_GUARD
+  if (!event || (flags & ~0xfu)) return CUDA_ERROR_INVALID_VALUE;
+  *event = new CUevent_st{flags, false, 0};
+  s.events.insert(*event);
+  ++s.stats.live_events;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy(CUevent event) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.events.erase(event)) return CUDA_ERROR_INVALID_HANDLE;
+  delete event;
+  --s.stats.live_events;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent event, CUstream) {
+  FAKE_GUARD
+  if (!s.events.count(event)) return CUDA_ERROR_INVALID_HANDLE;
+  event->recorded = true;
+  event->ns = now_ns();  // work here completes as it is issued
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventSynchronize(CUevent event) {
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.events.count(event)) return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return wait_for_gpu();
+}
+
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  FAKE_GUARD
+  if (!ms || !s.events.count(start) || !s.events.count(end)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!start->recorded || !end->recorded || ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING)) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  *ms = static_cast<float>(static_cast<double>(static_cast<int64_t>(end->ns - start->ns)) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  FAKE_GUARD
+  if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+  // A fat binary announces its size in its header: 16 bytes + payload.
+  uint64_t payload = 0;
+  std::memcpy(&payload, static_cast<const uint8_t*>(image) + 8, sizeof payload);
+  auto m = std::make_unique<CUmod_st>();
+  if (payload > (1ull << 30) ||
+      fatbin::parse({static_cast<const uint8_t*>(image), 16 + payload}, &m->image) !=
+          fatbin::Error::kNone) {
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  for (const fatbin::Variable& v : m->image.variables) {
+    if (v.size == 0) continue;
+    auto* mem = static_cast<uint8_t*>(std::calloc(1, v.size));
+    std::memcpy(mem, v.init.data(), std::min<size_t>(v.init.size(), v.size));
+    m->globals[v.name] = {mem, v.size};
+  }
+  *module = m.release();
+  s.modules.insert(*module);
+  ++s.stats.live_modules;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule module) {
+  FAKE_GUARD
+  if (!s.modules.erase(module)) return CUDA_ERROR_INVALID_HANDLE;
+  std::erase_if(s.functions, [&](CUfunc_st* f) {
+    if (f->module != module) return false;
+    delete f;
+    return true;
+  });
+  for (auto& [name, g] : module->globals) std::free(g.first);
+  delete module;
+  --s.stats.live_modules;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name) {
+  FAKE_GUARD
+  if (!f || !name || !s.modules.count(module)) return CUDA_ERROR_INVALID_HANDLE;
+  const fatbin::Kernel* k = module->image.find_kernel(name);
+  if (!k) return CUDA_ERROR_NOT_FOUND;
+  *f = new CUfunc_st{module, k};
+  s.functions.insert(*f);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name) {
+  FAKE_GUARD
+  if (!name || !s.modules.count(module)) return CUDA_ERROR_INVALID_HANDLE;
+  auto it = module->globals.find(name);
+  if (it == module->globals.end()) return CUDA_ERROR_NOT_FOUND;
+  if (dptr) *dptr = reinterpret_cast<uintptr_t>(it->second.first);
+  if (bytes) *bytes = it->second.second;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction f) {
+  FAKE_GUARD
+  if (!value || !s.functions.count(f)) return CUDA_ERROR_INVALID_HANDLE;
+  switch (attr) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 16; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 90; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
+    default: *value = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* size) {
+  FAKE_GUARD
+  if (!s.functions.count(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (index >= f->kernel->params.size()) return CUDA_ERROR_INVALID_VALUE;
+  const fatbin::Param& p = f->kernel->params[index];
+  const bool skew = !s.knobs.skew_kernel.empty() &&
+                    f->kernel->name.find(s.knobs.skew_kernel) != std::string::npos && index == 0;
+  if (offset) *offset = p.offset + (skew ? 4 : 0);
+  if (size) *size = p.size;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                        unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                        CUstream, void** params, void** extra) {
+  std::string name;
+  std::vector<uint8_t> buf;
+  {
+    FAKE_GUARD
+    if (!s.functions.count(f)) return CUDA_ERROR_INVALID_HANDLE;
+    if (uint64_t{bx} * by * bz > 1024 || gx == 0 || gy == 0 || gz == 0 || shared > 232448) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const fatbin::Kernel& k = *f->kernel;
+    name = k.name;
+    buf.assign(k.param_bytes, 0);
+    if (extra) {  // CU_LAUNCH_PARAM_BUFFER_POINTER, p, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, END
+      void* p = nullptr;
+      size_t* n = nullptr;
+      for (void** e = extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
+        if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER) p = e[1];
+        if (e[0] == CU_LAUNCH_PARAM_BUFFER_SIZE) n = static_cast<size_t*>(e[1]);
+      }
+      if (!p || !n || *n != k.param_bytes) return CUDA_ERROR_INVALID_VALUE;
+      std::memcpy(buf.data(), p, *n);
+    } else if (params) {
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        std::memcpy(buf.data() + k.params[i].offset, params[i], k.params[i].size);
+      }
+    } else if (k.param_bytes != 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    ++s.stats.launches;
+    s.stats.last_launch_param_bytes = buf.size();
+    auto has = [&](const char* word) { return name.find(word) != std::string::npos; };
+    if (has("fill") && buf.size() >= 16) {
+      uintptr_t p = 0;
+      int32_t value = 0, n = 0;
+      std::memcpy(&p, buf.data(), 8);
+      std::memcpy(&value, buf.data() + 8, 4);
+      std::memcpy(&n, buf.data() + 12, 4);
+      const uint64_t threads = uint64_t{gx} * gy * gz * bx * by * bz;
+      const size_t count = static_cast<size_t>(std::min<uint64_t>(threads, n > 0 ? n : 0));
+      if (count > 0 && !device_range(s, p, count * 4)) {
+        s.pending = CUDA_ERROR_ILLEGAL_ADDRESS;  // out of bounds, as on a GPU
+      } else {
+        std::fill_n(reinterpret_cast<int32_t*>(p), count, value);
+      }
+    } else if (has("bump") && buf.size() >= 4) {
+      int32_t delta = 0;
+      std::memcpy(&delta, buf.data(), 4);
+      auto g = f->module->globals.find("counter");
+      if (g != f->module->globals.end()) *reinterpret_cast<int32_t*>(g->second.first) += delta;
+    } else if (has("hang")) {
+      s.hung = true;
+    } else if (has("fault")) {
+      s.pending = CUDA_ERROR_ILLEGAL_ADDRESS;
+    } else if (has("trap")) {
+      s.pending = CUDA_ERROR_LAUNCH_FAILED;
+    }
+  }
+  if (name.find("crash") != std::string::npos) raise(SIGSEGV);
+  if (name.find("spin") != std::string::npos && buf.size() >= 8) {
+    uint64_t ns = 0;
+    std::memcpy(&ns, buf.data(), 8);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(ns, 5'000'000'000ull)));
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace api
+
+// --- control -------------------------------------------------------------------
+
+void reset(const Knobs& knobs) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (auto& [p, n] : s.allocations) std::free(reinterpret_cast<void*>(p));
+  for (CUstream_st* x : s.streams) delete x;
+  for (CUevent_st* x : s.events) delete x;
+  for (CUfunc_st* x : s.functions) delete x;
+  for (CUmod_st* m : s.modules) {
+    for (auto& [name, g] : m->globals) std::free(g.first);
+    delete m;
+  }
+  s.allocations.clear();
+  s.streams.clear();
+  s.events.clear();
+  s.functions.clear();
+  s.modules.clear();
+  s.registered.clear();
+  s.knobs = knobs;
+  s.stats = Stats{};
+  s.initialized = false;
+  s.sticky = s.pending = CUDA_SUCCESS;
+  s.hung = false;
+  s.used = 0;
+}
+
+Knobs knobs_from_env() {
+  Knobs k;
+  auto num = [](const char* name, long long fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::atoll(v) : fallback;
+  };
+  auto str = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  k.device_count = static_cast<int>(num("VGPU_FAKE_CUDA_DEVICES", k.device_count));
+  k.driver_version = static_cast<int>(num("VGPU_FAKE_CUDA_DRIVER_VERSION", k.driver_version));
+  k.init_fails = num("VGPU_FAKE_CUDA_NO_INIT", 0) != 0;
+  k.missing_entry = str("VGPU_FAKE_CUDA_MISSING");
+  k.skew_kernel = str("VGPU_FAKE_CUDA_SKEW");
+  k.memory_bytes = static_cast<uint64_t>(num("VGPU_FAKE_CUDA_MEMORY_MIB", 1024)) << 20;
+  k.register_fails = num("VGPU_FAKE_CUDA_NO_REGISTER", 0) != 0;
+  return k;
+}
+
+Stats stats() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.stats;
+}
+
+void release_hang() { state().hung = false; }
+
+void install(executor::cuda::DriverApi* out) {
+  *out = executor::cuda::DriverApi{};
+#define FAKE_INSTALL(name, required) out->name = &api::name;
+  VGPU_CUDA_DRIVER_FUNCTIONS(FAKE_INSTALL)
+#undef FAKE_INSTALL
+}
+
+void* lookup(const char* name) {
+  if (!name) return nullptr;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.knobs.missing_entry == name) return nullptr;
+  }
+#define FAKE_LOOKUP(fn, required) \
+  if (std::strcmp(name, #fn) == 0) return reinterpret_cast<void*>(&api::fn);
+  VGPU_CUDA_DRIVER_FUNCTIONS(FAKE_LOOKUP)
+#undef FAKE_LOOKUP
+  return nullptr;
+}
+
+}  // namespace vgpu::test::fake_cuda
