@@ -5,6 +5,9 @@
 
 #include "log.h"
 #include "vgpu/protocol/handover.h"
+#include "vgpu/transport/device_client.h"
+#include "vgpu/transport/guest_channel.h"
+#include "vgpu/transport/vgpu_dev.h"
 
 namespace vgpu::intercept {
 
@@ -19,25 +22,37 @@ Connection& Connection::instance() {
 Status Connection::ensure() {
   if (channel_) return channel_->daemon_gone() ? Status::kDevicesUnavailable : Status::kSuccess;
   if (refused_) return refused_status_;
-  const char* dir = std::getenv("VGPU_RUNTIME_DIR");
-  const char* vm = std::getenv("VGPU_VM");
   refused_ = true;
-  if (!vm || !*vm) {
-    log_line("VGPU_VM is not set: run the program with `vgpu-run --vm NAME -- PROGRAM`");
-    return refused_status_ = Status::kNoDevice;
-  }
-  if (!dir || !*dir) {
-    log_line("VGPU_RUNTIME_DIR is not set: run the program with `vgpu-run`");
-    return refused_status_ = Status::kNoDevice;
-  }
   std::string why;
-  const std::string path = std::string(dir) + "/" + VGPU_SOCKET_NAME;
-  if (Status s = transport::GuestChannel::connect(path, vm, &channel_, &why); !ok(s)) {
+  // In a real VM the kernel module's device is there; a simulated VM is named
+  // by vgpu-run.
+  const Status s = transport::DeviceClient::present(VGPU_DEV_PATH)
+                       ? transport::DeviceClient::open(VGPU_DEV_PATH, &channel_, &why)
+                       : connect_simulated(&why);
+  if (!ok(s)) {
     log_line("%s", why.c_str());
     return refused_status_ = s;
   }
   staging_ = std::make_unique<Staging>(channel_->data().size());
   refused_ = false;
+  return Status::kSuccess;
+}
+
+Status Connection::connect_simulated(std::string* why) {
+  const char* dir = std::getenv("VGPU_RUNTIME_DIR");
+  const char* vm = std::getenv("VGPU_VM");
+  if (!vm || !*vm) {
+    *why = "VGPU_VM is not set: run the program with `vgpu-run --vm NAME -- PROGRAM`";
+    return Status::kNoDevice;
+  }
+  if (!dir || !*dir) {
+    *why = "VGPU_RUNTIME_DIR is not set: run the program with `vgpu-run`";
+    return Status::kNoDevice;
+  }
+  std::unique_ptr<transport::GuestChannel> channel;
+  const std::string path = std::string(dir) + "/" + VGPU_SOCKET_NAME;
+  if (Status s = transport::GuestChannel::connect(path, vm, &channel, why); !ok(s)) return s;
+  channel_ = std::move(channel);
   return Status::kSuccess;
 }
 
@@ -57,8 +72,24 @@ Status Connection::receive_one(std::vector<uint8_t>* out) {
   }
 }
 
+namespace {
+
+// vgpud answers cudaErrorNotPermitted to queued work only when the VM's
+// GPU-time quota is spent (and the quota says reject): say so once, since
+// "operation not permitted" alone does not tell the user why.
+Status note_refusal(Status s) {
+  if (s == Status::kNotPermitted) {
+    log_once("quota",
+             "GPU-time quota exhausted: vgpud refuses this VM's GPU work (cudaErrorNotPermitted) "
+             "until the quota period renews or a teacher raises the quota");
+  }
+  return s;
+}
+
+}  // namespace
+
 void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
-  const auto status = static_cast<Status>(h.status);
+  const auto status = note_refusal(static_cast<Status>(h.status));
   auto it = pending_.find(h.request_id);
   if (it == pending_.end()) {
     // A quiet request failed: report it at the next synchronising call.
@@ -90,7 +121,7 @@ Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_siz
       log_once("bad-reply", "vgpud sent a reply that does not match the request");
       return Status::kUnknown;
     }
-    if (h.status != 0) return static_cast<Status>(h.status);
+    if (h.status != 0) return note_refusal(static_cast<Status>(h.status));
     if (payload.size() != reply_size) {
       log_once("bad-reply-size", "vgpud sent a reply of the wrong size (version mismatch?)");
       return Status::kUnknown;

@@ -15,7 +15,7 @@
 
 #include "staging.h"
 #include "vgpu/protocol/codec.h"
-#include "vgpu/transport/guest_channel.h"
+#include "vgpu/transport/guest_transport.h"
 
 namespace vgpu::intercept {
 
@@ -94,9 +94,11 @@ class Connection {
   // Reads one reply, blocking. kDevicesUnavailable if the daemon went away.
   Status receive_one(std::vector<uint8_t>* out);
   Status lost(Status s);
+  // A simulated VM: the daemon socket and VM name vgpu-run passes in the environment.
+  Status connect_simulated(std::string* why);
 
   std::mutex mu_;
-  std::unique_ptr<transport::GuestChannel> channel_;
+  std::unique_ptr<transport::GuestTransport> channel_;  // /dev/vgpu or a simulated VM's channel
   std::unique_ptr<Staging> staging_;
   bool refused_ = false;  // connecting failed once: do not retry on every call
   Status refused_status_ = Status::kNoDevice;

@@ -8,6 +8,17 @@ namespace vgpu::transport {
 Status HostChannel::create(const RegionGeometry& geometry, std::unique_ptr<HostChannel>* out) {
   std::unique_ptr<Region> region;
   if (Status s = Region::create(geometry, &region); !ok(s)) return s;
+  return wrap(std::move(region), out);
+}
+
+Status HostChannel::create_in_file(const std::string& path, const RegionGeometry& geometry,
+                                   std::unique_ptr<HostChannel>* out, std::string* why) {
+  std::unique_ptr<Region> region;
+  if (Status s = Region::create_file(path, geometry, &region, why); !ok(s)) return s;
+  return wrap(std::move(region), out);
+}
+
+Status HostChannel::wrap(std::unique_ptr<Region> region, std::unique_ptr<HostChannel>* out) {
   Doorbell own = Doorbell::create();
   Doorbell guest = Doorbell::create();
   if (!own.valid() || !guest.valid()) return Status::kMemoryAllocation;

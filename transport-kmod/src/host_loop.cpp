@@ -4,11 +4,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
+#include "host_loop_internal.h"
 #include "vgpu/protocol/handover.h"
 #include "vgpu/transport/unix_socket.h"
 
@@ -16,14 +18,19 @@ namespace vgpu::transport {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// epoll tags: what kind of descriptor fired.
-enum Kind : uint64_t { kListen = 1, kWake, kHello, kClientSocket, kDoorbell };
-uint64_t tag(Kind k, int fd) { return (static_cast<uint64_t>(k) << 32) | static_cast<uint32_t>(fd); }
-Kind kind_of(uint64_t t) { return static_cast<Kind>(t >> 32); }
-int fd_of(uint64_t t) { return static_cast<int>(t & 0xffffffffu); }
+using namespace loop_tags;
 
 constexpr int kRequestsPerTurn = 64;  // per channel per pass: keeps channels fair
+
+void refuse(int sock, Status status, const std::string& why) {
+  vgpu_welcome w{};
+  w.magic = VGPU_WELCOME_MAGIC;
+  w.status = static_cast<int32_t>(status);
+  std::strncpy(w.message, why.c_str(), sizeof w.message - 1);
+  send_with_fds(sock, {reinterpret_cast<const uint8_t*>(&w), sizeof w}, {});
+}
+
+}  // namespace
 
 bool valid_vm_name(const char* name, size_t cap) {
   const size_t len = strnlen(name, cap);
@@ -36,22 +43,6 @@ bool valid_vm_name(const char* name, size_t cap) {
   }
   return true;
 }
-
-void refuse(int sock, Status status, const std::string& why) {
-  vgpu_welcome w{};
-  w.magic = VGPU_WELCOME_MAGIC;
-  w.status = static_cast<int32_t>(status);
-  std::strncpy(w.message, why.c_str(), sizeof w.message - 1);
-  send_with_fds(sock, {reinterpret_cast<const uint8_t*>(&w), sizeof w}, {});
-}
-
-}  // namespace
-
-struct HostLoop::Peer {
-  std::unique_ptr<HostChannel> channel;
-  int sock = -1;
-  std::string vm;
-};
 
 HostLoop::HostLoop(std::string socket_path, RegionGeometry geometry, ChannelEvents* events)
     : socket_path_(std::move(socket_path)), geometry_(geometry), events_(events) {}
@@ -83,7 +74,10 @@ Status HostLoop::start(std::string* why) {
 }
 
 void HostLoop::stop() {
-  if (!thread_.joinable()) return;
+  if (!thread_.joinable()) {
+    close_vm_servers();  // VMs added to a loop that never ran
+    return;
+  }
   running_ = false;
   wake_.ring();
   thread_.join();
@@ -92,6 +86,7 @@ void HostLoop::stop() {
   for (uint64_t id : ids) close_channel(id);
   for (const auto& [sock, creds] : pending_hello_) close(sock);
   pending_hello_.clear();
+  close_vm_servers();
   close(listen_fd_);
   unlink(socket_path_.c_str());
   close(epoll_fd_);
@@ -122,12 +117,14 @@ size_t HostLoop::channel_count() const {
 }
 
 void HostLoop::run() {
+  apply_pending_vms();
   auto last_work = Clock::now();
   while (running_) {
     const bool worked = serve_channels();
     handle_events(0);
     if (worked) {
       last_work = Clock::now();
+      plain_nap_us_ = 0;
       continue;
     }
     if (Clock::now() - last_work < kPollBeforeSleep) {
@@ -155,9 +152,10 @@ bool HostLoop::serve_channels() {
       }
       requests_++;
       worked = true;
+      if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
       events_->on_request(id, msg);
     }
-    if (ch.broken()) broken.push_back(id);
+    if (ch.broken() || peer->doomed) broken.push_back(id);
   }
   for (uint64_t id : broken) close_channel(id);
   return worked;
@@ -174,14 +172,22 @@ void HostLoop::sleep_until_event() {
   }
   if (!pending) {
     sleeps_++;
-    handle_events(1000);
+    // Plain VMs ring nobody: with any of them, nap briefly (50 us, doubling
+    // to 5 ms while idle) instead of sleeping until an event.
+    int timeout_us = 1000 * 1000;
+    if (plain_channels_ > 0) {
+      plain_nap_us_ = plain_nap_us_ == 0 ? 50 : std::min(plain_nap_us_ * 2, 5000);
+      timeout_us = plain_nap_us_;
+    }
+    handle_events(timeout_us);
   }
   for (const auto& [id, peer] : channels_) peer->channel->set_sleeping(false);
 }
 
-void HostLoop::handle_events(int timeout_ms) {
+void HostLoop::handle_events(int timeout_us) {
   epoll_event events[64];
-  const int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
+  const timespec timeout{timeout_us / 1000000, (timeout_us % 1000000) * 1000L};
+  const int n = epoll_pwait2(epoll_fd_, events, 64, &timeout, nullptr);
   for (int i = 0; i < n; ++i) {
     const uint64_t t = events[i].data.u64;
     const int fd = fd_of(t);
@@ -191,12 +197,17 @@ void HostLoop::handle_events(int timeout_ms) {
         break;
       case kWake:
         wake_.drain();
+        apply_pending_vms();
+        break;
+      case kVmListen:
+        accept_vm(fd);
         break;
       case kHello:
         handle_hello(fd);
         break;
       case kClientSocket: {
-        // A simulated VM never writes after its hello: input or hang-up means it is gone.
+        // Neither a simulated VM (after its hello) nor QEMU (ivshmem) ever
+        // writes: input or hang-up means it is gone.
         auto it = by_socket_.find(fd);
         if (it != by_socket_.end()) close_channel(it->second);
         break;
@@ -229,7 +240,7 @@ void HostLoop::accept_clients() {
 }
 
 void HostLoop::handle_hello(int sock) {
-  const PeerCredentials peer = pending_hello_[sock];
+  const PeerCredentials creds = pending_hello_[sock];
   pending_hello_.erase(sock);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, sock, nullptr);
 
@@ -254,6 +265,7 @@ void HostLoop::handle_hello(int sock) {
   auto p = std::make_shared<Peer>();
   p->sock = sock;
   p->vm = vm;
+  p->creds = creds;
   if (Status s = HostChannel::create(geometry_, &p->channel); !ok(s)) {
     refuse(sock, s, "the host could not create the shared-memory region");
     close(sock);
@@ -261,7 +273,7 @@ void HostLoop::handle_hello(int sock) {
   }
   const uint64_t id = next_channel_++;
   std::string why;
-  if (Status s = events_->on_open(id, vm, peer, p->channel->region().data(), &why); !ok(s)) {
+  if (Status s = events_->on_open(id, vm, creds, p->channel->region().data(), &why); !ok(s)) {
     refuse(sock, s, why);
     close(sock);
     return;
@@ -295,7 +307,7 @@ void HostLoop::close_channel(uint64_t id) {
   auto it = channels_.find(id);
   if (it == channels_.end()) return;
   std::shared_ptr<Peer> peer = it->second;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->sock, nullptr);
+  if (peer->sock >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->sock, nullptr);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->channel->request_doorbell_fd(), nullptr);
   events_->on_close(id);  // releases everything the client held
   peer->channel->close();
@@ -303,8 +315,14 @@ void HostLoop::close_channel(uint64_t id) {
     std::unique_lock lock(mu_);
     channels_.erase(id);
   }
-  by_socket_.erase(peer->sock);
-  close(peer->sock);
+  if (peer->sock >= 0) {
+    by_socket_.erase(peer->sock);
+    close(peer->sock);
+  }
+  if (peer->plain) plain_channels_--;
+  for (auto& [fd, server] : vm_servers_) {
+    if (server->channel == id) server->channel = 0;  // QEMU may connect again
+  }
   closed_++;
 }
 

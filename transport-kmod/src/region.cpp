@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 namespace vgpu::transport {
@@ -14,6 +15,14 @@ bool RegionGeometry::valid() const {
   const bool pow2 = ring_size != 0 && (ring_size & (ring_size - 1)) == 0;
   return pow2 && ring_size >= 2 * VGPU_MSG_MAX_SIZE && ring_size <= (1u << 30) &&
          data_size % 4096 == 0 && data_size <= (64ull << 30);
+}
+
+RegionGeometry RegionGeometry::for_vm(uint64_t region_size, uint32_t ring_size) {
+  RegionGeometry g;
+  g.ring_size = ring_size;
+  const uint64_t fixed = VGPU_REGION_HEADER_SIZE + 2ull * ring_size;
+  g.data_size = region_size > fixed ? region_size - fixed : 0;
+  return g;
 }
 
 Status Region::create(const RegionGeometry& g, std::unique_ptr<Region>* out) {
@@ -26,6 +35,38 @@ Status Region::create(const RegionGeometry& g, std::unique_ptr<Region>* out) {
     close(fd);
     return Status::kMemoryAllocation;
   }
+  return init(fd, g, out);
+}
+
+Status Region::create_file(const std::string& path, const RegionGeometry& g,
+                           std::unique_ptr<Region>* out, std::string* why) {
+  if (!g.valid()) {
+    *why = "invalid region geometry";
+    return Status::kInvalidValue;
+  }
+  // A new inode: a QEMU still mapping an old file keeps it (truncating a
+  // mapped file would fault that QEMU).
+  unlink(path.c_str());
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
+  if (fd < 0) {
+    *why = "cannot create " + path + ": " + std::strerror(errno);
+    return Status::kNotPermitted;
+  }
+  if (ftruncate(fd, static_cast<off_t>(g.region_size())) != 0) {
+    *why = "cannot size " + path + ": " + std::strerror(errno);
+    close(fd);
+    unlink(path.c_str());
+    return Status::kMemoryAllocation;
+  }
+  if (Status s = init(fd, g, out); !ok(s)) {
+    *why = "cannot map " + path;
+    unlink(path.c_str());
+    return s;
+  }
+  return Status::kSuccess;
+}
+
+Status Region::init(int fd, const RegionGeometry& g, std::unique_ptr<Region>* out) {
   void* base = mmap(nullptr, g.region_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     close(fd);

@@ -13,29 +13,30 @@
 
 #include "vgpu/protocol/status.h"
 #include "vgpu/transport/doorbell.h"
+#include "vgpu/transport/guest_transport.h"
 #include "vgpu/transport/region.h"
 #include "vgpu/transport/ring.h"
 
 namespace vgpu::transport {
 
-class GuestChannel {
+class GuestChannel final : public GuestTransport {
  public:
   // Connects as simulated VM `vm` to the daemon socket at `socket_path`.
   // On failure `why` says what went wrong in words a user can act on.
   static Status connect(const std::string& socket_path, const std::string& vm,
                         std::unique_ptr<GuestChannel>* out, std::string* why);
-  ~GuestChannel();
+  ~GuestChannel() override;
 
-  std::span<uint8_t> data() { return region_->data(); }
+  std::span<uint8_t> data() override { return region_->data(); }
 
   // Writes one request; waits while the request ring is full.
   // kDevicesUnavailable once the daemon has gone away.
-  Status send(std::span<const std::span<const uint8_t>> parts);
+  Status send(std::span<const std::span<const uint8_t>> parts) override;
   // The next reply, waiting up to `timeout` (polling first, then sleeping).
   // kNotReady on timeout, kDevicesUnavailable once the daemon has gone away.
-  Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout);
+  Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) override;
 
-  bool daemon_gone() const { return gone_; }
+  bool daemon_gone() const override { return gone_; }
 
  private:
   GuestChannel(int sock, std::unique_ptr<Region> region, Doorbell host_bell, Doorbell own_bell);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "vgpu/protocol/status.h"
@@ -21,6 +22,9 @@ namespace vgpu::transport {
 class HostChannel {
  public:
   static Status create(const RegionGeometry& geometry, std::unique_ptr<HostChannel>* out);
+  // The region in a file at `path` instead of a memfd (ivshmem-plain).
+  static Status create_in_file(const std::string& path, const RegionGeometry& geometry,
+                               std::unique_ptr<HostChannel>* out, std::string* why);
 
   Region& region() { return *region_; }
   int request_doorbell_fd() const { return own_bell_.fd(); }   // the host sleeps on it
@@ -49,6 +53,7 @@ class HostChannel {
 
  private:
   HostChannel(std::unique_ptr<Region> region, Doorbell own, Doorbell guest);
+  static Status wrap(std::unique_ptr<Region> region, std::unique_ptr<HostChannel>* out);
   bool write_locked(std::span<const std::span<const uint8_t>> parts);
 
   std::unique_ptr<Region> region_;

@@ -1,6 +1,11 @@
 // The host endpoint: one thread that accepts simulated VMs on the hand-over
-// socket, reads every channel's requests (polling while busy, sleeping on the
-// doorbells when idle), and notices clients that go away.
+// socket and real VMs' QEMUs on their ivshmem sockets, reads every channel's
+// requests (polling while busy, sleeping on the doorbells when idle), and
+// notices clients that go away.
+//
+// A simulated VM's channel has one client (0) and the whole data area. A real
+// VM's channel (ivshmem) carries all the VM's processes, each with its client
+// id and slot of the data area (protocol/vm_region.h).
 //
 // The tenant of a request is its channel: the loop passes the channel id with
 // every message and nothing in a message can change it.
@@ -10,11 +15,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "vgpu/protocol/status.h"
 #include "vgpu/transport/host_channel.h"
@@ -47,6 +55,20 @@ class ChannelEvents {
   virtual void on_close(uint64_t channel) = 0;
 };
 
+// How a real VM reaches its region (docs/kernel-module.md).
+enum class VmMode {
+  kDoorbell,  // ivshmem-doorbell: vgpud serves the ivshmem protocol at `path`;
+              // interrupts both ways; QEMU hanging up means the VM is gone
+  kPlain,     // ivshmem-plain: the region is the file at `path`; both sides poll
+};
+
+struct VmSpec {
+  std::string name;  // the VM, as the policy store knows it: [A-Za-z0-9._-]{1,63}
+  VmMode mode = VmMode::kDoorbell;
+  std::string path;  // the socket QEMU connects to, or the region file it maps
+  uint64_t region_size = 128ull << 20;  // a power of two (a PCI BAR)
+};
+
 struct HostLoopStats {
   uint64_t channels_opened = 0;
   uint64_t channels_closed = 0;
@@ -68,6 +90,15 @@ class HostLoop {
   // Any thread: wake the loop (e.g. a tenant's queue has room again).
   void wake();
 
+  // Any thread, before or after start(): serves real VM `vm.name` at
+  // `vm.path`. The socket (or region file) exists when this returns, so QEMU
+  // may start right after. kInvalidValue for a bad spec or a name already served.
+  Status add_vm(const VmSpec& vm, std::string* why);
+
+  // Loop thread (from ChannelEvents::on_request): the part of `channel`'s data
+  // area that `client` may name. False for a client the channel cannot have.
+  bool client_data_area(uint64_t channel, uint32_t client, std::span<uint8_t>* area) const;
+
   HostLoopStats stats() const;
   size_t channel_count() const;
 
@@ -79,7 +110,14 @@ class HostLoop {
   void close_channel(uint64_t id);
   bool serve_channels();  // one pass over all channels; true if any work was done
   void sleep_until_event();
-  void handle_events(int timeout_ms);
+  void handle_events(int timeout_us);
+  // Real VMs (host_loop_vm.cpp), loop thread.
+  struct VmServer;
+  void apply_pending_vms();
+  void accept_vm(int listen_fd);
+  bool open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id);
+  bool kernel_attached(uint64_t id, Peer& peer, std::span<const uint8_t> message);
+  void close_vm_servers();
 
   const std::string socket_path_;
   const RegionGeometry geometry_;
@@ -96,6 +134,14 @@ class HostLoop {
   std::unordered_map<int, uint64_t> by_socket_;  // loop thread only
   std::unordered_map<int, PeerCredentials> pending_hello_;  // loop thread only
   uint64_t next_channel_ = 1;
+
+  std::mutex vm_mu_;  // guards vm_names_, pending_vms_
+  std::unordered_set<std::string> vm_names_;  // every VM ever added
+  std::vector<std::shared_ptr<VmServer>> pending_vms_;  // added, not yet served
+  std::unordered_map<int, std::shared_ptr<VmServer>> vm_servers_;  // by listen fd; loop thread
+  std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
+  int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
+  int plain_nap_us_ = 0;     // loop thread: the current one
 
   std::atomic<uint64_t> opened_{0}, closed_{0}, requests_{0}, corrupt_{0}, sleeps_{0};
 };

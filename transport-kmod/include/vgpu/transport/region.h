@@ -25,12 +25,20 @@ struct RegionGeometry {
   uint64_t region_size() const { return data_offset() + data_size; }
   // Ring sizes a region may have: a power of two holding two largest messages.
   bool valid() const;
+  // A real VM's region: `region_size` in all (a power of two, as a PCI BAR
+  // must be), rings of `ring_size`, the rest data area. Not valid() if too small.
+  static RegionGeometry for_vm(uint64_t region_size, uint32_t ring_size = 1u << 20);
 };
 
 class Region {
  public:
   // Host: a new region in a memfd, header initialised, host_state READY.
   static Status create(const RegionGeometry& geometry, std::unique_ptr<Region>* out);
+  // Host: the same in a file at `path` (replaced if it exists), for a QEMU
+  // that maps it by path (ivshmem-plain's memory-backend-file). Its size
+  // cannot be sealed: see docs/kernel-module.md.
+  static Status create_file(const std::string& path, const RegionGeometry& geometry,
+                            std::unique_ptr<Region>* out, std::string* why);
   // Guest: maps the region behind `fd` (takes ownership of fd) and checks its header.
   static Status attach(int fd, std::unique_ptr<Region>* out, std::string* why);
 
@@ -47,6 +55,7 @@ class Region {
 
  private:
   Region(int fd, uint8_t* base, const RegionGeometry& g) : fd_(fd), base_(base), geometry_(g) {}
+  static Status init(int fd, const RegionGeometry& g, std::unique_ptr<Region>* out);
 
   int fd_;
   uint8_t* base_;

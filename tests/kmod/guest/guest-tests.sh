@@ -1,0 +1,115 @@
+# The vgpu guest's scenarios (busybox sh). Every result is one console line
+#   VGPU-RESULT <what> PASS|FAIL ...
+# and the kernel's health comes last:
+#   VGPU-KERNEL <dmesg line>   each warning, bug, oops or call trace
+#   VGPU-TAINT <n>             /proc/sys/kernel/tainted
+# The host test (tests/kmod) reads them; it allows taint O and E only (an
+# out-of-tree, unsigned module).
+P=/opt/vgpu/programs
+OUT=/tmp/out
+mkdir -p $OUT
+
+result() { echo "VGPU-RESULT $*"; }
+
+# check NAME FILE RC: a program passed if it exited 0 and printed "PASS NAME".
+check() {
+  sed "s/^/  [$1] /" "$2"
+  if [ "$3" -eq 0 ] && grep -q "^PASS $1" "$2"; then result "$1" PASS; else result "$1" "FAIL (exit $3)"; fi
+}
+
+# run NAME [ARGS]: one program in the foreground.
+run() {
+  name=$1; shift
+  "$P/$name" "$@" > $OUT/$name.log 2>&1
+  check "$name" $OUT/$name.log $?
+}
+
+load() {
+  if insmod /opt/vgpu/vgpu.ko && [ -c /dev/vgpu ]; then result "insmod" PASS; else result "insmod" FAIL; fi
+}
+
+programs() {
+  run vgpu_abi
+  for p in device_query saxpy vector_add struct_param constant_memory streams_events unsupported_call; do
+    run $p
+  done
+  run error_paths --sim
+}
+
+# Two processes of one VM at once: both right, and neither can touch the
+# other's memory (each process has its own context on the host).
+pair() {
+  "$P/vector_add" > $OUT/pair-a.log 2>&1 & a=$!
+  "$P/saxpy" > $OUT/pair-b.log 2>&1 & b=$!
+  wait $a; ra=$?
+  wait $b; rb=$?
+  check vector_add $OUT/pair-a.log $ra
+  check saxpy $OUT/pair-b.log $rb
+  rm -f /tmp/secret
+  "$P/cross_tenant" owner /tmp/secret > $OUT/owner.log 2>&1 & o=$!
+  i=0; while [ ! -e /tmp/secret ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  "$P/cross_tenant" thief /tmp/secret > $OUT/thief.log 2>&1; rt=$?
+  rm -f /tmp/secret
+  wait $o; ro=$?
+  check cross_tenant $OUT/thief.log $rt
+  check cross_tenant $OUT/owner.log $ro
+}
+
+# A process killed mid-call leaves nothing allocated on the host.
+killed() {
+  "$P/hold" 64 > $OUT/hold.log 2>&1 & h=$!
+  i=0; while ! grep -q holding $OUT/hold.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  sleep 1
+  if grep -q holding $OUT/hold.log; then result "hold-started" PASS; else result "hold-started" FAIL; fi
+  "$P/meminfo" held 64 > $OUT/held.log 2>&1
+  check meminfo $OUT/held.log $?
+  kill -9 $h; wait $h
+  run meminfo released 20
+}
+
+reload() {
+  if rmmod vgpu && [ ! -e /dev/vgpu ]; then result "rmmod" PASS; else result "rmmod" FAIL; fi
+  load
+  run saxpy
+}
+
+rtt() {
+  "$P/meminfo" rtt 500 > $OUT/rtt.log 2>&1
+  check meminfo $OUT/rtt.log $?
+  sed -n 's/^rtt_us \([0-9.]*\) min_us \([0-9.]*\).*/VGPU-RTT \1 \2/p' $OUT/rtt.log
+}
+
+# vgpud stops while a process waits on it (the host test stops it once it
+# sees VGPU-HOLDING): the process gets a clear error instead of hanging, and
+# later processes are told the VM's channel is closed.
+hoststop() {
+  "$P/hold" 16 > $OUT/hold.log 2>&1 & h=$!
+  i=0; while ! grep -q holding $OUT/hold.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  echo "VGPU-HOLDING"
+  wait $h
+  sed 's/^/  [hold] /' $OUT/hold.log
+  if grep -q "lost the connection to vgpud" $OUT/hold.log; then result host-stop PASS; else result host-stop FAIL; fi
+  "$P/saxpy" > $OUT/after.log 2>&1; rc=$?
+  sed 's/^/  [saxpy] /' $OUT/after.log
+  if [ $rc -ne 0 ] && grep -q "closed this VM's vgpu channel" $OUT/after.log; then
+    result channel-closed PASS
+  else
+    result channel-closed "FAIL (exit $rc)"
+  fi
+}
+
+health() {
+  dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|list_(add|del) corruption|refcount_t|INFO: task .* blocked|vgpu.*(lost|broke)" |
+    sed 's/^/VGPU-KERNEL /'
+  echo "VGPU-TAINT $(cat /proc/sys/kernel/tainted)"
+  dmesg | grep -i vgpu | sed 's/^/  [dmesg] /'
+}
+
+case "$1" in
+  main)  load; programs; pair; killed; rtt; reload ;;
+  basic) load; run saxpy; run vector_add; rtt ;;
+  hoststop) load; hoststop ;;
+  shell) load; echo "vgpu guest: programs in $P; poweroff -f to stop"; setsid cttyhack sh ;;
+  *)     result "scenario-$1" "FAIL (unknown)" ;;
+esac
+health

@@ -1,0 +1,189 @@
+// The guest library's /dev/vgpu client against a fake device: what it asks
+// of the kernel module (vgpu_dev.h) and how it reads the answers.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "vgpu/protocol/codec.h"
+#include "vgpu/protocol/vm_region.h"
+#include "vgpu/transport/device_client.h"
+#include "vgpu/transport/vgpu_dev.h"
+
+using namespace vgpu;
+using namespace vgpu::transport;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Plays the kernel module: checks submissions as it does, stamps the client,
+// and queues an echo of each request as the reply.
+struct FakeDevice : DeviceFile {
+  vgpu_dev_info info{VGPU_DEV_ABI_VERSION, VGPU_VM_CLIENT(1, 4), 1u << 20, VGPU_MSG_MAX_SIZE,
+                     VGPU_DEV_INFO_INTERRUPTS, {}};
+  std::vector<uint8_t> slot = std::vector<uint8_t>(1u << 20);
+  std::deque<std::vector<uint8_t>> replies;
+  std::deque<int> submit_errors, receive_errors;  // returned before doing anything
+  int submits = 0, receives = 0;
+  int32_t last_timeout = 0;
+  bool* unmapped = nullptr;
+
+  int ioctl(unsigned long request, void* arg) override {
+    if (request == VGPU_IOC_INFO) {
+      std::memcpy(arg, &info, sizeof info);
+      return 0;
+    }
+    if (request == VGPU_IOC_SUBMIT) {
+      submits++;
+      if (!submit_errors.empty()) {
+        const int e = submit_errors.front();
+        submit_errors.pop_front();
+        return e;
+      }
+      auto* s = static_cast<vgpu_dev_submit*>(arg);
+      if (s->flags || s->len < VGPU_MSG_HEADER_SIZE || s->len > VGPU_MSG_MAX_SIZE) return -EINVAL;
+      std::vector<uint8_t> m(reinterpret_cast<const uint8_t*>(s->msg),
+                             reinterpret_cast<const uint8_t*>(s->msg) + s->len);
+      vgpu_msg_header h;
+      std::memcpy(&h, m.data(), sizeof h);
+      if (h.client != 0 || h.payload_len != s->len - VGPU_MSG_HEADER_SIZE) return -EINVAL;
+      h.client = info.client;
+      h.flags = VGPU_MSG_REPLY;
+      std::memcpy(m.data(), &h, sizeof h);
+      replies.push_back(std::move(m));
+      return 0;
+    }
+    if (request == VGPU_IOC_RECEIVE) {
+      receives++;
+      auto* r = static_cast<vgpu_dev_receive*>(arg);
+      last_timeout = r->timeout_ms;
+      if (!receive_errors.empty()) {
+        const int e = receive_errors.front();
+        receive_errors.pop_front();
+        return e;
+      }
+      if (replies.empty()) return r->timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+      const auto& m = replies.front();
+      r->len = static_cast<uint32_t>(m.size());
+      if (m.size() > r->cap) return -EMSGSIZE;
+      std::memcpy(reinterpret_cast<void*>(r->buf), m.data(), m.size());
+      replies.pop_front();
+      return 0;
+    }
+    return -ENOTTY;
+  }
+  int map(size_t size, void** addr) override {
+    if (size != slot.size()) return -EINVAL;
+    *addr = slot.data();
+    return 0;
+  }
+  void unmap(void*, size_t) override {
+    if (unmapped) *unmapped = true;
+  }
+};
+
+std::vector<uint8_t> request(uint64_t id, uint32_t payload) {
+  std::vector<uint8_t> m(VGPU_MSG_HEADER_SIZE + payload, 0xab);
+  const auto h = proto::make_header(static_cast<uint16_t>(proto::Op::Malloc), id, 0, payload, 0);
+  std::memcpy(m.data(), &h, sizeof h);
+  return m;
+}
+
+Status send(GuestTransport& t, const std::vector<uint8_t>& m) {
+  // In two parts, as the library sends header and tail.
+  const std::span<const uint8_t> parts[2] = {{m.data(), VGPU_MSG_HEADER_SIZE},
+                                             {m.data() + VGPU_MSG_HEADER_SIZE,
+                                              m.size() - VGPU_MSG_HEADER_SIZE}};
+  return t.send(parts);
+}
+
+}  // namespace
+
+TEST_CASE("the /dev/vgpu client sends whole requests and reads this process's replies") {
+  auto dev = std::make_unique<FakeDevice>();
+  FakeDevice* fake = dev.get();
+  bool unmapped = false;
+  fake->unmapped = &unmapped;
+  std::unique_ptr<GuestTransport> t;
+  std::string why;
+  REQUIRE(DeviceClient::attach(std::move(dev), &t, &why) == Status::kSuccess);
+  CHECK(t->data().size() == fake->slot.size());
+  CHECK(t->data().data() == fake->slot.data());  // the mapped slot itself: no copy
+
+  REQUIRE(send(*t, request(9, 24)) == Status::kSuccess);
+  std::vector<uint8_t> reply;
+  REQUIRE(t->receive(&reply, 1000ms) == Status::kSuccess);
+  CHECK(fake->last_timeout == 1000);
+  REQUIRE(reply.size() == VGPU_MSG_HEADER_SIZE + 24);
+  vgpu_msg_header h;
+  std::memcpy(&h, reply.data(), sizeof h);
+  CHECK(h.request_id == 9);
+  CHECK(h.client == fake->info.client);  // stamped by the "module", not by us
+
+  SECTION("no reply in time is kNotReady, and a signal too (the caller retries)") {
+    CHECK(t->receive(&reply, 5ms) == Status::kNotReady);
+    fake->receive_errors.push_back(-EINTR);
+    CHECK(t->receive(&reply, 5ms) == Status::kNotReady);
+    CHECK_FALSE(t->daemon_gone());
+  }
+  SECTION("a signal during a submit retries it: nothing was written") {
+    fake->submit_errors.push_back(-EINTR);
+    fake->submit_errors.push_back(-EINTR);
+    CHECK(send(*t, request(10, 8)) == Status::kSuccess);
+    CHECK(fake->submits == 4);
+    CHECK(fake->replies.size() == 1);
+  }
+  SECTION("a message over the maximum never reaches the device") {
+    CHECK(send(*t, request(11, VGPU_MSG_MAX_PAYLOAD + 8)) == Status::kInvalidValue);
+    CHECK(fake->submits == 1);
+  }
+  SECTION("the host gone (EPIPE), the device gone (ENODEV), replies lost (EIO): unavailable") {
+    const int err = GENERATE(-EPIPE, -ENODEV, -EIO);
+    fake->receive_errors.push_back(err);
+    CHECK(t->receive(&reply, 5ms) == Status::kDevicesUnavailable);
+    CHECK(t->daemon_gone());
+    CHECK(send(*t, request(12, 8)) == Status::kDevicesUnavailable);
+    CHECK(fake->submits == 1);  // not even tried
+  }
+  SECTION("a refused request is an invalid value, and the channel lives on") {
+    fake->submit_errors.push_back(-EINVAL);
+    CHECK(send(*t, request(13, 8)) == Status::kInvalidValue);
+    CHECK_FALSE(t->daemon_gone());
+  }
+  t.reset();
+  CHECK(unmapped);
+}
+
+TEST_CASE("the /dev/vgpu client refuses a module it does not match") {
+  auto dev = std::make_unique<FakeDevice>();
+  std::string why;
+  std::unique_ptr<GuestTransport> t;
+  SECTION("another ABI version") {
+    dev->info.abi_version = 2;
+    CHECK(DeviceClient::attach(std::move(dev), &t, &why) == Status::kInsufficientDriver);
+    CHECK_THAT(why, Catch::Contains("ABI 2"));
+  }
+  SECTION("an unusable slot") {
+    dev->info.slot_size = 1000;
+    CHECK(DeviceClient::attach(std::move(dev), &t, &why) == Status::kNoDevice);
+  }
+  CHECK(t == nullptr);
+}
+
+TEST_CASE("the library looks for /dev/vgpu, a character device") {
+  CHECK(DeviceClient::present("/dev/null"));
+  CHECK_FALSE(DeviceClient::present("/nonexistent/vgpu"));
+  const std::string file = "/tmp/vgpu-device-client-test-" + std::to_string(getpid());
+  std::ofstream(file) << "x";
+  CHECK_FALSE(DeviceClient::present(file));
+  std::filesystem::remove(file);
+  std::unique_ptr<GuestTransport> t;
+  std::string why;
+  CHECK(DeviceClient::open("/nonexistent/vgpu", &t, &why) == Status::kNoDevice);
+  CHECK_THAT(why, Catch::Contains("cannot open /nonexistent/vgpu"));
+}

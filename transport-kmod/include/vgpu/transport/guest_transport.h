@@ -1,0 +1,34 @@
+// What the guest library talks to the host through, whichever way the VM
+// reaches it: a simulated VM's channel (GuestChannel: the region mapped
+// directly, the ring run in user space) or a real VM's /dev/vgpu
+// (DeviceClient: the kernel module runs the ring and stamps the process).
+//
+// Not thread-safe: the caller serialises use (the intercept client holds a lock).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "vgpu/protocol/status.h"
+
+namespace vgpu::transport {
+
+class GuestTransport {
+ public:
+  virtual ~GuestTransport() = default;
+
+  // This process's data area for bulk bytes; data offsets in requests are
+  // relative to its start.
+  virtual std::span<uint8_t> data() = 0;
+  // Writes one request (header + payload, in parts); waits while the ring is
+  // full. kDevicesUnavailable once the host has gone away.
+  virtual Status send(std::span<const std::span<const uint8_t>> parts) = 0;
+  // The next reply for this process, waiting up to `timeout`. kNotReady on
+  // timeout, kDevicesUnavailable once the host has gone away.
+  virtual Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) = 0;
+  virtual bool daemon_gone() const = 0;
+};
+
+}  // namespace vgpu::transport

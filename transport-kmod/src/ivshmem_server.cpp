@@ -1,0 +1,59 @@
+#include "vgpu/transport/ivshmem_server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "vgpu/protocol/vm_region.h"
+#include "vgpu/transport/unix_socket.h"
+
+namespace vgpu::transport {
+
+int listen_unix_stream(const std::string& path, std::string* why) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path) {
+    *why = "socket path is empty or longer than " + std::to_string(sizeof addr.sun_path - 1) +
+           " bytes: " + path;
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *why = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  unlink(path.c_str());  // a stale socket from a daemon that died
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 8) != 0) {
+    *why = "cannot listen on " + path + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  chmod(path.c_str(), 0660);
+  return fd;
+}
+
+bool ivshmem_send(int sock, int64_t value, int fd) {
+  // The wire is little-endian; so is every host vgpud runs on (x86-64, arm64).
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ivshmem messages are little-endian");
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&value), sizeof value);
+  if (fd < 0) return send_with_fds(sock, bytes, {});
+  const int fds[1] = {fd};
+  return send_with_fds(sock, bytes, fds);
+}
+
+Status ivshmem_send_setup(int sock, const IvshmemSetup& s) {
+  if (s.shm_fd < 0 || s.peer_vectors.empty() || s.own_vectors.empty() || s.own_id == s.peer_id)
+    return Status::kInvalidValue;
+  bool ok = ivshmem_send(sock, VGPU_IVSHMEM_PROTOCOL) && ivshmem_send(sock, s.own_id) &&
+            ivshmem_send(sock, -1, s.shm_fd);
+  for (const int fd : s.peer_vectors) ok = ok && ivshmem_send(sock, s.peer_id, fd);
+  for (const int fd : s.own_vectors) ok = ok && ivshmem_send(sock, s.own_id, fd);
+  return ok ? Status::kSuccess : Status::kDevicesUnavailable;
+}
+
+}  // namespace vgpu::transport
