@@ -3,20 +3,51 @@
 #include <algorithm>
 #include <variant>
 
+#include "vgpu/scheduler/policy_factory.h"
+#include "vgpu/scheduler/turn.h"
+
 namespace vgpu::scheduler {
 
 using executor::ExecResult;
 using executor::Work;
 
+// Usage, written by the dispatcher thread, read by anyone.
+struct Dispatcher::Usage {
+  std::atomic<uint64_t> gpu_ns{0}, commands{0}, kernels{0}, bytes_in{0}, bytes_out{0};
+};
+
 struct Dispatcher::Tenant {
   TenantId id = 0;
+  TenantParams params;  // guarded by mu_: as added/updated, before any pin
   tbb::concurrent_queue<Command> queue;
   std::atomic<size_t> queued{0};
   std::atomic<bool> told_full{false};
-  // Usage, written by the dispatcher thread, read by anyone.
-  std::atomic<uint64_t> gpu_ns{0}, commands{0}, kernels{0}, bytes_in{0}, bytes_out{0};
+  std::shared_ptr<Usage> usage;
   // Dispatcher thread only: contexts whose commands are dropped when popped.
   std::unordered_set<executor::ContextId> dead_contexts;
+};
+
+// The tenants' queues as a turn sees them (turn.h).
+// state() is asked right before a turn; the tenant it found is kept for the
+// turn's commands, so running one costs no lookup.
+class Dispatcher::Queues final : public TurnSource {
+ public:
+  explicit Queues(Dispatcher* d) : d_(d) {}
+  QueueState state(TenantId tenant) override {
+    turn_ = d_->find(tenant);
+    if (!turn_) return QueueState::kGone;
+    return turn_->queued.load() == 0 ? QueueState::kEmpty : QueueState::kReady;
+  }
+  bool run_next(TenantId tenant, Nanos* gpu_time, bool* more) override {
+    if (!turn_ || turn_->id != tenant) turn_ = d_->find(tenant);
+    return turn_ && d_->run_next(*turn_, gpu_time, more);
+  }
+  void between_commands() override { d_->note_runnable(); }
+  void end_turn() { turn_.reset(); }
+
+ private:
+  Dispatcher* const d_;
+  std::shared_ptr<Tenant> turn_;
 };
 
 Dispatcher::Dispatcher(executor::Backend* backend, std::unique_ptr<Policy> policy,
@@ -28,7 +59,10 @@ Dispatcher::Dispatcher(executor::Backend* backend, std::unique_ptr<Policy> polic
       clock_(clock),
       config_(config),
       on_complete_(std::move(on_complete)),
-      on_room_(std::move(on_room)) {}
+      on_room_(std::move(on_room)),
+      policy_name_(policy_->name()),
+      queues_(std::make_unique<Queues>(this)),
+      overlap_depth_(std::clamp<uint32_t>(config.overlap_depth, 1, kMaxOverlapDepth)) {}
 
 Dispatcher::~Dispatcher() { stop(); }
 
@@ -54,6 +88,81 @@ void Dispatcher::stop() {
   }
 }
 
+Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& options,
+                                    std::string* why) {
+  if (Status s = check_policy(name, options, why); !ok(s)) return s;
+  std::lock_guard lock(mu_);
+  policy_name_ = std::string(name);
+  control_.push_back([this, wanted = std::string(name), options] {
+    if (policy_->name() == wanted) {
+      policy_->set_options(options);
+      return;
+    }
+    std::unique_ptr<Policy> next;
+    std::string ignored;
+    if (!ok(make_policy(wanted, options, &next, &ignored))) return;  // checked above
+    std::vector<std::pair<std::shared_ptr<Tenant>, TenantParams>> all;
+    {
+      std::lock_guard inner(mu_);
+      for (const auto& [id, t] : tenants_) {
+        auto pin = pins_.find(id);
+        all.emplace_back(t, pin == pins_.end() ? t->params : pin->second.apply(t->params));
+      }
+    }
+    const Nanos now = clock_->now();
+    for (const auto& [t, params] : all) {
+      next->add_tenant(t->id, params, now);
+      // Tenants still in became_runnable_ are told again by note_runnable.
+      if (t->queued.load() > 0 && !waiting_.count(t->id)) next->runnable(t->id, now);
+    }
+    policy_ = std::move(next);
+  });
+  wake_ = true;
+  cv_.notify_one();
+  return Status::kSuccess;
+}
+
+std::string Dispatcher::policy_name() const {
+  std::lock_guard lock(mu_);
+  return policy_name_;
+}
+
+void Dispatcher::set_overlap_depth(uint32_t depth) {
+  overlap_depth_ = std::clamp<uint32_t>(depth, 1, kMaxOverlapDepth);
+}
+
+void Dispatcher::tell_params(TenantId tenant) {
+  auto it = tenants_.find(tenant);
+  if (it == tenants_.end()) return;
+  auto pin = pins_.find(tenant);
+  const TenantParams params =
+      pin == pins_.end() ? it->second->params : pin->second.apply(it->second->params);
+  control_.push_back(
+      [this, tenant, params] { policy_->update_tenant(tenant, params, clock_->now()); });
+  wake_ = true;
+  cv_.notify_one();
+}
+
+void Dispatcher::set_override(TenantId tenant, const ParamsOverride& pin) {
+  std::lock_guard lock(mu_);
+  auto it = pins_.find(tenant);
+  if (it == pins_.end() ? pin.empty() : it->second == pin) return;
+  if (pin.empty()) {
+    pins_.erase(tenant);
+  } else {
+    pins_[tenant] = pin;
+  }
+  tell_params(tenant);
+}
+
+std::optional<TenantParams> Dispatcher::effective_params(TenantId tenant) const {
+  std::lock_guard lock(mu_);
+  auto it = tenants_.find(tenant);
+  if (it == tenants_.end()) return std::nullopt;
+  auto pin = pins_.find(tenant);
+  return pin == pins_.end() ? it->second->params : pin->second.apply(it->second->params);
+}
+
 std::shared_ptr<Dispatcher::Tenant> Dispatcher::find(TenantId id) const {
   std::lock_guard lock(mu_);
   auto it = tenants_.find(id);
@@ -65,18 +174,29 @@ void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {
   if (tenants_.count(tenant)) return;
   auto t = std::make_shared<Tenant>();
   t->id = tenant;
+  t->params = params;
+  auto& usage = usage_[tenant];
+  if (!usage) usage = std::make_shared<Usage>();
+  t->usage = usage;
   tenants_[tenant] = t;
-  control_.push_back([this, tenant, params] { policy_->add_tenant(tenant, params, clock_->now()); });
+  auto pin = pins_.find(tenant);
+  const TenantParams effective = pin == pins_.end() ? params : pin->second.apply(params);
+  control_.push_back([this, t, effective] {
+    const Nanos now = clock_->now();
+    policy_->add_tenant(t->id, effective, now);
+    known_.insert(t->id);
+    if (t->queued.load() > 0 && !waiting_.count(t->id)) policy_->runnable(t->id, now);
+  });
   wake_ = true;
   cv_.notify_one();
 }
 
 void Dispatcher::update_tenant(TenantId tenant, const TenantParams& params) {
   std::lock_guard lock(mu_);
-  control_.push_back(
-      [this, tenant, params] { policy_->update_tenant(tenant, params, clock_->now()); });
-  wake_ = true;
-  cv_.notify_one();
+  auto it = tenants_.find(tenant);
+  if (it == tenants_.end()) return;  // not added (or removed): nothing to tell
+  it->second->params = params;
+  tell_params(tenant);
 }
 
 void Dispatcher::remove_tenant(TenantId tenant) {
@@ -98,6 +218,7 @@ void Dispatcher::remove_tenant(TenantId tenant) {
         while (t->queue.try_pop(c)) backend_->discard(c.work);
       }
       waiting_.erase(tenant);
+      known_.erase(tenant);
       policy_->remove_tenant(tenant, clock_->now());
       done.set_value();
     });
@@ -176,17 +297,24 @@ void Dispatcher::poke() {
 }
 
 TenantUsage Dispatcher::usage(TenantId tenant) const {
-  auto t = find(tenant);
-  if (!t) return {};
-  return {t->gpu_ns.load(), t->commands.load(), t->kernels.load(), t->bytes_in.load(),
-          t->bytes_out.load(), t->queued.load()};
+  std::shared_ptr<Usage> u;
+  size_t queued = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = usage_.find(tenant);
+    if (it == usage_.end()) return {};
+    u = it->second;
+    if (auto t = tenants_.find(tenant); t != tenants_.end()) queued = t->second->queued.load();
+  }
+  return {u->gpu_ns.load(), u->commands.load(), u->kernels.load(), u->bytes_in.load(),
+          u->bytes_out.load(), queued};
 }
 
 std::unordered_map<TenantId, TenantUsage> Dispatcher::usage_all() const {
   std::vector<TenantId> ids;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [id, t] : tenants_) ids.push_back(id);
+    for (const auto& [id, u] : usage_) ids.push_back(id);
   }
   std::unordered_map<TenantId, TenantUsage> out;
   for (TenantId id : ids) out[id] = usage(id);
@@ -206,17 +334,18 @@ void Dispatcher::apply_control() {
 void Dispatcher::note_runnable() {
   TenantId id;
   while (became_runnable_.try_pop(id)) {
-    if (!waiting_.count(id) && find(id)) policy_->runnable(id, clock_->now());
+    // An unknown tenant's add is still on its way: it makes it runnable then.
+    if (!waiting_.count(id) && known_.count(id)) policy_->runnable(id, clock_->now());
   }
 }
 
-void Dispatcher::account(Tenant& t, const Work& w, const ExecResult& r) {
-  t.gpu_ns += r.gpu_ns;
-  t.commands++;
+void Dispatcher::account(Usage& u, const Work& w, const ExecResult& r) {
+  u.gpu_ns += r.gpu_ns;
+  u.commands++;
   if (!ok(r.status)) return;
-  if (std::holds_alternative<executor::Launch>(w.op)) t.kernels++;
-  if (auto* c = std::get_if<executor::CopyHtoD>(&w.op)) t.bytes_in += c->size;
-  if (auto* c = std::get_if<executor::CopyDtoH>(&w.op)) t.bytes_out += c->size;
+  if (std::holds_alternative<executor::Launch>(w.op)) u.kernels++;
+  if (auto* c = std::get_if<executor::CopyHtoD>(&w.op)) u.bytes_in += c->size;
+  if (auto* c = std::get_if<executor::CopyDtoH>(&w.op)) u.bytes_out += c->size;
 }
 
 void Dispatcher::fail_queue(Tenant& t, Status error) {
@@ -234,60 +363,51 @@ void Dispatcher::fail_queue(Tenant& t, Status error) {
   policy_->idle(t.id, clock_->now());
 }
 
+bool Dispatcher::run_next(Tenant& tenant, Nanos* gpu_time, bool* more) {
+  Tenant* t = &tenant;
+  Command c;
+  if (!t->queue.try_pop(c)) return false;
+  *gpu_time = 0;
+  if (t->dead_contexts.count(c.work.context)) {
+    backend_->discard(c.work);
+  } else {
+    const ExecResult r = backend_->execute(c.work);
+    *gpu_time = static_cast<Nanos>(r.gpu_ns);
+    account(*t->usage, c.work, r);
+    on_complete_(c, r);
+  }
+  const size_t left = t->queued.fetch_sub(1) - 1;
+  if (left < config_.max_queued_per_tenant / 2 && t->told_full.exchange(false)) on_room_();
+  if (left == 0) t->dead_contexts.clear();
+  *more = left > 0;
+  return true;
+}
+
 bool Dispatcher::run_one_slice() {
   const Nanos now = clock_->now();
-  const Decision d = policy_->pick(now);
-  if (d.kind == Decision::Kind::kIdle) return false;
-  if (d.kind == Decision::Kind::kWaitUntil) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::nanoseconds(std::max<Nanos>(d.until - now, 0)),
-                 [this] { return wake_; });
-    return true;
-  }
-  auto t = find(d.tenant);
-  if (!t) {
-    policy_->remove_tenant(d.tenant, now);
-    return true;
-  }
-  if (t->queued.load() == 0) {  // the policy's view was stale
-    policy_->idle(t->id, now);
-    return true;
-  }
-  const Grant grant = gate_->reserve(t->id, d.slice);
-  if (grant.kind == Grant::Kind::kWait) {
-    gate_->settle(t->id, 0, 0);
-    policy_->idle(t->id, now);
-    waiting_.insert(t->id);
-    return true;
-  }
-  if (grant.kind == Grant::Kind::kReject) {
-    gate_->settle(t->id, 0, 0);
-    fail_queue(*t, grant.error);
-    return true;
-  }
-  const Nanos budget = std::min(d.slice, grant.budget);
-  Nanos used = 0;
-  Command c;
-  while (t->queue.try_pop(c)) {
-    if (t->dead_contexts.count(c.work.context)) {
-      backend_->discard(c.work);
-    } else {
-      const ExecResult r = backend_->execute(c.work);
-      used += static_cast<Nanos>(r.gpu_ns);
-      policy_->charge(t->id, static_cast<Nanos>(r.gpu_ns), clock_->now());
-      account(*t, c.work, r);
-      on_complete_(c, r);
+  const TurnPlan plan = plan_turn(*policy_, *gate_, *queues_, now);
+  switch (plan.kind) {
+    case TurnPlan::Kind::kIdle:
+      return false;
+    case TurnPlan::Kind::kWaitUntil: {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::nanoseconds(std::max<Nanos>(plan.until - now, 0)),
+                   [this] { return wake_ || !became_runnable_.empty(); });
+      return true;
     }
-    const size_t left = t->queued.fetch_sub(1) - 1;
-    if (left < config_.max_queued_per_tenant / 2 && t->told_full.exchange(false)) on_room_();
-    if (left == 0) {
-      t->dead_contexts.clear();
-      policy_->idle(t->id, clock_->now());
+    case TurnPlan::Kind::kRetry:
+      return true;
+    case TurnPlan::Kind::kHeld:
+      waiting_.insert(plan.tenant);
+      return true;
+    case TurnPlan::Kind::kRejected:
+      if (auto t = find(plan.tenant)) fail_queue(*t, plan.error);
+      return true;
+    case TurnPlan::Kind::kRun:
+      run_turn(*policy_, *gate_, *queues_, *clock_, plan);
       break;
-    }
-    if (used >= budget) break;
   }
-  gate_->settle(t->id, budget, used);
+  queues_->end_turn();
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/fair_policy.h"
 #include "vgpu/scheduler/round_robin.h"
 
 using namespace vgpu;
@@ -76,9 +77,9 @@ struct Harness {
   std::atomic<int> rooms{0};
   Dispatcher dispatcher;
 
-  explicit Harness(size_t max_queued = 4096)
-      : dispatcher(&backend, std::make_unique<RoundRobinPolicy>(2 * kMillisecond), &gate, &clock,
-                   DispatcherConfig{max_queued},
+  explicit Harness(size_t max_queued = 4096,
+                   std::unique_ptr<Policy> policy = std::make_unique<RoundRobinPolicy>(2 * kMillisecond))
+      : dispatcher(&backend, std::move(policy), &gate, &clock, DispatcherConfig{max_queued, 1},
                    [this](const Command& c, const executor::ExecResult& r) {
                      std::lock_guard lock(mu);
                      completed.emplace_back(std::get<executor::Memset>(c.work.op).value, r.status);
@@ -218,4 +219,146 @@ TEST_CASE("usage is measured per tenant") {
   CHECK(h.dispatcher.usage(1).commands == 10);
   CHECK(h.dispatcher.usage(1).gpu_ns == 10 * 1000);
   CHECK(h.dispatcher.usage(2).commands == 4);
+}
+
+namespace {
+
+// How many of the first `n` executed commands were tenant `ctx`'s (tenants
+// are told apart by context id in these tests).
+int share_of_first(Harness& h, size_t n, executor::ContextId ctx) {
+  std::lock_guard lock(h.backend.mu);
+  int count = 0;
+  for (size_t i = 0; i < n && i < h.backend.executed.size(); ++i) count += h.backend.executed[i].first == ctx;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("the policy can be switched live, and the new one knows every tenant") {
+  Harness h;
+  h.backend.delay_us = 100;
+  h.dispatcher.add_tenant(1, {3, 0, 1});
+  h.dispatcher.add_tenant(2, {1, 0, 1});
+  std::string why;
+  REQUIRE(ok(h.dispatcher.configure_policy("fair", PolicyOptions{kMillisecond}, &why)));
+  CHECK(h.dispatcher.policy_name() == "fair");
+  for (int i = 0; i < 200; ++i) {
+    h.submit(1, 10, i % 250);
+    h.submit(2, 20, i % 250);
+  }
+  h.dispatcher.start();
+  REQUIRE(eventually([&] { return h.completions() == 400; }));
+  // Weights 3:1 under fair (round robin would give 1:1): of the first 200
+  // commands, about 150 were tenant 1's.
+  const int first = share_of_first(h, 200, 10);
+  CHECK(first > 130);
+  CHECK(first < 170);
+}
+
+TEST_CASE("a bad policy change is refused and changes nothing") {
+  Harness h;
+  std::string why;
+  CHECK(h.dispatcher.configure_policy("lottery", PolicyOptions{}, &why) == Status::kInvalidValue);
+  CHECK_FALSE(why.empty());
+  CHECK(h.dispatcher.configure_policy("fair", PolicyOptions{kSecond}, &why) == Status::kInvalidValue);
+  CHECK(h.dispatcher.policy_name() == "best-effort");
+  // Same policy, new options: kept (and still runs work).
+  REQUIRE(ok(h.dispatcher.configure_policy("best-effort", PolicyOptions{kMillisecond}, &why)));
+  h.dispatcher.add_tenant(1, {});
+  h.dispatcher.start();
+  h.submit(1, 10, 1);
+  REQUIRE(eventually([&] { return h.completions() == 1; }));
+}
+
+TEST_CASE("a pinned weight overrides what the tenant is added or updated with") {
+  Harness h(4096, std::make_unique<FairPolicy>(PolicyOptions{kMillisecond}));
+  h.backend.delay_us = 100;
+  ParamsOverride pin;
+  pin.weight = 3;
+  h.dispatcher.set_override(1, pin);  // before the tenant exists: kept for when it comes
+  h.dispatcher.add_tenant(1, {1, 5, 2});
+  h.dispatcher.add_tenant(2, {1, 5, 2});
+  CHECK(h.dispatcher.effective_params(1)->weight == 3);
+  CHECK(h.dispatcher.effective_params(1)->group == 5);
+  h.dispatcher.update_tenant(1, {1, 5, 4});  // e.g. the quota store's word
+  CHECK(h.dispatcher.effective_params(1)->weight == 3);
+  CHECK(h.dispatcher.effective_params(1)->group_weight == 4);
+  for (int i = 0; i < 200; ++i) {
+    h.submit(1, 10, i % 250);
+    h.submit(2, 20, i % 250);
+  }
+  h.dispatcher.start();
+  REQUIRE(eventually([&] { return h.completions() == 400; }));
+  const int first = share_of_first(h, 200, 10);
+  CHECK(first > 130);
+  CHECK(first < 170);
+  h.dispatcher.set_override(1, {});
+  CHECK(h.dispatcher.effective_params(1)->weight == 1);
+  CHECK_FALSE(h.dispatcher.effective_params(7).has_value());
+}
+
+TEST_CASE("usage outlives the tenant, so a flush after it left loses nothing") {
+  Harness h;
+  h.dispatcher.add_tenant(1, {});
+  h.dispatcher.start();
+  for (int i = 0; i < 5; ++i) h.submit(1, 10, i);
+  REQUIRE(eventually([&] { return h.completions() == 5; }));
+  h.dispatcher.remove_tenant(1);
+  CHECK(h.dispatcher.usage(1).commands == 5);
+  CHECK(h.dispatcher.usage_all().at(1).commands == 5);
+  h.dispatcher.add_tenant(1, {});  // it comes back: its counters go on
+  for (int i = 0; i < 2; ++i) h.submit(1, 10, i);
+  REQUIRE(eventually([&] { return h.completions() == 7; }));
+  CHECK(h.dispatcher.usage(1).commands == 7);
+}
+
+TEST_CASE("the overlap depth is a setting; synchronous backends run at depth 1") {
+  Harness h;
+  CHECK(h.dispatcher.overlap_depth() == 1);
+  h.dispatcher.set_overlap_depth(4);
+  CHECK(h.dispatcher.overlap_depth() == 4);
+  h.dispatcher.set_overlap_depth(1000);
+  CHECK(h.dispatcher.overlap_depth() == kMaxOverlapDepth);
+  CHECK(h.dispatcher.effective_overlap_depth() == 1);
+}
+
+TEST_CASE("under fair, a tenant that wakes up does not wait out another's whole slice") {
+  // Tenant 1 floods 50 us commands (slices of 20 ms hold 400 of them); tenant
+  // 2 submits one command mid-flood. It runs within a few commands.
+  Harness h(4096, std::make_unique<FairPolicy>(PolicyOptions{20 * kMillisecond}));
+  h.backend.delay_us = 50;
+  h.dispatcher.add_tenant(1, {});
+  h.dispatcher.add_tenant(2, {});
+  for (int i = 0; i < 2000; ++i) h.submit(1, 10, i % 200);
+  h.dispatcher.start();
+  REQUIRE(eventually([&] { return h.completions() > 100; }));
+  size_t at_submit;
+  {
+    std::lock_guard lock(h.backend.mu);
+    at_submit = h.backend.executed.size();
+  }
+  h.submit(2, 20, 7);
+  REQUIRE(eventually([&] { return h.completions() == 2001; }));
+  std::lock_guard lock(h.backend.mu);
+  size_t ran_at = 0;
+  for (size_t i = 0; i < h.backend.executed.size(); ++i) {
+    if (h.backend.executed[i].first == 20) ran_at = i;
+  }
+  CHECK(ran_at - at_submit < 20);
+}
+
+TEST_CASE("work submitted right after its tenant is added is never lost, even mid-turn") {
+  // The dispatcher notes new work between the commands of a turn, possibly
+  // before the control op that adds the tenant reaches the policy.
+  Harness h(4096, std::make_unique<FairPolicy>(PolicyOptions{20 * kMillisecond}));
+  h.backend.delay_us = 20;
+  h.dispatcher.add_tenant(1, {});
+  for (int i = 0; i < 3000; ++i) h.submit(1, 10, i % 200);
+  h.dispatcher.start();
+  REQUIRE(eventually([&] { return h.completions() > 50; }));
+  for (TenantId t = 2; t < 40; ++t) {
+    h.dispatcher.add_tenant(t, {});
+    h.submit(t, 100 + t, 1);
+  }
+  REQUIRE(eventually([&] { return h.completions() == 3000 + 38; }));
 }

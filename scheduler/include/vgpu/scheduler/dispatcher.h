@@ -1,11 +1,13 @@
 // The dispatcher: per-tenant command queues and the one thread that issues
 // work to the backend. Each turn it asks the policy which tenant runs next,
 // asks the quota gate for that tenant's budget, runs the tenant's queue in
-// order for one slice, and reports each command's measured time back to both.
+// order for one slice, and reports each command's measured time back to both
+// (turn.h: the same protocol the simulation harness drives).
 //
 // Threads: submit()/accepting() come from the transport thread; tenant
-// changes and purges from any thread; everything that touches the policy, the
-// gate or the backend's execute() happens on the dispatcher thread.
+// changes, policy changes and purges from any thread; everything that touches
+// the policy, the gate or the backend's execute() happens on the dispatcher
+// thread (changes travel there through its control queue).
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,9 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -30,6 +35,32 @@ namespace vgpu::scheduler {
 
 struct DispatcherConfig {
   size_t max_queued_per_tenant = 4096;  // back-pressure beyond this
+  // How many of one tenant's commands may be in flight on the device at once
+  // (1..kMaxOverlapDepth). The dispatcher issues a tenant's commands in order
+  // and never lets two tenants issue in the same slice; a backend whose
+  // execute() returns when the work is done (the sim backend, today's only
+  // one) runs at depth 1 whatever this says: see effective_overlap_depth().
+  uint32_t overlap_depth = 1;
+};
+
+inline constexpr uint32_t kMaxOverlapDepth = 16;
+
+// Parameters set by the operator for one tenant, over whatever add_tenant and
+// update_tenant say (vgpud's config file pins VM weights this way while the
+// quota store keeps supplying the rest). Unset fields pass through.
+struct ParamsOverride {
+  std::optional<uint32_t> weight;
+  std::optional<uint32_t> group;
+  std::optional<uint32_t> group_weight;
+
+  bool empty() const { return !weight && !group && !group_weight; }
+  TenantParams apply(TenantParams p) const {
+    if (weight) p.weight = *weight;
+    if (group) p.group = *group;
+    if (group_weight) p.group_weight = *group_weight;
+    return p;
+  }
+  bool operator==(const ParamsOverride&) const = default;
 };
 
 struct TenantUsage {
@@ -56,9 +87,29 @@ class Dispatcher {
   void start();
   void stop();  // drops what is still queued (discarded, no completions)
 
+  // Switches the policy or changes its options, live, from the next turn.
+  // Same name: the policy keeps what it learned (lags, virtual times). Another
+  // name: the new policy is told every tenant, its parameters and whether it
+  // is runnable, and starts everyone level. kInvalidValue (and `why`) for an
+  // unknown name or a slice out of range; nothing changes then.
+  Status configure_policy(std::string_view name, const PolicyOptions& options, std::string* why);
+  std::string policy_name() const;
+
+  // Commands of one tenant in flight at once. The setting is kept and can be
+  // changed live, but every backend so far executes synchronously, so the
+  // effective depth is 1.
+  void set_overlap_depth(uint32_t depth);
+  uint32_t overlap_depth() const { return overlap_depth_.load(); }
+  uint32_t effective_overlap_depth() const { return 1; }
+
   void add_tenant(TenantId tenant, const TenantParams& params);
   void update_tenant(TenantId tenant, const TenantParams& params);
   void remove_tenant(TenantId tenant);
+  // Pins some of a tenant's parameters (see ParamsOverride), now and for
+  // whenever it is added again; an empty override lifts the pin.
+  void set_override(TenantId tenant, const ParamsOverride& pin);
+  // What the policy was told for the tenant (its parameters under its pin).
+  std::optional<TenantParams> effective_params(TenantId tenant) const;
 
   // Queues a command; the backend must already have accepted its work.
   void submit(Command&& command);
@@ -71,36 +122,52 @@ class Dispatcher {
   // The gate may have changed its mind (a quota was raised): re-ask it.
   void poke();
 
+  // Usage is kept after a tenant is removed, so none is lost before it is
+  // flushed and the counters never go back if the tenant comes again.
   TenantUsage usage(TenantId tenant) const;
   std::unordered_map<TenantId, TenantUsage> usage_all() const;
 
  private:
   struct Tenant;
+  struct Usage;
+  class Queues;  // the TurnSource a turn runs against
   void run();
   void apply_control();
   void note_runnable();
   bool run_one_slice();
   void fail_queue(Tenant& t, Status error);
   std::shared_ptr<Tenant> find(TenantId id) const;
-  void account(Tenant& t, const executor::Work& w, const executor::ExecResult& r);
+  void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
+  void tell_params(TenantId tenant);  // mu_ held: sends the effective params to the policy
+  bool run_next(Tenant& tenant, Nanos* gpu_time, bool* more);
 
   executor::Backend* const backend_;
-  const std::unique_ptr<Policy> policy_;
+  std::unique_ptr<Policy> policy_;  // dispatcher thread only
   QuotaGate* const gate_;
   const Clock* const clock_;
   const DispatcherConfig config_;
   const Completion on_complete_;
   const RoomCallback on_room_;
 
-  mutable std::mutex mu_;  // guards tenants_, control_, and the wake-up condition
+  mutable std::mutex mu_;  // guards tenants_, usage_, pins_, policy_name_, control_, wake_
   std::condition_variable cv_;
   std::unordered_map<TenantId, std::shared_ptr<Tenant>> tenants_;
+  std::unordered_map<TenantId, std::shared_ptr<Usage>> usage_;  // every tenant ever added
+  std::unordered_map<TenantId, ParamsOverride> pins_;
+  std::string policy_name_;
   std::vector<std::function<void()>> control_;  // run on the dispatcher thread
   bool wake_ = false;
 
   tbb::concurrent_queue<TenantId> became_runnable_;
   std::unordered_set<TenantId> waiting_;  // dispatcher thread: tenants the gate holds back
+  // Dispatcher thread: tenants whose add_tenant the policy has been told. A
+  // submit can beat the control op that adds its tenant (and the turn loop
+  // notes new work between commands); the policy ignores work of tenants it
+  // does not know, so such a tenant is made runnable when its add arrives.
+  std::unordered_set<TenantId> known_;
+  std::unique_ptr<Queues> queues_;
   std::atomic<bool> running_{false};
+  std::atomic<uint32_t> overlap_depth_;
   std::thread thread_;
 };
 

@@ -2,6 +2,15 @@
 // and for how long. It consumes events and answers questions; it owns no
 // threads, no file descriptors, and is called from one thread only (the
 // dispatcher, or a simulation harness with a simulated clock).
+//
+// Events, in the order a driver sends them (see turn.h for the protocol the
+// dispatcher and the simulator share):
+//   add_tenant / update_tenant / remove_tenant   a VM joins, changes, leaves
+//   runnable / idle                              its queue became non-empty / empty
+//   pick                                         a turn (one slice) starts
+//   charge                                       a command of the running tenant
+//                                                completed, with its measured time
+//   should_yield                                 between two commands of a turn
 #pragma once
 
 #include <cstdint>
@@ -14,11 +23,23 @@ namespace vgpu::scheduler {
 // What the policy knows of a tenant. Two levels: a group (a course) has a
 // weight among groups, and its tenants (students' VMs) share the group's part
 // by their own weights. Group 0 is the default group of ungrouped tenants.
+// Weights are clamped to [1, kMaxWeight]. Tenants of one group should carry
+// the same group_weight; if they disagree, the latest add/update wins.
 struct TenantParams {
   uint32_t weight = 1;        // relative share within its group (>= 1)
   uint32_t group = 0;         // course id; 0: none
   uint32_t group_weight = 1;  // the group's relative share among groups (>= 1)
 };
+
+inline constexpr uint32_t kMaxWeight = 1'000'000;
+
+// Settings every policy understands; a policy ignores what does not apply.
+struct PolicyOptions {
+  Nanos slice = 2 * kMillisecond;  // the longest a turn runs before the next pick
+};
+
+inline constexpr Nanos kMinSlice = 500 * kMicrosecond;
+inline constexpr Nanos kMaxSlice = 50 * kMillisecond;
 
 struct Decision {
   enum class Kind {
@@ -28,7 +49,7 @@ struct Decision {
   };
   Kind kind = Kind::kIdle;
   TenantId tenant = 0;
-  Nanos slice = 0;
+  Nanos slice = 0;  // turn budget: the turn ends at the first command boundary past it
   Nanos until = 0;
 };
 
@@ -36,6 +57,8 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string_view name() const = 0;
+  // Takes effect from the next pick; what the policy learned is kept.
+  virtual void set_options(const PolicyOptions& options) = 0;
 
   virtual void add_tenant(TenantId tenant, const TenantParams& params, Nanos now) = 0;
   virtual void remove_tenant(TenantId tenant, Nanos now) = 0;
@@ -45,10 +68,17 @@ class Policy {
   virtual void runnable(TenantId tenant, Nanos now) = 0;
   virtual void idle(TenantId tenant, Nanos now) = 0;
 
-  // Which runnable tenant goes next.
+  // Which runnable tenant goes next. Ends the previous turn.
   virtual Decision pick(Nanos now) = 0;
   // A command of `tenant` completed, taking `gpu_time` of measured device time.
   virtual void charge(TenantId tenant, Nanos gpu_time, Nanos now) = 0;
+  // Asked between two commands of `running`'s turn: should the turn end now,
+  // before its budget is spent, because another tenant has a better claim?
+  virtual bool should_yield(TenantId running, Nanos now) {
+    (void)running;
+    (void)now;
+    return false;
+  }
 };
 
 }  // namespace vgpu::scheduler

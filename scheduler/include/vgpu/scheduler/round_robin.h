@@ -1,8 +1,9 @@
 // best-effort: round robin over the tenants that have work, one slice each.
+// Weights and groups are ignored: every busy tenant gets the same turns.
 #pragma once
 
-#include <deque>
-#include <unordered_set>
+#include <list>
+#include <unordered_map>
 
 #include "vgpu/scheduler/policy.h"
 
@@ -11,8 +12,10 @@ namespace vgpu::scheduler {
 class RoundRobinPolicy final : public Policy {
  public:
   explicit RoundRobinPolicy(Nanos slice) : slice_(slice) {}
+  explicit RoundRobinPolicy(const PolicyOptions& options) : slice_(options.slice) {}
 
   std::string_view name() const override { return "best-effort"; }
+  void set_options(const PolicyOptions& options) override { slice_ = options.slice; }
   void add_tenant(TenantId, const TenantParams&, Nanos) override {}
   void remove_tenant(TenantId tenant, Nanos now) override { idle(tenant, now); }
   void update_tenant(TenantId, const TenantParams&, Nanos) override {}
@@ -23,8 +26,8 @@ class RoundRobinPolicy final : public Policy {
 
  private:
   Nanos slice_;
-  std::deque<TenantId> ring_;              // runnable tenants in turn order
-  std::unordered_set<TenantId> runnable_;  // members of ring_
+  std::list<TenantId> ring_;  // runnable tenants in turn order
+  std::unordered_map<TenantId, std::list<TenantId>::iterator> where_;  // members of ring_
 };
 
 }  // namespace vgpu::scheduler

@@ -1,0 +1,225 @@
+#include "scheduler_config.h"
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "vgpu/scheduler/policy_factory.h"
+
+namespace vgpu::daemon {
+
+using nlohmann::json;
+
+void add_scheduler_flags(CLI::App& app, SchedulerFlags* flags) {
+  app.add_option("--policy", flags->policy,
+                 "scheduling policy: fair (default), fixed-share or best-effort")
+      ->check(CLI::IsMember({"fair", "fixed-share", "best-effort"}));
+  app.add_option("--slice-ms", flags->slice_ms, "scheduling time slice in milliseconds (default 2)")
+      ->check(CLI::Range(0.5, 50.0));
+  app.add_option("--overlap-depth", flags->overlap_depth,
+                 "commands of one VM in flight on the GPU at once (default 1; a synchronous "
+                 "backend such as sim runs at 1)")
+      ->check(CLI::Range(1u, scheduler::kMaxOverlapDepth));
+  app.add_option("--config", flags->config_file,
+                 "JSON file with policy, slice_ms, overlap_depth, weights and courses; re-read "
+                 "on SIGHUP");
+}
+
+namespace {
+
+// A whole number in [lo, hi], or false with `why`.
+bool read_count(const json& v, const std::string& what, uint64_t lo, uint64_t hi, uint32_t* out,
+                std::string* why) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+    *why = what + " must be a whole number, not " + v.dump();
+    return false;
+  }
+  const uint64_t n = v.get<uint64_t>();
+  if (n < lo || n > hi) {
+    *why = what + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+           ", not " + std::to_string(n);
+    return false;
+  }
+  *out = static_cast<uint32_t>(n);
+  return true;
+}
+
+bool read_weights(const json& v, SchedulerSettings* out, std::string* why) {
+  if (!v.is_object()) {
+    *why = "\"weights\" must be an object of VM name to weight";
+    return false;
+  }
+  out->weights.clear();
+  for (const auto& [vm, w] : v.items()) {
+    if (!read_count(w, "the weight of VM '" + vm + "'", 1, scheduler::kMaxWeight,
+                    &out->weights[vm], why))
+      return false;
+  }
+  return true;
+}
+
+bool read_courses(const json& v, SchedulerSettings* out, std::string* why) {
+  if (!v.is_object()) {
+    *why = "\"courses\" must be an object of course name to {\"weight\", \"vms\"}";
+    return false;
+  }
+  out->courses.clear();
+  for (const auto& [name, c] : v.items()) {
+    const std::string what = "course '" + name + "'";
+    if (!c.is_object()) {
+      *why = what + " must be an object with \"weight\" and \"vms\"";
+      return false;
+    }
+    CourseSetting course;
+    for (const auto& [key, value] : c.items()) {
+      if (key == "weight") {
+        if (!read_count(value, "the weight of " + what, 1, scheduler::kMaxWeight, &course.weight,
+                        why))
+          return false;
+      } else if (key == "vms") {
+        if (!value.is_array()) {
+          *why = "\"vms\" of " + what + " must be a list of VM names";
+          return false;
+        }
+        for (const json& vm : value) {
+          if (!vm.is_string()) {
+            *why = "\"vms\" of " + what + " must hold VM names, not " + vm.dump();
+            return false;
+          }
+          course.vms.push_back(vm.get<std::string>());
+        }
+      } else {
+        *why = what + ": unknown key \"" + key + "\" (expected weight, vms)";
+        return false;
+      }
+    }
+    out->courses[name] = std::move(course);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, std::string* why) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    *why = std::string("not valid JSON: ") + e.what();
+    return Status::kInvalidValue;
+  }
+  if (!doc.is_object()) {
+    *why = "the top level must be a JSON object";
+    return Status::kInvalidValue;
+  }
+  SchedulerSettings s = *out;
+  for (const auto& [key, v] : doc.items()) {
+    bool good = true;
+    if (key == "policy") {
+      good = v.is_string();
+      if (good) s.policy = v.get<std::string>();
+      if (!good) *why = "\"policy\" must be a string";
+    } else if (key == "slice_ms") {
+      good = v.is_number();
+      if (good) s.slice_ms = v.get<double>();
+      if (!good) *why = "\"slice_ms\" must be a number";
+    } else if (key == "overlap_depth") {
+      good = read_count(v, "\"overlap_depth\"", 1, scheduler::kMaxOverlapDepth, &s.overlap_depth, why);
+    } else if (key == "weights") {
+      good = read_weights(v, &s, why);
+    } else if (key == "courses") {
+      good = read_courses(v, &s, why);
+    } else {
+      *why = "unknown key \"" + key + "\" (expected policy, slice_ms, overlap_depth, weights, courses)";
+      good = false;
+    }
+    if (!good) return Status::kInvalidValue;
+  }
+  if (Status st = check_scheduler_settings(s, why); !ok(st)) return st;
+  *out = std::move(s);
+  return Status::kSuccess;
+}
+
+Status check_scheduler_settings(const SchedulerSettings& s, std::string* why) {
+  if (Status st = scheduler::check_policy(s.policy, policy_options(s), why); !ok(st)) return st;
+  if (s.overlap_depth < 1 || s.overlap_depth > scheduler::kMaxOverlapDepth) {
+    *why = "overlap_depth must be between 1 and " + std::to_string(scheduler::kMaxOverlapDepth);
+    return Status::kInvalidValue;
+  }
+  std::map<std::string, std::string> course_of;  // vm -> course
+  std::map<uint32_t, std::string> ids;
+  for (const auto& [name, c] : s.courses) {
+    const uint32_t id = course_group_id(name);
+    if (auto [it, fresh] = ids.emplace(id, name); !fresh) {
+      *why = "courses '" + it->second + "' and '" + name + "' hash alike; rename one";
+      return Status::kInvalidValue;
+    }
+    for (const std::string& vm : c.vms) {
+      if (auto [it, fresh] = course_of.emplace(vm, name); !fresh) {
+        *why = "VM '" + vm + "' is in two courses ('" + it->second + "' and '" + name + "')";
+        return Status::kInvalidValue;
+      }
+    }
+  }
+  return Status::kSuccess;
+}
+
+Status resolve_scheduler_settings(const SchedulerFlags& flags, SchedulerSettings* out,
+                                  std::string* why) {
+  SchedulerSettings s;
+  if (!flags.config_file.empty()) {
+    std::ifstream in(flags.config_file);
+    if (!in) {
+      *why = "cannot read the config file " + flags.config_file;
+      return Status::kInvalidValue;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    if (Status st = parse_scheduler_config(text.str(), &s, why); !ok(st)) {
+      *why = flags.config_file + ": " + *why;
+      return st;
+    }
+  }
+  if (flags.policy) s.policy = *flags.policy;
+  if (flags.slice_ms) s.slice_ms = *flags.slice_ms;
+  if (flags.overlap_depth) s.overlap_depth = *flags.overlap_depth;
+  if (Status st = check_scheduler_settings(s, why); !ok(st)) return st;
+  *out = std::move(s);
+  return Status::kSuccess;
+}
+
+scheduler::PolicyOptions policy_options(const SchedulerSettings& s) {
+  scheduler::PolicyOptions o;
+  o.slice = static_cast<scheduler::Nanos>(s.slice_ms * 1e6);
+  return o;
+}
+
+scheduler::ParamsOverride pin_for_vm(const SchedulerSettings& s, const std::string& vm) {
+  scheduler::ParamsOverride pin;
+  if (auto w = s.weights.find(vm); w != s.weights.end()) pin.weight = w->second;
+  for (const auto& [name, c] : s.courses) {
+    if (std::find(c.vms.begin(), c.vms.end(), vm) == c.vms.end()) continue;
+    pin.group = course_group_id(name);
+    pin.group_weight = c.weight;
+  }
+  return pin;
+}
+
+uint32_t course_group_id(const std::string& course) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : course) h = (h ^ c) * 16777619u;
+  return 0x40000000u | (h & 0x3FFFFFFFu);
+}
+
+std::string describe(const SchedulerSettings& s) {
+  std::ostringstream out;
+  out << "policy " << s.policy << ", slice " << s.slice_ms << " ms, overlap depth "
+      << s.overlap_depth;
+  if (!s.weights.empty()) out << ", " << s.weights.size() << " VM weight(s)";
+  if (!s.courses.empty()) out << ", " << s.courses.size() << " course(s)";
+  return out.str();
+}
+
+}  // namespace vgpu::daemon

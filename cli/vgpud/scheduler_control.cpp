@@ -1,0 +1,80 @@
+#include "scheduler_control.h"
+
+#include <spdlog/spdlog.h>
+
+#include "vgpu/scheduler/policy_factory.h"
+
+namespace vgpu::daemon {
+
+Status SchedulerControl::load(std::string* why) {
+  SchedulerSettings s;
+  if (Status st = resolve_scheduler_settings(flags_, &s, why); !ok(st)) return st;
+  std::lock_guard lock(mu_);
+  current_ = std::move(s);
+  return Status::kSuccess;
+}
+
+SchedulerSettings SchedulerControl::settings() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+std::unique_ptr<scheduler::Policy> SchedulerControl::make_policy() const {
+  const SchedulerSettings s = settings();
+  std::unique_ptr<scheduler::Policy> policy;
+  std::string why;
+  // Settings are checked when read, so this cannot fail; fall back to the
+  // default rather than run without a policy if it ever did.
+  if (!ok(scheduler::make_policy(s.policy, policy_options(s), &policy, &why))) {
+    scheduler::make_policy(scheduler::kDefaultPolicy, scheduler::PolicyOptions{}, &policy, &why);
+  }
+  return policy;
+}
+
+scheduler::DispatcherConfig SchedulerControl::dispatcher_config() const {
+  scheduler::DispatcherConfig c;
+  c.overlap_depth = settings().overlap_depth;
+  return c;
+}
+
+void SchedulerControl::attach(scheduler::Dispatcher* dispatcher) {
+  std::lock_guard lock(mu_);
+  dispatcher_ = dispatcher;
+}
+
+void SchedulerControl::vm_opened(scheduler::TenantId tenant, const std::string& vm) {
+  std::lock_guard lock(mu_);
+  vms_[vm] = tenant;
+  if (dispatcher_) dispatcher_->set_override(tenant, pin_for_vm(current_, vm));
+}
+
+Status SchedulerControl::reload(std::string* why) {
+  SchedulerSettings next;
+  if (Status st = resolve_scheduler_settings(flags_, &next, why); !ok(st)) return st;
+  std::lock_guard lock(mu_);
+  if (next == current_) {
+    spdlog::info("vgpud: scheduling settings unchanged ({})", describe(current_));
+    return Status::kSuccess;
+  }
+  if (dispatcher_) {
+    if (next.policy != current_.policy || next.slice_ms != current_.slice_ms) {
+      if (Status st = dispatcher_->configure_policy(next.policy, policy_options(next), why); !ok(st))
+        return st;  // checked already; kept for safety
+    }
+    dispatcher_->set_overlap_depth(next.overlap_depth);
+    size_t repinned = 0;
+    for (const auto& [vm, tenant] : vms_) {
+      const scheduler::ParamsOverride before = pin_for_vm(current_, vm);
+      const scheduler::ParamsOverride after = pin_for_vm(next, vm);
+      if (before == after) continue;
+      dispatcher_->set_override(tenant, after);
+      ++repinned;
+    }
+    spdlog::info("vgpud: scheduling now {} (was {}); {} connected or known VM(s) re-weighted",
+                 describe(next), describe(current_), repinned);
+  }
+  current_ = std::move(next);
+  return Status::kSuccess;
+}
+
+}  // namespace vgpu::daemon

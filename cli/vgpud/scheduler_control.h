@@ -1,0 +1,50 @@
+// Applies vgpud's scheduling settings (scheduler_config.h) to the dispatcher:
+// the policy it starts with, the weights and courses pinned on VMs as they
+// connect, and live changes when the config file is re-read (SIGHUP).
+//
+// A reload that fails (unreadable file, bad JSON, a value out of range)
+// changes nothing: the old settings stay, and the reason is returned and
+// logged.
+//
+// Threads: load/reload from main; vm_opened from the transport thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "scheduler_config.h"
+#include "vgpu/scheduler/dispatcher.h"
+
+namespace vgpu::daemon {
+
+class SchedulerControl {
+ public:
+  explicit SchedulerControl(SchedulerFlags flags = {}) : flags_(std::move(flags)) {}
+
+  // Reads the settings once, at start. An error means vgpud must not start.
+  Status load(std::string* why);
+  SchedulerSettings settings() const;
+
+  // What to build the dispatcher with.
+  std::unique_ptr<scheduler::Policy> make_policy() const;
+  scheduler::DispatcherConfig dispatcher_config() const;
+  void attach(scheduler::Dispatcher* dispatcher);
+
+  // A VM connected as `tenant`: pins its weight and course if the settings
+  // name it.
+  void vm_opened(scheduler::TenantId tenant, const std::string& vm);
+
+  // Re-reads the file and applies what changed, live. On error nothing changes.
+  Status reload(std::string* why);
+
+ private:
+  const SchedulerFlags flags_;
+  mutable std::mutex mu_;  // guards all below
+  SchedulerSettings current_;
+  scheduler::Dispatcher* dispatcher_ = nullptr;
+  std::map<std::string, scheduler::TenantId> vms_;  // every VM seen, by name
+};
+
+}  // namespace vgpu::daemon
