@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 1> kMigrations = {
+constexpr std::array<std::string_view, 2> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -25,6 +25,91 @@ constexpr std::array<std::string_view, 1> kMigrations = {
         peak_memory       INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (tenant_id, interval_start)
       );
+    )sql",
+
+    // 2: courses, students and the VMs bound to them, quotas, the people who
+    // may change them, settings, the audit log; the ledger records which
+    // student each VM's usage was charged to. Removed courses and students
+    // are kept (removed_at) so old usage stays attributable.
+    R"sql(
+      CREATE TABLE users (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL UNIQUE,
+        uid         INTEGER NOT NULL UNIQUE,
+        role        TEXT NOT NULL CHECK (role IN ('admin', 'teacher')),
+        created_at  INTEGER NOT NULL
+      );
+      CREATE TABLE courses (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL,
+        teacher_id  INTEGER REFERENCES users(id),
+        created_at  INTEGER NOT NULL,
+        removed_at  INTEGER
+      );
+      CREATE UNIQUE INDEX courses_live_name ON courses(name) WHERE removed_at IS NULL;
+      CREATE TABLE students (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL,
+        course_id   INTEGER NOT NULL REFERENCES courses(id),
+        created_at  INTEGER NOT NULL,
+        removed_at  INTEGER
+      );
+      CREATE UNIQUE INDEX students_live_name ON students(name) WHERE removed_at IS NULL;
+      CREATE INDEX students_by_course ON students(course_id);
+      ALTER TABLE vms ADD COLUMN student_id INTEGER REFERENCES students(id);
+
+      -- One row per level that sets something; NULL columns inherit.
+      -- gpu_limited: NULL unset, 0 unlimited, 1 gpu_ns per period.
+      CREATE TABLE quotas (
+        scope        TEXT NOT NULL CHECK (scope IN ('default', 'course', 'student')),
+        scope_id     INTEGER NOT NULL,
+        gpu_limited  INTEGER,
+        gpu_ns       INTEGER,
+        period       TEXT CHECK (period IN ('day', 'week', 'range')),
+        range_start  INTEGER,
+        range_end    INTEGER,
+        memory       INTEGER CHECK (memory >= 0),
+        weight       INTEGER CHECK (weight >= 1),
+        on_exhaust   TEXT CHECK (on_exhaust IN ('reject', 'wait', 'best-effort')),
+        PRIMARY KEY (scope, scope_id)
+      );
+      CREATE TABLE settings (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+      );
+      CREATE TABLE audit (
+        id         INTEGER PRIMARY KEY,
+        at         INTEGER NOT NULL,
+        uid        INTEGER NOT NULL,
+        actor      TEXT NOT NULL,
+        action     TEXT NOT NULL,
+        object     TEXT NOT NULL,
+        course_id  INTEGER,
+        old_value  TEXT,
+        new_value  TEXT
+      );
+      CREATE INDEX audit_by_time ON audit(at);
+
+      -- The ledger gains the student the usage was charged to (0: none).
+      CREATE TABLE usage_v2 (
+        tenant_id         INTEGER NOT NULL REFERENCES vms(tenant_id),
+        student_id        INTEGER NOT NULL DEFAULT 0,
+        interval_start    INTEGER NOT NULL,
+        gpu_ns            INTEGER NOT NULL DEFAULT 0,
+        kernels           INTEGER NOT NULL DEFAULT 0,
+        bytes_to_device   INTEGER NOT NULL DEFAULT 0,
+        bytes_from_device INTEGER NOT NULL DEFAULT 0,
+        peak_memory       INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, student_id, interval_start)
+      );
+      INSERT INTO usage_v2(tenant_id, student_id, interval_start, gpu_ns, kernels,
+                           bytes_to_device, bytes_from_device, peak_memory)
+        SELECT tenant_id, 0, interval_start, gpu_ns, kernels, bytes_to_device,
+               bytes_from_device, peak_memory FROM usage;
+      DROP TABLE usage;
+      ALTER TABLE usage_v2 RENAME TO usage;
+      CREATE INDEX usage_by_student ON usage(student_id, interval_start);
+      CREATE INDEX usage_by_time ON usage(interval_start);
     )sql",
 };
 

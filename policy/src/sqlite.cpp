@@ -17,6 +17,16 @@ bool Db::open(const std::string& path, std::string* why) {
          exec("PRAGMA foreign_keys=ON", why);
 }
 
+bool Db::open_read_only(const std::string& path, std::string* why) {
+  const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    if (why) *why = "cannot open database " + path + ": " + error();
+    return false;
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  return true;
+}
+
 bool Db::exec(std::string_view sql, std::string* why) {
   char* err = nullptr;
   const std::string text(sql);
@@ -44,6 +54,11 @@ Stmt& Stmt::bind(int index, int64_t v) {
 
 Stmt& Stmt::bind(int index, std::string_view v) {
   sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Stmt& Stmt::bind_null(int index) {
+  sqlite3_bind_null(stmt_, index);
   return *this;
 }
 

@@ -18,6 +18,8 @@ class Db {
 
   // Opens or creates the file; WAL mode, foreign keys on, a busy timeout.
   bool open(const std::string& path, std::string* why);
+  // Opens an existing file for reading only (no journal-mode change, no writes).
+  bool open_read_only(const std::string& path, std::string* why);
   bool exec(std::string_view sql, std::string* why = nullptr);
   sqlite3* raw() const { return db_; }
   std::string error() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }
@@ -36,10 +38,12 @@ class Stmt {
   bool ok() const { return stmt_ != nullptr; }
   Stmt& bind(int index, int64_t v);
   Stmt& bind(int index, std::string_view v);
+  Stmt& bind_null(int index);
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int step();
   void reset();
   int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string text(int column) const;
 
  private:

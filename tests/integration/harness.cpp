@@ -95,8 +95,14 @@ TempDir::~TempDir() {
   if (!std::getenv("VGPU_TEST_KEEP")) fs::remove_all(path_, ec);
 }
 
+std::string test_backend() {
+  // VGPU_TEST_BACKEND=cuda runs the same tests on a GPU (tests/gpu/run.sh).
+  const char* backend = std::getenv("VGPU_TEST_BACKEND");
+  return backend && *backend ? backend : "sim";
+}
+
 Daemon::Daemon(std::vector<std::string> extra_args) {
-  std::vector<std::string> argv = {vgpud_path(),  "--backend", "sim",
+  std::vector<std::string> argv = {vgpud_path(),  "--backend", test_backend(),
                                    "--runtime-dir", dir_.path(), "--db",
                                    db_path(),       "--sim-kernels", test_kernels_path()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());

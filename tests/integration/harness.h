@@ -16,6 +16,9 @@ std::string vgpud_path();
 std::string vgpu_run_path();
 std::string program_path(const std::string& name);
 std::string test_kernels_path();
+// The backend the tests run on: "sim", or VGPU_TEST_BACKEND (tests/gpu/run.sh sets cuda).
+std::string test_backend();
+inline bool on_sim() { return test_backend() == "sim"; }
 
 struct RunResult {
   int exit_code = -1;  // -signal if killed by a signal
@@ -54,7 +57,7 @@ class TempDir {
 
 class Daemon {
  public:
-  // Starts vgpud (sim backend, the test kernels plug-in) and waits for its socket.
+  // Starts vgpud (test_backend(), the test kernels plug-in) and waits for its socket.
   explicit Daemon(std::vector<std::string> extra_args = {});
   ~Daemon();
   const std::string& runtime_dir() const { return dir_.path(); }

@@ -1,6 +1,12 @@
-// The policy store: tenants (VMs) and the usage ledger, kept in SQLite on
-// disk. An interface, so a shared database server can hold a whole cluster's
-// ledger later; SQLite is the embedded default.
+// The policy store: tenants (VMs), the usage ledger, and the organisation
+// around them (courses, students, quotas, users, the audit log), kept in
+// SQLite on disk. An interface, so a shared database server can hold a whole
+// cluster's ledger later; SQLite is the embedded default.
+//
+// Changes take the Actor who makes them: each checks the actor's role, runs
+// in one transaction, and writes an audit row (who, when, old -> new). A
+// refused or invalid change returns an error with a one-line `why` and
+// changes nothing.
 //
 // Thread-safe: every method may be called from any thread.
 #pragma once
@@ -11,11 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "vgpu/policy/records.h"
 #include "vgpu/protocol/status.h"
 
 namespace vgpu::policy {
-
-using TenantId = uint32_t;
 
 // Usage of one tenant over one interval, as the daemon charged it.
 struct UsageRecord {
@@ -26,13 +31,15 @@ struct UsageRecord {
   uint64_t bytes_to_device = 0;
   uint64_t bytes_from_device = 0;
   uint64_t peak_memory = 0;  // max over the interval
+  uint32_t student = 0;      // the student the VM was bound to (0: none)
 };
 
 struct VmRow {
   TenantId tenant = 0;
   std::string name;
   int64_t first_seen = 0;
-  int64_t last_seen = 0;
+  int64_t last_seen = 0;  // 0 (and first_seen 0): bound to a student but never connected
+  std::string student;    // empty: unassigned
 };
 
 class Store {
@@ -41,15 +48,71 @@ class Store {
   // The tenant a VM name maps to, created on first sight.
   virtual Status tenant_for_vm(const std::string& vm, TenantId* out) = 0;
   virtual Status list_vms(std::vector<VmRow>* out) = 0;
-  // Adds a batch of usage in one transaction (sums per tenant and interval).
+  // Adds a batch of usage in one transaction (sums per tenant, student and interval).
   virtual Status record_usage(std::span<const UsageRecord> batch) = 0;
   // Usage summed per tenant over [since, until) (unix seconds).
   virtual Status usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
+  // Ledger rows (per tenant, student and interval) over [since, until).
+  virtual Status usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
+  // GPU ns charged to a student (or, with student 0, to VM `tenant` while
+  // unassigned) over [since, until).
+  virtual Status ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
+                            int64_t* gpu_ns) = 0;
   virtual int schema_version() = 0;
+
+  // --- who may change things ---
+  // The actor for a registered uid; kNotPermitted with `why` if there is none.
+  virtual Status actor_for_uid(uint32_t uid, Actor* out, std::string* why) = 0;
+  virtual Status add_user(const Actor& by, const UserRow& user, std::string* why) = 0;
+  virtual Status remove_user(const Actor& by, const std::string& name, std::string* why) = 0;
+  virtual Status list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) = 0;
+
+  // --- courses, students, VMs (teachers see and change their own courses only) ---
+  // `teacher` empty: the actor if a teacher, else no teacher.
+  virtual Status create_course(const Actor& by, const std::string& name,
+                               const std::string& teacher, std::string* why) = 0;
+  // Refused while the course has students, unless `force` (which removes them).
+  virtual Status delete_course(const Actor& by, const std::string& name, bool force,
+                               std::string* why) = 0;
+  virtual Status list_courses(const Actor& by, std::vector<CourseRow>* out, std::string* why) = 0;
+  virtual Status add_student(const Actor& by, const std::string& name, const std::string& course,
+                             const std::vector<std::string>& vms, std::string* why) = 0;
+  virtual Status remove_student(const Actor& by, const std::string& name, std::string* why) = 0;
+  virtual Status bind_vm(const Actor& by, const std::string& student, const std::string& vm,
+                         std::string* why) = 0;
+  virtual Status unbind_vm(const Actor& by, const std::string& vm, std::string* why) = 0;
+  // `course` empty: every course the actor sees. Removed students only if asked.
+  virtual Status list_students(const Actor& by, const std::string& course, bool include_removed,
+                               std::vector<StudentRow>* out, std::string* why) = 0;
+
+  // --- quotas and settings ---
+  // Sets the given fields at one level; fields not given keep their value.
+  virtual Status set_quota(const Actor& by, const QuotaTarget& target, const QuotaFields& changes,
+                           std::string* why) = 0;
+  // Clears everything set at one level (it inherits again).
+  virtual Status reset_quota(const Actor& by, const QuotaTarget& target, std::string* why) = 0;
+  virtual Status get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out,
+                           std::string* why) = 0;
+  // Whether VMs bound to no student are refused (else they run under the default quota).
+  virtual Status set_refuse_unassigned(const Actor& by, bool refuse, std::string* why) = 0;
+  virtual Status refuse_unassigned(bool* out) = 0;
+  // The binding and quota levels of one VM.
+  virtual Status vm_policy(TenantId tenant, VmPolicy* out) = 0;
+
+  // --- the audit log (teachers see entries about their courses and their own) ---
+  virtual Status audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out,
+                           std::string* why) = 0;
+};
+
+struct StoreOptions {
+  // Opens an existing database without writing to it (no migrations): for
+  // reports while the daemon is down. Refused unless it is at the latest schema.
+  bool read_only = false;
 };
 
 // Opens (creating if needed) the database at `path` and migrates it to the
 // current schema. On failure `why` says what went wrong.
-Status open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out, std::string* why);
+Status open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out, std::string* why,
+                         StoreOptions options = {});
 
 }  // namespace vgpu::policy

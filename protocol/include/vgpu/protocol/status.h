@@ -33,7 +33,7 @@ enum class Status : int32_t {
   kLaunchOutOfResources = 701,
   kLaunchTimeout = 702,
   kLaunchFailure = 719,
-  kNotPermitted = 800,
+  kNotPermitted = 800,  // on the wire: queued work refused because the VM's GPU-time quota is spent
   kNotSupported = 801,
   kUnknown = 999,
 };

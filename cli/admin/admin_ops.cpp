@@ -1,0 +1,394 @@
+// The admin operations: a default-deny table from op name to handler. Each
+// handler validates its arguments, calls the store (which checks the actor's
+// role and audits), and shapes the answer.
+#include "admin_ops.h"
+
+#include <functional>
+#include <map>
+
+#include "quota_json.h"
+#include "usage_report.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::admin {
+
+using namespace vgpu::policy;
+
+json error_answer(std::string_view why) { return {{"ok", false}, {"error", why}}; }
+json ok_answer(json result) { return {{"ok", true}, {"result", std::move(result)}}; }
+
+namespace {
+
+// Thrown inside this file only, for a missing or mistyped argument; caught in execute().
+struct BadRequest {
+  std::string why;
+};
+
+std::string str(const json& r, const char* key, bool required = true) {
+  if (!r.contains(key)) {
+    if (required) throw BadRequest{std::string("missing argument '") + key + "'"};
+    return "";
+  }
+  if (!r[key].is_string()) throw BadRequest{std::string("argument '") + key + "' must be a string"};
+  return r[key].get<std::string>();
+}
+
+struct Ctx {
+  Store& store;
+  const Actor& by;
+  const json& r;
+  int64_t now;
+  std::string why;
+  bool changed = false;
+
+  json done(Status s, json result = json::object()) {
+    if (!ok(s)) return error_answer(why.empty() ? std::string(status_name(s)) : why);
+    return ok_answer(std::move(result));
+  }
+  json change(Status s) {
+    changed = ok(s);
+    return done(s);
+  }
+};
+
+QuotaTarget target_of(const json& r) {
+  const std::string kind = str(r, "kind");
+  if (kind == "default") return {QuotaTarget::Kind::kDefault, ""};
+  if (kind == "course") return {QuotaTarget::Kind::kCourse, str(r, "name")};
+  if (kind == "student") return {QuotaTarget::Kind::kStudent, str(r, "name")};
+  throw BadRequest{"quota target kind must be default, course or student"};
+}
+
+json student_json(const StudentRow& s) {
+  return {{"name", s.name},
+          {"course", s.course},
+          {"vms", s.vms},
+          {"created_at", s.created_at},
+          {"removed", s.removed_at != 0}};
+}
+
+json user_json(const UserRow& u) {
+  return {
+      {"name", u.name}, {"uid", u.uid}, {"role", role_name(u.role)}, {"created_at", u.created_at}};
+}
+
+// One quota level: what it sets, and (for students) what applies.
+json quota_level(Ctx& c, const QuotaTarget& t, Status* status) {
+  QuotaFields own;
+  *status = c.store.get_quota(c.by, t, &own, &c.why);
+  if (!ok(*status)) return {};
+  json j;
+  j["kind"] = t.kind == QuotaTarget::Kind::kDefault  ? "default"
+              : t.kind == QuotaTarget::Kind::kCourse ? "course"
+                                                     : "student";
+  j["name"] = t.name;
+  j["set"] = fields_json(own);
+  if (t.kind == QuotaTarget::Kind::kDefault) {
+    bool refuse = false;
+    c.store.refuse_unassigned(&refuse);
+    j["effective"] = quota_json(resolve_default_quota(own));
+    j["unassigned"] = refuse ? "refuse" : "run";
+  } else if (t.kind == QuotaTarget::Kind::kCourse) {
+    j["course_weight"] = own.weight.value_or(1);
+  }
+  return j;
+}
+
+json student_detail(Ctx& c, const StudentRow& s) {
+  json j = student_json(s);
+  QuotaFields own, course;
+  c.store.get_quota(c.by, {QuotaTarget::Kind::kStudent, s.name}, &own, &c.why);
+  c.store.get_quota(c.by, {QuotaTarget::Kind::kCourse, s.course}, &course, &c.why);
+  const Quota q = resolve_student_quota(own, course);
+  j["quota_set"] = fields_json(own);
+  j["quota"] = quota_json(q);
+  const Window w = window_at(q.gpu_time, c.now);
+  int64_t spent = 0;
+  c.store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
+  j["period"] = {
+      {"start", w.start}, {"end", w.end}, {"used_ns", spent}, {"used", format_duration(spent)}};
+  if (!q.gpu_time.unlimited) {
+    const int64_t left = w.contains(c.now) ? std::max<int64_t>(0, q.gpu_time.budget_ns - spent) : 0;
+    j["period"]["left_ns"] = left;
+    j["period"]["left"] = format_duration(left);
+  }
+  return j;
+}
+
+using Handler = std::function<json(Ctx&)>;
+
+const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
+  static const auto* ops = new std::map<std::string, std::pair<bool, Handler>, std::less<>>{
+      {"whoami",
+       {false,
+        [](Ctx& c) {
+          return c.done(Status::kSuccess,
+                        {{"uid", c.by.uid}, {"name", c.by.name}, {"role", role_name(c.by.role)}});
+        }}},
+      {"user.add",
+       {true,
+        [](Ctx& c) {
+          UserRow u;
+          u.name = str(c.r, "name");
+          if (!c.r.contains("uid") || !c.r["uid"].is_number_unsigned() ||
+              c.r["uid"].get<uint64_t>() > UINT32_MAX) {
+            throw BadRequest{"uid must be a whole number"};
+          }
+          u.uid = c.r["uid"].get<uint32_t>();
+          const std::string role = str(c.r, "role", false);
+          if (!role.empty() && role != "teacher" && role != "admin") {
+            throw BadRequest{"role must be teacher or admin"};
+          }
+          u.role = role == "admin" ? Role::kAdmin : Role::kTeacher;
+          return c.change(c.store.add_user(c.by, u, &c.why));
+        }}},
+      {"user.remove",
+       {true,
+        [](Ctx& c) { return c.change(c.store.remove_user(c.by, str(c.r, "name"), &c.why)); }}},
+      {"user.list",
+       {false,
+        [](Ctx& c) {
+          std::vector<UserRow> users;
+          const Status s = c.store.list_users(c.by, &users, &c.why);
+          json out = json::array();
+          for (const UserRow& u : users) out.push_back(user_json(u));
+          return c.done(s, out);
+        }}},
+      {"course.create",
+       {true,
+        [](Ctx& c) {
+          return c.change(
+              c.store.create_course(c.by, str(c.r, "name"), str(c.r, "teacher", false), &c.why));
+        }}},
+      {"course.delete",
+       {true,
+        [](Ctx& c) {
+          const bool force = c.r.value("force", false);
+          return c.change(c.store.delete_course(c.by, str(c.r, "name"), force, &c.why));
+        }}},
+      {"course.list",
+       {false,
+        [](Ctx& c) {
+          std::vector<CourseRow> courses;
+          const Status s = c.store.list_courses(c.by, &courses, &c.why);
+          json out = json::array();
+          for (const CourseRow& r : courses) {
+            out.push_back({{"name", r.name},
+                           {"teacher", r.teacher},
+                           {"students", r.students},
+                           {"created_at", r.created_at}});
+          }
+          return c.done(s, out);
+        }}},
+      {"course.show",
+       {false,
+        [](Ctx& c) {
+          const std::string name = str(c.r, "name");
+          std::vector<CourseRow> courses;
+          c.store.list_courses(c.by, &courses, &c.why);
+          auto it = std::find_if(courses.begin(), courses.end(),
+                                 [&](const CourseRow& r) { return r.name == name; });
+          std::vector<StudentRow> students;
+          Status s = c.store.list_students(c.by, name, false, &students, &c.why);
+          if (!ok(s)) return c.done(s);
+          if (it == courses.end()) return c.done(Status::kInvalidValue);
+          json j = {{"name", it->name}, {"teacher", it->teacher}, {"created_at", it->created_at}};
+          j["quota"] = quota_level(c, {QuotaTarget::Kind::kCourse, name}, &s);
+          j["students"] = json::array();
+          for (const StudentRow& st : students) j["students"].push_back(student_detail(c, st));
+          return c.done(s, j);
+        }}},
+      {"student.add",
+       {true,
+        [](Ctx& c) {
+          std::vector<std::string> vms;
+          if (c.r.contains("vms")) {
+            if (!c.r["vms"].is_array()) throw BadRequest{"vms must be a list"};
+            for (const json& v : c.r["vms"]) {
+              if (!v.is_string()) throw BadRequest{"vms must be names"};
+              vms.push_back(v.get<std::string>());
+            }
+          }
+          return c.change(
+              c.store.add_student(c.by, str(c.r, "name"), str(c.r, "course"), vms, &c.why));
+        }}},
+      {"student.remove",
+       {true,
+        [](Ctx& c) { return c.change(c.store.remove_student(c.by, str(c.r, "name"), &c.why)); }}},
+      {"student.bind",
+       {true,
+        [](Ctx& c) {
+          return c.change(c.store.bind_vm(c.by, str(c.r, "name"), str(c.r, "vm"), &c.why));
+        }}},
+      {"student.unbind",
+       {true, [](Ctx& c) { return c.change(c.store.unbind_vm(c.by, str(c.r, "vm"), &c.why)); }}},
+      {"student.list",
+       {false,
+        [](Ctx& c) {
+          std::vector<StudentRow> students;
+          const Status s =
+              c.store.list_students(c.by, str(c.r, "course", false), false, &students, &c.why);
+          json out = json::array();
+          for (const StudentRow& st : students) out.push_back(student_json(st));
+          return c.done(s, out);
+        }}},
+      {"student.show",
+       {false,
+        [](Ctx& c) {
+          const std::string name = str(c.r, "name");
+          std::vector<StudentRow> students;
+          const Status s = c.store.list_students(c.by, "", false, &students, &c.why);
+          if (!ok(s)) return c.done(s);
+          for (const StudentRow& st : students) {
+            if (st.name == name) return c.done(s, student_detail(c, st));
+          }
+          c.why = "unknown student '" + name + "'";
+          return c.done(Status::kInvalidValue);
+        }}},
+      {"vm.list",
+       {false,
+        [](Ctx& c) {
+          if (c.by.role != Role::kAdmin) {
+            c.why = "permission denied: only admins list every VM (teachers: student list)";
+            return c.done(Status::kNotPermitted);
+          }
+          std::vector<VmRow> vms;
+          const Status s = c.store.list_vms(&vms);
+          json out = json::array();
+          for (const VmRow& v : vms) {
+            out.push_back({{"name", v.name},
+                           {"student", v.student},
+                           {"first_seen", v.first_seen},
+                           {"last_seen", v.last_seen}});
+          }
+          return c.done(s, out);
+        }}},
+      {"quota.set",
+       {true,
+        [](Ctx& c) {
+          const QuotaTarget t = target_of(c.r);
+          QuotaFields f;
+          if (!fields_from_request(c.r, &f, &c.why)) return c.done(Status::kInvalidValue);
+          const std::string unassigned = str(c.r, "unassigned", false);
+          if (!unassigned.empty()) {
+            if (t.kind != QuotaTarget::Kind::kDefault) {
+              throw BadRequest{"--unassigned goes with the default quota (quota set --default)"};
+            }
+            if (unassigned != "run" && unassigned != "refuse") {
+              throw BadRequest{"--unassigned must be run or refuse"};
+            }
+            // The quota first: it is the change that can be refused for its values.
+            if (!f.empty()) {
+              const Status s = c.store.set_quota(c.by, t, f, &c.why);
+              if (!ok(s)) return c.done(s);
+              c.changed = true;
+            }
+            const Status s = c.store.set_refuse_unassigned(c.by, unassigned == "refuse", &c.why);
+            c.changed = c.changed || ok(s);
+            return c.done(s);
+          }
+          return c.change(c.store.set_quota(c.by, t, f, &c.why));
+        }}},
+      {"quota.reset",
+       {true, [](Ctx& c) { return c.change(c.store.reset_quota(c.by, target_of(c.r), &c.why)); }}},
+      {"quota.show",
+       {false,
+        [](Ctx& c) {
+          Status s = Status::kSuccess;
+          json out = json::array();
+          if (c.r.contains("kind")) {
+            const QuotaTarget t = target_of(c.r);
+            if (t.kind != QuotaTarget::Kind::kStudent) {
+              out.push_back(quota_level(c, t, &s));
+              return c.done(s, out);
+            }
+            // A student: what applies to them, and their use this period.
+            QuotaFields ignored;
+            s = c.store.get_quota(c.by, t, &ignored, &c.why);
+            if (!ok(s)) return c.done(s);
+            std::vector<StudentRow> students;
+            c.store.list_students(c.by, "", false, &students, &c.why);
+            for (const StudentRow& st : students) {
+              if (st.name == t.name) out.push_back(student_detail(c, st));
+            }
+            return c.done(s, out);
+          }
+          if (c.by.role == Role::kAdmin) out.push_back(quota_level(c, {}, &s));
+          std::vector<CourseRow> courses;
+          c.store.list_courses(c.by, &courses, &c.why);
+          for (const CourseRow& r : courses) {
+            out.push_back(quota_level(c, {QuotaTarget::Kind::kCourse, r.name}, &s));
+          }
+          std::vector<StudentRow> students;
+          c.store.list_students(c.by, "", false, &students, &c.why);
+          for (const StudentRow& st : students) out.push_back(student_detail(c, st));
+          return c.done(s, out);
+        }}},
+      {"usage.report",
+       {false,
+        [](Ctx& c) {
+          ReportFilter f;
+          f.course = str(c.r, "course", false);
+          f.student = str(c.r, "student", false);
+          f.since = c.r.value("since", int64_t{0});
+          f.until = c.r.value("until", int64_t{0});
+          json out;
+          if (!usage_report(c.store, c.by, f, c.now, &out, &c.why)) {
+            return c.done(c.why.starts_with("permission") ? Status::kNotPermitted
+                                                          : Status::kInvalidValue);
+          }
+          return c.done(Status::kSuccess, out);
+        }}},
+      {"audit.list",
+       {false,
+        [](Ctx& c) {
+          std::vector<AuditRow> rows;
+          const Status s = c.store.audit_log(c.by, c.r.value("since", int64_t{0}), &rows, &c.why);
+          json out = json::array();
+          for (const AuditRow& a : rows) {
+            out.push_back({{"at", a.at},
+                           {"uid", a.uid},
+                           {"actor", a.actor},
+                           {"action", a.action},
+                           {"object", a.object},
+                           {"old", a.old_value},
+                           {"new", a.new_value}});
+          }
+          return c.done(s, out);
+        }}},
+  };
+  return *ops;
+}
+
+}  // namespace
+
+bool is_change(std::string_view op) {
+  auto it = table().find(op);
+  return it == table().end() || it->second.first;
+}
+
+OpResult execute(Store& store, const Actor& by, const json& request, int64_t now) {
+  OpResult out;
+  try {
+    if (!request.is_object() || !request.contains("op") || !request["op"].is_string()) {
+      out.answer = error_answer("a request is a JSON object with an \"op\"");
+      return out;
+    }
+    const std::string op = request["op"].get<std::string>();
+    auto it = table().find(op);
+    if (it == table().end()) {
+      out.answer = error_answer("unknown operation '" + op + "'");
+      return out;
+    }
+    Ctx c{store, by, request, now, "", false};
+    out.answer = it->second.second(c);
+    out.changed = c.changed;
+  } catch (const BadRequest& e) {
+    out.answer = error_answer(e.why);
+  } catch (const std::exception& e) {
+    out.answer = error_answer(std::string("bad request: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace vgpu::admin

@@ -1,0 +1,73 @@
+#include "quota_json.h"
+
+#include "vgpu/policy/units.h"
+
+namespace vgpu::admin {
+
+using nlohmann::json;
+using namespace vgpu::policy;
+
+json fields_json(const QuotaFields& f) {
+  json j = json::object();
+  if (f.gpu_time) j["gpu_time"] = format_gpu_time(*f.gpu_time);
+  if (f.memory) j["memory"] = *f.memory ? format_bytes(*f.memory) : "none";
+  if (f.weight) j["weight"] = *f.weight;
+  if (f.on_exhaust) j["on_exhaust"] = on_exhaust_name(*f.on_exhaust);
+  return j;
+}
+
+json quota_json(const Quota& q) {
+  json j;
+  j["gpu_time"] = format_gpu_time(q.gpu_time);
+  j["limited"] = !q.gpu_time.unlimited;
+  j["budget_ns"] = q.gpu_time.unlimited ? 0 : q.gpu_time.budget_ns;
+  j["memory"] = q.memory ? format_bytes(q.memory) : "none";
+  j["memory_bytes"] = q.memory;
+  j["weight"] = q.weight;
+  j["on_exhaust"] = on_exhaust_name(q.on_exhaust);
+  return j;
+}
+
+bool fields_from_request(const json& r, QuotaFields* out, std::string* why) {
+  *out = {};
+  if (r.contains("gpu_time")) {
+    GpuTime g;
+    if (!r["gpu_time"].is_string() || !parse_gpu_time(r["gpu_time"].get<std::string>(), &g, why)) {
+      if (why->empty()) *why = "gpu_time must be a string like 2h/week";
+      return false;
+    }
+    out->gpu_time = g;
+  }
+  if (r.contains("memory")) {
+    uint64_t bytes = 0;
+    const json& m = r["memory"];
+    if (!m.is_string()) {
+      *why = "memory must be a string like 4GiB or none";
+      return false;
+    }
+    if (m.get<std::string>() != "none" && !parse_bytes(m.get<std::string>(), &bytes, why)) {
+      return false;
+    }
+    out->memory = bytes;
+  }
+  if (r.contains("weight")) {
+    const json& w = r["weight"];
+    if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > kMaxWeight) {
+      *why = "weight must be a whole number from 1 to " + std::to_string(kMaxWeight);
+      return false;
+    }
+    out->weight = static_cast<uint32_t>(w.get<int64_t>());
+  }
+  if (r.contains("on_exhaust")) {
+    OnExhaust e{};
+    if (!r["on_exhaust"].is_string() ||
+        !parse_on_exhaust(r["on_exhaust"].get<std::string>(), &e, why)) {
+      if (why->empty()) *why = "on_exhaust must be reject, wait or best-effort";
+      return false;
+    }
+    out->on_exhaust = e;
+  }
+  return true;
+}
+
+}  // namespace vgpu::admin

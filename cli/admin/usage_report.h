@@ -1,0 +1,25 @@
+// The usage report's data: per student (and per unassigned VM), usage over a
+// time range against the quota, plus a time series for charts. Formatting
+// (table, CSV, JSON, HTML) is vgpuctl's.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "vgpu/policy/store.h"
+
+namespace vgpu::admin {
+
+struct ReportFilter {
+  std::string course;   // empty: every course the actor sees
+  std::string student;  // empty: every student
+  int64_t since = 0;
+  int64_t until = 0;  // 0: now
+};
+
+// {"since", "until", "generated_at", "bucket_s", "rows": [...], "series": [...]};
+// see docs/quotas.md. False with `why` on an unknown course or student.
+bool usage_report(policy::Store& store, const policy::Actor& by, const ReportFilter& filter,
+                  int64_t now, nlohmann::json* out, std::string* why);
+
+}  // namespace vgpu::admin

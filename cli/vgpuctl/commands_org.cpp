@@ -1,0 +1,264 @@
+// vgpuctl whoami | user ... | course ... | student ... | vm list
+#include <cstdio>
+
+#include "context.h"
+#include "table.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::ctl {
+namespace {
+
+void print_done(const std::string& what) { std::printf("%s\n", what.c_str()); }
+
+std::string period_cell(const json& s) {
+  const json& p = s["period"];
+  std::string used = p.value("used", "0s");
+  if (s["quota"].value("limited", false)) {
+    return used + " of " + s["quota"].value("gpu_time", "") + " (" + p.value("left", "0s") +
+           " left)";
+  }
+  return used + " (unlimited)";
+}
+
+void print_student(const json& s) {
+  std::printf("student:   %s\n", s.value("name", "").c_str());
+  std::printf("course:    %s\n", s.value("course", "").c_str());
+  std::printf("VMs:       %s\n",
+              s["vms"].empty() ? "(none bound)"
+                               : join(s["vms"].get<std::vector<std::string>>(), ", ").c_str());
+  std::printf("added:     %s\n", when(s.value("created_at", int64_t{0})).c_str());
+  const json& q = s["quota"];
+  std::printf("gpu time:  %s, on exhaust: %s\n", q.value("gpu_time", "").c_str(),
+              q.value("on_exhaust", "").c_str());
+  std::printf("memory:    %s\n", q.value("memory", "").c_str());
+  std::printf("weight:    %d\n", q.value("weight", 1));
+  std::printf("set here:  %s\n", s["quota_set"].empty() ? "(nothing; inherits the course's)"
+                                                        : set_text(s["quota_set"]).c_str());
+  std::printf("this period (%s .. %s): %s\n", when(s["period"].value("start", int64_t{0})).c_str(),
+              when(s["period"].value("end", int64_t{0})).c_str(), period_cell(s).c_str());
+}
+
+void add_user_commands(CLI::App& app, Context& ctx) {
+  auto* user =
+      app.add_subcommand("user", "admins and teachers allowed on the admin socket (admins only)");
+  user->require_subcommand(1);
+
+  auto* add = user->add_subcommand("add", "let a Unix user in as a teacher (or admin)");
+  static std::string name, role = "teacher";
+  static uint32_t uid = 0;
+  add->add_option("NAME", name, "user name")->required()->check(name_validator("user"));
+  add->add_option("--uid", uid, "their Unix uid (the admin socket sees it)")->required();
+  add->add_option("--role", role, "teacher (their own courses) or admin (everything)")
+      ->check(CLI::IsMember({"teacher", "admin"}));
+  add->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "user.add"}, {"name", name}, {"uid", uid}, {"role", role}},
+                     [](const json&) { print_done("added user " + name + " (" + role + ")"); });
+    };
+  });
+
+  auto* remove =
+      user->add_subcommand("remove", "remove a user (their courses stay, run by admins)");
+  remove->add_option("NAME", name, "user name")->required();
+  remove->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "user.remove"}, {"name", name}},
+                     [](const json&) { print_done("removed user " + name); });
+    };
+  });
+
+  auto* list = user->add_subcommand("list", "list users");
+  list->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "user.list"}}, [](const json& r) {
+        Table t({"USER", "UID", "ROLE", "ADDED"});
+        for (const json& u : r) {
+          t.add({u["name"], std::to_string(u["uid"].get<uint32_t>()), u["role"],
+                 when(u["created_at"].get<int64_t>())});
+        }
+        t.print();
+      });
+    };
+  });
+}
+
+void add_course_commands(CLI::App& app, Context& ctx) {
+  auto* course = app.add_subcommand("course", "create, list, show and delete courses");
+  course->require_subcommand(1);
+  static std::string name, teacher;
+  static bool force = false;
+
+  auto* create = course->add_subcommand("create", "create a course (a teacher creates their own)");
+  create->add_option("NAME", name, "course name")->required()->check(name_validator("course"));
+  create->add_option("--teacher", teacher,
+                     "the teacher who runs it (admins only; default: you, if a teacher)");
+  create->callback([&ctx] {
+    ctx.action = [&ctx] {
+      json req = {{"op", "course.create"}, {"name", name}};
+      if (!teacher.empty()) req["teacher"] = teacher;
+      return ctx.run(req, [](const json&) { print_done("created course " + name); });
+    };
+  });
+
+  auto* list = course->add_subcommand("list", "list the courses you see");
+  list->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "course.list"}}, [](const json& r) {
+        Table t({"COURSE", "TEACHER", "STUDENTS", "CREATED"});
+        for (const json& c : r) {
+          t.add({c["name"],
+                 c["teacher"].get<std::string>().empty() ? "-" : c["teacher"].get<std::string>(),
+                 std::to_string(c["students"].get<int64_t>()),
+                 when(c["created_at"].get<int64_t>())});
+        }
+        t.print();
+      });
+    };
+  });
+
+  auto* show = course->add_subcommand("show", "a course, its quota and its students");
+  show->add_option("NAME", name, "course name")->required();
+  show->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "course.show"}, {"name", name}}, [](const json& r) {
+        std::printf("course:   %s\n", r.value("name", "").c_str());
+        std::printf("teacher:  %s\n",
+                    r.value("teacher", "").empty() ? "-" : r.value("teacher", "").c_str());
+        std::printf("created:  %s\n", when(r.value("created_at", int64_t{0})).c_str());
+        const json& set = r["quota"]["set"];
+        std::printf("quota for each student: %s\n",
+                    set.empty() ? "(nothing set)" : set_text(set).c_str());
+        std::printf("course weight: %d\n\n", r["quota"].value("course_weight", 1));
+        Table t({"STUDENT", "VMS", "GPU TIME", "MEMORY", "ON EXHAUST", "THIS PERIOD"});
+        for (const json& s : r["students"]) {
+          t.add({s["name"], join(s["vms"].get<std::vector<std::string>>()), s["quota"]["gpu_time"],
+                 s["quota"]["memory"], s["quota"]["on_exhaust"], period_cell(s)});
+        }
+        t.print();
+      });
+    };
+  });
+
+  auto* del = course->add_subcommand("delete", "delete a course (its history stays in the ledger)");
+  del->add_option("NAME", name, "course name")->required();
+  del->add_flag("--force", force, "also remove its students");
+  del->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "course.delete"}, {"name", name}, {"force", force}},
+                     [](const json&) { print_done("deleted course " + name); });
+    };
+  });
+}
+
+void add_student_commands(CLI::App& app, Context& ctx) {
+  auto* student = app.add_subcommand("student", "add, list, show and remove students; bind VMs");
+  student->require_subcommand(1);
+  static std::string name, course, vm;
+  static std::vector<std::string> vms;
+
+  auto* add = student->add_subcommand("add", "add a student to a course, optionally binding VMs");
+  add->add_option("NAME", name, "student name")->required()->check(name_validator("student"));
+  add->add_option("--course", course, "their course")->required();
+  add->add_option("--vm", vms,
+                  "a VM (hypervisor domain, or vgpu-run --vm NAME) to bind; repeatable")
+      ->check(name_validator("VM"));
+  add->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "student.add"}, {"name", name}, {"course", course}, {"vms", vms}},
+                     [](const json&) {
+                       print_done("added student " + name + " to " + course +
+                                  (vms.empty() ? "" : " (VM " + join(vms, ", ") + ")"));
+                     });
+    };
+  });
+
+  auto* bind = student->add_subcommand("bind", "bind a VM to a student");
+  bind->add_option("NAME", name, "student name")->required();
+  bind->add_option("--vm", vm, "the VM")->required()->check(name_validator("VM"));
+  bind->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "student.bind"}, {"name", name}, {"vm", vm}},
+                     [](const json&) { print_done("bound VM " + vm + " to " + name); });
+    };
+  });
+
+  auto* unbind = student->add_subcommand("unbind", "unbind a VM (it runs under the default quota)");
+  unbind->add_option("--vm", vm, "the VM")->required();
+  unbind->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "student.unbind"}, {"vm", vm}},
+                     [](const json&) { print_done("unbound VM " + vm); });
+    };
+  });
+
+  auto* list = student->add_subcommand("list", "list students");
+  list->add_option("--course", course, "only this course");
+  list->callback([&ctx] {
+    ctx.action = [&ctx] {
+      json req = {{"op", "student.list"}};
+      if (!course.empty()) req["course"] = course;
+      return ctx.run(req, [](const json& r) {
+        Table t({"STUDENT", "COURSE", "VMS", "ADDED"});
+        for (const json& s : r) {
+          t.add({s["name"], s["course"], join(s["vms"].get<std::vector<std::string>>()),
+                 when(s["created_at"].get<int64_t>())});
+        }
+        t.print();
+      });
+    };
+  });
+
+  auto* show = student->add_subcommand("show", "a student: VMs, quota, and usage this period");
+  show->add_option("NAME", name, "student name")->required();
+  show->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "student.show"}, {"name", name}}, print_student);
+    };
+  });
+
+  auto* remove =
+      student->add_subcommand("remove", "remove a student (their VMs become unassigned)");
+  remove->add_option("NAME", name, "student name")->required();
+  remove->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "student.remove"}, {"name", name}},
+                     [](const json&) { print_done("removed student " + name); });
+    };
+  });
+}
+
+}  // namespace
+
+void add_org_commands(CLI::App& app, Context& ctx) {
+  auto* whoami = app.add_subcommand("whoami", "who the daemon takes you for, and your role");
+  whoami->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "whoami"}}, [](const json& r) {
+        std::printf("%s (uid %u): %s\n", r.value("name", "").c_str(), r.value("uid", 0u),
+                    r.value("role", "").c_str());
+      });
+    };
+  });
+  add_user_commands(app, ctx);
+  add_course_commands(app, ctx);
+  add_student_commands(app, ctx);
+
+  auto* vm = app.add_subcommand("vm", "VMs the daemon has seen or that are bound (admins)");
+  vm->require_subcommand(1);
+  auto* list = vm->add_subcommand("list", "every VM, its student (or unassigned), when seen");
+  list->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "vm.list"}}, [](const json& r) {
+        Table t({"VM", "STUDENT", "FIRST SEEN", "LAST SEEN"});
+        for (const json& v : r) {
+          const std::string s = v["student"];
+          t.add({v["name"], s.empty() ? "(unassigned)" : s, when(v["first_seen"].get<int64_t>()),
+                 when(v["last_seen"].get<int64_t>())});
+        }
+        t.print();
+      });
+    };
+  });
+}
+
+}  // namespace vgpu::ctl

@@ -1,0 +1,42 @@
+// What every vgpuctl command shares: the global options, the connection
+// (made on first use), and the action the parsed command line chose.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "requester.h"
+
+namespace vgpu::ctl {
+
+struct Context {
+  std::string runtime_dir;   // --runtime-dir (else VGPU_RUNTIME_DIR, else the default)
+  std::string db;            // --db: read this file instead of asking the daemon
+  bool json_output = false;  // --json: print the raw answer
+  std::function<int()> action;
+
+  // Sends one request; on failure prints "vgpuctl: <why>" and returns false.
+  bool call(const json& request, json* result);
+  // call() and, on success, prints the result as JSON if --json, else runs `print`.
+  int run(const json& request, const std::function<void(const json&)>& print);
+
+ private:
+  std::unique_ptr<Requester> requester_;
+};
+
+// Validators that parse with the policy's own parsers, so vgpuctl refuses
+// exactly what the daemon would, before anything is sent.
+CLI::Validator gpu_time_validator();
+CLI::Validator bytes_validator();
+CLI::Validator name_validator(const std::string& what);
+// A DATE (YYYY-MM-DD, YYYY-MM-DDTHH:MM, now) to unix seconds; `end_of_day` for --until.
+int64_t parse_date_or_die(const std::string& text, bool end_of_day);
+
+void add_org_commands(CLI::App& app, Context& ctx);    // user, course, student, vm, whoami
+void add_quota_commands(CLI::App& app, Context& ctx);  // quota set|show|reset
+void add_usage_commands(CLI::App& app, Context& ctx);  // usage report, audit
+void add_top_command(CLI::App& app, Context& ctx);     // top
+
+}  // namespace vgpu::ctl

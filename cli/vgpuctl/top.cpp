@@ -1,0 +1,77 @@
+// vgpuctl top: polls the daemon and shows, per connected VM, its share of the
+// GPU over the last interval, its queue depth and the budget it has left.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "context.h"
+#include "table.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::ctl {
+namespace {
+
+void print_frame(const json& now, const json& before, bool clear) {
+  std::map<std::string, uint64_t> previous;
+  for (const json& t : before["tenants"]) previous[t["vm"]] = t["gpu_ns"].get<uint64_t>();
+  const double wall =
+      static_cast<double>(now["now_ns"].get<int64_t>() - before["now_ns"].get<int64_t>());
+  Table table({"VM", "STUDENT", "COURSE", "STATE", "GPU SHARE", "QUEUED", "USED", "QUOTA", "LEFT"});
+  double busy = 0;
+  for (const json& t : now["tenants"]) {
+    const uint64_t gpu = t["gpu_ns"].get<uint64_t>();
+    auto it = previous.find(t["vm"]);
+    const double delta =
+        static_cast<double>(gpu - (it == previous.end() ? gpu : std::min(gpu, it->second)));
+    busy += delta;
+    char share[16];
+    std::snprintf(share, sizeof share, "%.0f%%", wall > 0 ? 100.0 * delta / wall : 0.0);
+    const int64_t left = t["left_ns"].get<int64_t>();
+    const std::string student = t["student"];
+    table.add({t["vm"], student.empty() ? "(unassigned)" : student,
+               t["course"].get<std::string>().empty() ? "-" : t["course"].get<std::string>(),
+               t["state"], share, std::to_string(t["queued"].get<uint64_t>()),
+               policy::format_duration(t["spent_ns"].get<int64_t>()), t["quota"],
+               left < 0 ? "-" : policy::format_duration(left)});
+  }
+  if (clear) std::printf("\033[H\033[2J");
+  std::printf("vgpu top: %zu VM(s), GPU busy %.0f%% over the last %.1f s\n\n",
+              now["tenants"].size(), wall > 0 ? 100.0 * busy / wall : 0.0, wall / 1e9);
+  table.print();
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void add_top_command(CLI::App& app, Context& ctx) {
+  auto* top = app.add_subcommand("top", "live per-VM GPU share, queue depth and budget left");
+  static double interval = 1.0;
+  static int count = 0;
+  top->add_option("--interval", interval, "seconds between refreshes")
+      ->check(CLI::Range(0.1, 60.0));
+  top->add_option("--count", count, "stop after this many refreshes (default: until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  top->callback([&ctx] {
+    ctx.action = [&ctx] {
+      const bool tty = isatty(STDOUT_FILENO) != 0;
+      json before;
+      if (!ctx.call({{"op", "top"}}, &before)) return 1;
+      for (int i = 0; count == 0 || i < count; ++i) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+        json now;
+        if (!ctx.call({{"op", "top"}}, &now)) return 1;
+        if (ctx.json_output)
+          std::printf("%s\n", now.dump().c_str());
+        else
+          print_frame(now, before, tty);
+        before = now;
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace vgpu::ctl

@@ -1,0 +1,137 @@
+#include "admin_server.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "admin_protocol.h"
+
+namespace vgpu::daemon {
+namespace {
+
+struct Client {
+  int fd = -1;
+  uint32_t uid = ~0u;
+  std::string buffer;
+};
+
+// Writes all of `data`, giving up on a peer that does not read (send timeout).
+bool write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+AdminServer::AdminServer(std::string path, Handler handler)
+    : path_(std::move(path)), handler_(std::move(handler)) {}
+
+AdminServer::~AdminServer() { stop(); }
+
+Status AdminServer::start(std::string* why) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path_.size() >= sizeof addr.sun_path) {
+    *why = "admin socket path too long: " + path_;
+    return Status::kInvalidValue;
+  }
+  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  unlink(path_.c_str());  // a stale socket from a daemon that died
+  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      chmod(path_.c_str(), 0666) != 0 || listen(listen_fd_, 16) != 0) {
+    *why = "cannot listen on " + path_ + ": " + std::strerror(errno);
+    if (listen_fd_ >= 0) close(listen_fd_);
+    listen_fd_ = -1;
+    return Status::kNotPermitted;
+  }
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+  return Status::kSuccess;
+}
+
+void AdminServer::stop() {
+  if (!thread_.joinable()) return;
+  running_ = false;
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  thread_.join();
+  close(listen_fd_);
+  close(wake_fd_);
+  unlink(path_.c_str());
+  listen_fd_ = wake_fd_ = -1;
+}
+
+void AdminServer::run() {
+  std::vector<Client> clients;
+  while (running_) {
+    std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    for (const Client& c : clients) fds.push_back({c.fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("vgpud: admin socket: poll failed: {}", std::strerror(errno));
+      break;
+    }
+    if (fds[0].revents) break;
+    if (fds[1].revents & POLLIN) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        const timeval timeout{2, 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+        if (static_cast<int>(clients.size()) >= kMaxClients ||
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+          write_all(fd, R"({"ok":false,"error":"vgpud is busy: too many admin connections"})"
+                        "\n");
+          close(fd);
+        } else {
+          clients.push_back({fd, cred.uid, {}});
+        }
+      }
+    }
+    // Serve every client with input; drop those that closed or misbehaved.
+    for (size_t i = 0; i + 2 < fds.size(); ++i) {  // the clients polled (not one just accepted)
+      if (!(fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Client& c = clients[i];
+      char buf[16384];
+      const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+      bool keep = n > 0;
+      if (keep) c.buffer.append(buf, static_cast<size_t>(n));
+      size_t nl = 0;
+      while (keep && (nl = c.buffer.find('\n')) != std::string::npos) {
+        const std::string line = c.buffer.substr(0, nl);
+        c.buffer.erase(0, nl + 1);
+        keep = write_all(c.fd, handler_(c.uid, line) + "\n");
+      }
+      if (keep && c.buffer.size() > admin::kMaxLineBytes) {
+        write_all(c.fd, R"({"ok":false,"error":"request line too long"})"
+                        "\n");
+        keep = false;
+      }
+      if (!keep) {
+        close(c.fd);
+        c.fd = -1;
+      }
+    }
+    std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
+  }
+  for (const Client& c : clients) close(c.fd);
+}
+
+}  // namespace vgpu::daemon

@@ -1,0 +1,205 @@
+#include "quota_control.h"
+
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "admin_ops.h"
+#include "admin_protocol.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::daemon {
+
+using nlohmann::json;
+using scheduler::Grant;
+using scheduler::TenantId;
+
+namespace {
+
+int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+scheduler::TenantParams params_of(const policy::TenantPlan& p) {
+  if (p.best_effort) return {1, kBestEffortGroup, 1};
+  return {std::max<uint32_t>(p.weight, 1), p.course, std::max<uint32_t>(p.course_weight, 1)};
+}
+
+std::string who(const policy::TenantStatus& s) {
+  return "vm " + s.vm + (s.student.empty() ? " (unassigned)" : " (student " + s.student + ")");
+}
+
+}  // namespace
+
+QuotaControl::QuotaControl(policy::Store* store, uint32_t daemon_uid)
+    : store_(store), daemon_uid_(daemon_uid), accounting_(store, unix_now) {}
+
+QuotaControl::~QuotaControl() { stop(); }
+
+Status QuotaControl::start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
+                           const std::string& runtime_dir, std::string* why) {
+  dispatcher_ = dispatcher;
+  backend_ = backend;
+  server_ = std::make_unique<AdminServer>(
+      runtime_dir + "/" + std::string(admin::kAdminSocketName),
+      [this](uint32_t uid, const std::string& line) { return handle(uid, line); });
+  return server_->start(why);
+}
+
+void QuotaControl::stop() {
+  if (server_) server_->stop();
+}
+
+bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::string* why) {
+  const policy::TenantPlan p = accounting_.connect(tenant);
+  if (!p.admitted) {
+    *why = p.why;
+    spdlog::warn("vgpud: refused a channel: {}", p.why);
+    return false;
+  }
+  backend_->set_memory_cap(tenant, p.memory_cap);
+  *params = params_of(p);
+  std::lock_guard lock(mu_);
+  connected_.insert(tenant);
+  return true;
+}
+
+void QuotaControl::disconnected(TenantId tenant) {
+  std::lock_guard lock(mu_);
+  connected_.erase(tenant);
+}
+
+void QuotaControl::attribute(std::vector<policy::UsageRecord>* batch) {
+  accounting_.attribute(batch);
+}
+
+void QuotaControl::apply(const policy::TenantPlan& plan) {
+  backend_->set_memory_cap(plan.tenant, plan.memory_cap);
+  dispatcher_->update_tenant(plan.tenant, params_of(plan));
+}
+
+void QuotaControl::announce(TenantId tenant, const char* what) {
+  {
+    std::lock_guard lock(mu_);
+    if (!announced_.insert(tenant).second) return;
+  }
+  const policy::TenantStatus s = accounting_.status_of(tenant);
+  const bool range = s.quota.gpu_time.period == policy::PeriodKind::kRange;
+  spdlog::warn("vgpud: {}: GPU-time quota {} exhausted ({} used); {} {}", who(s),
+               policy::format_gpu_time(s.quota.gpu_time),
+               policy::format_duration(s.budget.spent_ns), what,
+               range ? "until a teacher raises the quota"
+                     : "until " + policy::format_time(s.budget.window.end) +
+                           " UTC or until a teacher raises the quota");
+}
+
+Grant QuotaControl::reserve(TenantId tenant, scheduler::Nanos want) {
+  const policy::Decision d = accounting_.reserve(tenant, want);
+  if (d.plan_changed && dispatcher_) {
+    const policy::TenantPlan p = accounting_.plan(tenant);
+    dispatcher_->update_tenant(tenant, params_of(p));
+    if (p.best_effort) announce(tenant, "its work now runs best-effort");
+  }
+  switch (d.kind) {
+    case policy::Decision::Kind::kRun:
+      if (!d.best_effort) {
+        std::lock_guard lock(mu_);
+        announced_.erase(tenant);
+      }
+      return {Grant::Kind::kRun, d.budget_ns, Status::kSuccess};
+    case policy::Decision::Kind::kWait:
+      announce(tenant, "its work waits");
+      return {Grant::Kind::kWait, 0, Status::kSuccess};
+    case policy::Decision::Kind::kReject:
+      announce(tenant, "its work is rejected (cudaErrorNotPermitted)");
+      return {Grant::Kind::kReject, 0, kQuotaExhausted};
+  }
+  return {Grant::Kind::kRun, want, Status::kSuccess};
+}
+
+void QuotaControl::settle(TenantId tenant, scheduler::Nanos reserved, scheduler::Nanos used) {
+  accounting_.settle(tenant, reserved, used);
+}
+
+std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
+  const json request = json::parse(line, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) {
+    return admin::error_answer("a request is one JSON object per line").dump();
+  }
+  policy::Actor actor;
+  std::string why;
+  if (!ok(store_->actor_for_uid(uid, &actor, &why))) {
+    if (uid != 0 && uid != daemon_uid_) return admin::error_answer(why).dump();
+    actor.uid = uid;
+    const passwd* pw = getpwuid(uid);
+    actor.name = pw ? pw->pw_name : "uid " + std::to_string(uid);
+  }
+  if (uid == 0 || uid == daemon_uid_) actor.role = policy::Role::kAdmin;
+
+  if (request.value("op", "") == "top") return admin::ok_answer(top(actor)).dump();
+  const admin::OpResult r = admin::execute(*store_, actor, request, unix_now());
+  if (r.changed) {
+    // Changes apply at once: new caps, weights and budgets for every
+    // connected VM, and tenants held by `wait` are asked about again.
+    std::vector<policy::TenantPlan> plans = accounting_.refresh();
+    {
+      std::lock_guard lock(mu_);
+      std::erase_if(plans,
+                    [this](const policy::TenantPlan& p) { return !connected_.count(p.tenant); });
+      announced_.clear();
+    }
+    for (const policy::TenantPlan& p : plans) apply(p);
+    dispatcher_->poke();
+    spdlog::info("vgpud: {} ({}) {}", actor.name, policy::role_name(actor.role),
+                 request.value("op", ""));
+  }
+  return r.answer.dump();
+}
+
+json QuotaControl::top(const policy::Actor& actor) {
+  std::unordered_set<TenantId> connected;
+  {
+    std::lock_guard lock(mu_);
+    connected = connected_;
+  }
+  // Teachers see their own courses' VMs only.
+  std::unordered_set<std::string> courses;
+  if (actor.role != policy::Role::kAdmin) {
+    std::vector<policy::CourseRow> rows;
+    std::string why;
+    store_->list_courses(actor, &rows, &why);
+    for (const auto& c : rows) courses.insert(c.name);
+  }
+  const auto usage = dispatcher_->usage_all();
+  json tenants = json::array();
+  for (const policy::TenantStatus& s : accounting_.status()) {
+    if (!connected.count(s.tenant)) continue;
+    if (actor.role != policy::Role::kAdmin && !courses.count(s.course)) continue;
+    auto u = usage.find(s.tenant);
+    const scheduler::TenantUsage use = u == usage.end() ? scheduler::TenantUsage{} : u->second;
+    const bool spent = s.budget.limited && s.budget.left_ns() == 0;
+    std::string state = use.queued ? "busy" : "idle";
+    if (spent) {
+      state = s.quota.on_exhaust == policy::OnExhaust::kWait     ? "waiting (quota)"
+              : s.quota.on_exhaust == policy::OnExhaust::kReject ? "rejected (quota)"
+                                                                 : "best-effort";
+    }
+    tenants.push_back({{"vm", s.vm},
+                       {"student", s.student},
+                       {"course", s.course},
+                       {"gpu_ns", use.gpu_ns},
+                       {"kernels", use.kernels},
+                       {"queued", use.queued},
+                       {"limited", s.budget.limited},
+                       {"quota", policy::format_gpu_time(s.quota.gpu_time)},
+                       {"spent_ns", s.budget.spent_ns},
+                       {"left_ns", s.budget.limited ? s.budget.left_ns() : -1},
+                       {"on_exhaust", policy::on_exhaust_name(s.quota.on_exhaust)},
+                       {"state", state}});
+  }
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return {{"now_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()},
+          {"tenants", tenants}};
+}
+
+}  // namespace vgpu::daemon

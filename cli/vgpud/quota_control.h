@@ -1,0 +1,78 @@
+// Quotas in the daemon: the scheduler's QuotaGate over policy::Accounting,
+// the plans applied to connected VMs (memory caps, weights, the best-effort
+// group), the admin socket's requests (applied live), and `vgpuctl top`.
+//
+// Threads: admit/disconnected on the transport thread; reserve/settle on the
+// dispatcher thread; handle() on the admin thread; attribute() on the
+// flusher. Accounting serialises its own state; the dispatcher and backend
+// calls made here are the thread-safe ones (update_tenant, poke,
+// set_memory_cap, usage_all).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "admin_server.h"
+#include "vgpu/executor/backend.h"
+#include "vgpu/policy/accounting.h"
+#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/quota_gate.h"
+
+namespace vgpu::daemon {
+
+// Tenants past their budget with on-exhaust best-effort are scheduled in this
+// group (weight 1 among groups, weight 1 within), behind every course.
+inline constexpr uint32_t kBestEffortGroup = 0xFFFFFFFFu;
+// What a tenant's work fails with when its budget is spent and it rejects:
+// cudaErrorNotPermitted, which nothing else on the wire uses, so the guest
+// library can say why.
+inline constexpr Status kQuotaExhausted = Status::kNotPermitted;
+
+class QuotaControl final : public scheduler::QuotaGate {
+ public:
+  QuotaControl(policy::Store* store, uint32_t daemon_uid);
+  ~QuotaControl() override;
+
+  // Starts the admin socket; the dispatcher and backend outlive stop().
+  Status start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
+               const std::string& runtime_dir, std::string* why);
+  void stop();
+
+  // A VM (tenant) opens a channel: false with `why` if it is refused. Applies
+  // its memory cap and gives the scheduling parameters to add it with.
+  bool admit(scheduler::TenantId tenant, scheduler::TenantParams* params, std::string* why);
+  void disconnected(scheduler::TenantId tenant);
+  // Charges each record of a usage batch to the student its VM is bound to.
+  void attribute(std::vector<policy::UsageRecord>* batch);
+
+  // scheduler::QuotaGate (dispatcher thread)
+  scheduler::Grant reserve(scheduler::TenantId tenant, scheduler::Nanos want) override;
+  void settle(scheduler::TenantId tenant, scheduler::Nanos reserved,
+              scheduler::Nanos used) override;
+
+  // One admin request line from a peer; the answer line.
+  std::string handle(uint32_t uid, const std::string& line);
+
+ private:
+  void apply(const policy::TenantPlan& plan);
+  nlohmann::json top(const policy::Actor& actor);
+  void announce(scheduler::TenantId tenant, const char* what);
+
+  policy::Store* const store_;
+  const uint32_t daemon_uid_;
+  policy::Accounting accounting_;
+  scheduler::Dispatcher* dispatcher_ = nullptr;
+  executor::Backend* backend_ = nullptr;
+  std::unique_ptr<AdminServer> server_;
+
+  std::mutex mu_;  // guards connected_ and announced_
+  std::unordered_set<scheduler::TenantId> connected_;
+  std::unordered_set<scheduler::TenantId> announced_;  // exhaustion logged once per episode
+};
+
+}  // namespace vgpu::daemon

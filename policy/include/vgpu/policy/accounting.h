@@ -1,0 +1,100 @@
+// Accounting: the quotas of the VMs the daemon serves, and their GPU-time
+// budgets, kept in memory and backed by the store.
+//
+// A VM connects: its binding (student, course) and quota levels are read from
+// the store, the holder of its budget (its student, or the VM itself when
+// unassigned) is loaded with what the ledger says it spent in the current
+// window, and the daemon gets the plan to apply (memory cap, weights, or a
+// refusal). Before each slice the scheduler reserves time; after it, it
+// settles what ran. After an admin change the daemon calls refresh() and
+// applies the new plans at once.
+//
+// Usage batches pass through attribute() on their way to the ledger so that
+// each VM's usage is charged to the student it is bound to.
+//
+// Thread-safe.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vgpu/policy/budget_book.h"
+#include "vgpu/policy/store.h"
+
+namespace vgpu::policy {
+
+// Seconds since the epoch; injected so tests can move time.
+using UnixClock = std::function<int64_t()>;
+
+// What the daemon applies to a connected VM.
+struct TenantPlan {
+  TenantId tenant = 0;
+  bool admitted = true;
+  std::string why;          // when refused
+  uint64_t memory_cap = 0;  // 0: none
+  uint32_t weight = 1;      // within its course
+  uint32_t course = 0;      // 0: unassigned
+  uint32_t course_weight = 1;
+  bool best_effort = false;  // over budget with on-exhaust best-effort
+  bool operator==(const TenantPlan&) const = default;
+};
+
+struct Decision {
+  enum class Kind { kRun, kWait, kReject };
+  Kind kind = Kind::kRun;
+  int64_t budget_ns = 0;
+  bool plan_changed = false;  // best-effort began or ended: re-apply plan()
+  bool best_effort = false;   // runs past its budget, in the best-effort group
+};
+
+struct TenantStatus {
+  TenantId tenant = 0;
+  std::string vm, student, course;
+  Quota quota;
+  BudgetState budget;
+  bool best_effort = false;
+};
+
+class Accounting {
+ public:
+  Accounting(Store* store, UnixClock clock);
+
+  TenantPlan connect(TenantId tenant);
+  // Re-reads every known VM's binding and quota; returns the plans of all of them.
+  std::vector<TenantPlan> refresh();
+  TenantPlan plan(TenantId tenant);
+
+  Decision reserve(TenantId tenant, int64_t want_ns);
+  void settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns);
+
+  // Fills in each record's student from the VM's current binding.
+  void attribute(std::vector<UsageRecord>* batch);
+  std::vector<TenantStatus> status();
+  TenantStatus status_of(TenantId tenant);
+
+ private:
+  struct Tenant {
+    VmPolicy policy;
+    Quota quota;
+    Holder holder;
+    bool best_effort = false;
+    int64_t outstanding = 0;  // reserved from the book by slices not yet settled
+  };
+  // Reads the tenant's policy and configures its budget; mu_ held.
+  bool load(TenantId tenant, Tenant* t);
+  // load() into the known tenant, keeping its outstanding reservation.
+  bool reload(TenantId tenant, Tenant* t);
+  TenantStatus status_locked(TenantId id, Tenant& t);
+  TenantPlan plan_of(const Tenant& t) const;
+
+  Store* const store_;
+  const UnixClock clock_;
+  std::mutex mu_;
+  BudgetBook book_;
+  std::unordered_map<TenantId, Tenant> tenants_;
+};
+
+}  // namespace vgpu::policy

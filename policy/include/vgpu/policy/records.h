@@ -1,0 +1,89 @@
+// What the policy store holds besides the ledger: the people who may change
+// it, courses, students and their VMs, quotas, settings and the audit log.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vgpu/policy/quota.h"
+
+namespace vgpu::policy {
+
+using TenantId = uint32_t;
+
+enum class Role : uint8_t {
+  kAdmin,    // everything: users, every course, the default quota, course weights
+  kTeacher,  // their own courses, those courses' students and quotas
+};
+
+// Who asks. Admin-socket peers are mapped from their uid (root and the
+// daemon's own uid are admins; others must be registered users).
+struct Actor {
+  uint32_t uid = 0;
+  std::string name;
+  Role role = Role::kAdmin;
+  int64_t user_id = 0;  // 0: not a registered user (root, the daemon's uid, a database reader)
+};
+
+struct UserRow {
+  int64_t id = 0;
+  std::string name;
+  uint32_t uid = 0;
+  Role role = Role::kTeacher;
+  int64_t created_at = 0;
+};
+
+struct CourseRow {
+  int64_t id = 0;
+  std::string name;
+  std::string teacher;  // empty: admins only
+  int64_t created_at = 0;
+  int64_t removed_at = 0;  // 0: live
+  int64_t students = 0;    // live students
+};
+
+struct StudentRow {
+  int64_t id = 0;
+  std::string name;
+  int64_t course_id = 0;
+  std::string course;
+  std::vector<std::string> vms;
+  int64_t created_at = 0;
+  int64_t removed_at = 0;  // 0: live
+};
+
+struct QuotaTarget {
+  enum class Kind : uint8_t { kDefault, kCourse, kStudent };
+  Kind kind = Kind::kDefault;
+  std::string name;  // the course or student
+};
+
+struct AuditRow {
+  int64_t id = 0;
+  int64_t at = 0;
+  uint32_t uid = 0;
+  std::string actor;
+  std::string action;  // e.g. "quota.set"
+  std::string object;  // e.g. "student alice"
+  std::string old_value;
+  std::string new_value;
+};
+
+// Everything the daemon needs to apply a quota to a connected VM.
+struct VmPolicy {
+  TenantId tenant = 0;
+  std::string vm;
+  uint32_t student_id = 0;  // 0: bound to no student
+  std::string student;
+  uint32_t course_id = 0;
+  std::string course;
+  QuotaFields student_fields, course_fields, default_fields;
+  bool refuse_unassigned = false;
+};
+
+std::string_view role_name(Role r);  // "admin", "teacher"
+// "gpu-time=2h/week memory=4GiB weight=2 on-exhaust=reject", or "(nothing set)".
+std::string describe(const QuotaFields& f);
+
+}  // namespace vgpu::policy

@@ -1,0 +1,414 @@
+// The SQLite store: users (who may change things), courses, students and the
+// VMs bound to them.
+#include "sqlite_store.h"
+
+namespace vgpu::policy {
+namespace {
+
+std::string role_text(Role r) { return std::string(role_name(r)); }
+
+}  // namespace
+
+bool SqliteStore::find_course(const std::string& name, Course* out, std::string* why) {
+  sql::Stmt s(db_,
+              "SELECT id, name, coalesce(teacher_id, 0) FROM courses "
+              "WHERE name = ?1 AND removed_at IS NULL");
+  s.bind(1, name);
+  if (s.step() != SQLITE_ROW) {
+    *why = "unknown course '" + name + "'";
+    return false;
+  }
+  *out = {s.int64(0), s.text(1), s.int64(2)};
+  return true;
+}
+
+bool SqliteStore::find_student(const std::string& name, Student* out, std::string* why) {
+  sql::Stmt s(db_,
+              "SELECT s.id, s.name, c.id, c.name, coalesce(c.teacher_id, 0) FROM students s "
+              "JOIN courses c ON c.id = s.course_id WHERE s.name = ?1 AND s.removed_at IS NULL");
+  s.bind(1, name);
+  if (s.step() != SQLITE_ROW) {
+    *why = "unknown student '" + name + "'";
+    return false;
+  }
+  *out = {s.int64(0), s.text(1), {s.int64(2), s.text(3), s.int64(4)}};
+  return true;
+}
+
+bool SqliteStore::may_manage(const Actor& by, const Course& c, std::string* why) const {
+  if (by.role == Role::kAdmin) return true;
+  if (by.user_id != 0 && c.teacher_id == by.user_id) return true;
+  *why = "permission denied: course '" + c.name + "' is not one of " + by.name + "'s courses";
+  return false;
+}
+
+// --- users ------------------------------------------------------------------------
+
+Status SqliteStore::actor_for_uid(uint32_t uid, Actor* out, std::string* why) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_, "SELECT id, name, role FROM users WHERE uid = ?1");
+  s.bind(1, static_cast<int64_t>(uid));
+  if (s.step() != SQLITE_ROW) {
+    *why = "uid " + std::to_string(uid) +
+           " is not a vgpu admin or teacher (an admin adds it with `vgpuctl user add NAME --uid " +
+           std::to_string(uid) + "`)";
+    return Status::kNotPermitted;
+  }
+  out->uid = uid;
+  out->user_id = s.int64(0);
+  out->name = s.text(1);
+  out->role = s.text(2) == "admin" ? Role::kAdmin : Role::kTeacher;
+  return Status::kSuccess;
+}
+
+Status SqliteStore::add_user(const Actor& by, const UserRow& user, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (by.role != Role::kAdmin) {
+    *why = "permission denied: only admins add users";
+    return Status::kNotPermitted;
+  }
+  if (!valid_name(user.name)) {
+    *why = bad_name("user", user.name);
+    return Status::kInvalidValue;
+  }
+  sql::Transaction tx(db_);
+  sql::Stmt dup(db_, "SELECT name FROM users WHERE name = ?1 OR uid = ?2");
+  dup.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid));
+  if (dup.step() == SQLITE_ROW) {
+    *why = "user '" + dup.text(0) + "' already exists with that name or uid";
+    return Status::kInvalidValue;
+  }
+  sql::Stmt ins(db_, "INSERT INTO users(name, uid, role, created_at) VALUES(?1, ?2, ?3, ?4)");
+  ins.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid)).bind(3, role_text(user.role));
+  ins.bind(4, unix_now());
+  if (ins.step() != SQLITE_DONE ||
+      !audit(by, "user.add", "user " + user.name, 0, "",
+             "uid=" + std::to_string(user.uid) + " role=" + role_text(user.role)) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::remove_user(const Actor& by, const std::string& name, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (by.role != Role::kAdmin) {
+    *why = "permission denied: only admins remove users";
+    return Status::kNotPermitted;
+  }
+  sql::Transaction tx(db_);
+  sql::Stmt find(db_, "SELECT id, uid, role FROM users WHERE name = ?1");
+  find.bind(1, name);
+  if (find.step() != SQLITE_ROW) {
+    *why = "unknown user '" + name + "'";
+    return Status::kInvalidValue;
+  }
+  const int64_t id = find.int64(0);
+  const std::string old = "uid=" + std::to_string(find.int64(1)) + " role=" + find.text(2);
+  // Their courses stay, run by admins until one gives them a new teacher.
+  sql::Stmt orphan(db_, "UPDATE courses SET teacher_id = NULL WHERE teacher_id = ?1");
+  orphan.bind(1, id);
+  sql::Stmt del(db_, "DELETE FROM users WHERE id = ?1");
+  del.bind(1, id);
+  if (orphan.step() != SQLITE_DONE || del.step() != SQLITE_DONE ||
+      !audit(by, "user.remove", "user " + name, 0, old, "") || !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (by.role != Role::kAdmin) {
+    *why = "permission denied: only admins list users";
+    return Status::kNotPermitted;
+  }
+  sql::Stmt s(db_, "SELECT id, name, uid, role, created_at FROM users ORDER BY name");
+  out->clear();
+  while (s.step() == SQLITE_ROW) {
+    out->push_back({s.int64(0), s.text(1), static_cast<uint32_t>(s.int64(2)),
+                    s.text(3) == "admin" ? Role::kAdmin : Role::kTeacher, s.int64(4)});
+  }
+  return Status::kSuccess;
+}
+
+// --- courses ----------------------------------------------------------------------
+
+Status SqliteStore::create_course(const Actor& by, const std::string& name,
+                                  const std::string& teacher, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (!valid_name(name)) {
+    *why = bad_name("course", name);
+    return Status::kInvalidValue;
+  }
+  sql::Transaction tx(db_);
+  int64_t teacher_id = by.role == Role::kTeacher ? by.user_id : 0;
+  if (!teacher.empty()) {
+    sql::Stmt t(db_, "SELECT id FROM users WHERE name = ?1");
+    t.bind(1, teacher);
+    if (t.step() != SQLITE_ROW) {
+      *why = "unknown user '" + teacher + "' (add teachers with `vgpuctl user add`)";
+      return Status::kInvalidValue;
+    }
+    if (by.role != Role::kAdmin && t.int64(0) != by.user_id) {
+      *why = "permission denied: teachers create courses for themselves only";
+      return Status::kNotPermitted;
+    }
+    teacher_id = t.int64(0);
+  }
+  Course existing;
+  std::string ignored;
+  if (find_course(name, &existing, &ignored)) {
+    *why = "course '" + name + "' already exists";
+    return Status::kInvalidValue;
+  }
+  sql::Stmt ins(db_, "INSERT INTO courses(name, teacher_id, created_at) VALUES(?1, ?2, ?3)");
+  ins.bind(1, name).bind(3, unix_now());
+  if (teacher_id)
+    ins.bind(2, teacher_id);
+  else
+    ins.bind_null(2);
+  if (ins.step() != SQLITE_DONE ||
+      !audit(by, "course.create", "course " + name, sqlite3_last_insert_rowid(db_.raw()), "",
+             teacher.empty() ? (teacher_id ? "teacher=" + by.name : "") : "teacher=" + teacher) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::delete_course(const Actor& by, const std::string& name, bool force,
+                                  std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  sql::Transaction tx(db_);
+  Course c;
+  if (!find_course(name, &c, why)) return Status::kInvalidValue;
+  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  sql::Stmt count(db_, "SELECT count(*) FROM students WHERE course_id = ?1 AND removed_at IS NULL");
+  count.bind(1, c.id);
+  const int64_t students = count.step() == SQLITE_ROW ? count.int64(0) : 0;
+  if (students > 0 && !force) {
+    *why = "course '" + name + "' has " + std::to_string(students) +
+           " student(s): remove them first, or delete with --force";
+    return Status::kInvalidValue;
+  }
+  const int64_t now = unix_now();
+  sql::Stmt unbind(db_,
+                   "UPDATE vms SET student_id = NULL WHERE student_id IN "
+                   "(SELECT id FROM students WHERE course_id = ?1)");
+  unbind.bind(1, c.id);
+  sql::Stmt drop_students(db_,
+                          "UPDATE students SET removed_at = ?2 "
+                          "WHERE course_id = ?1 AND removed_at IS NULL");
+  drop_students.bind(1, c.id).bind(2, now);
+  sql::Stmt drop(db_, "UPDATE courses SET removed_at = ?2 WHERE id = ?1");
+  drop.bind(1, c.id).bind(2, now);
+  if (unbind.step() != SQLITE_DONE || drop_students.step() != SQLITE_DONE ||
+      drop.step() != SQLITE_DONE ||
+      !audit(by, "course.delete", "course " + name, c.id, "students=" + std::to_string(students),
+             "") ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out, std::string*) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_,
+              "SELECT c.id, c.name, coalesce(u.name, ''), c.created_at, "
+              "(SELECT count(*) FROM students s WHERE s.course_id = c.id AND s.removed_at IS NULL) "
+              "FROM courses c LEFT JOIN users u ON u.id = c.teacher_id "
+              "WHERE c.removed_at IS NULL AND (?1 = 0 OR c.teacher_id = ?1) ORDER BY c.name");
+  s.bind(1, by.role == Role::kAdmin ? int64_t{0} : (by.user_id > 0 ? by.user_id : int64_t{-1}));
+  out->clear();
+  while (s.step() == SQLITE_ROW) {
+    out->push_back({s.int64(0), s.text(1), s.text(2), s.int64(3), 0, s.int64(4)});
+  }
+  return Status::kSuccess;
+}
+
+// --- students and VMs -----------------------------------------------------------
+
+bool SqliteStore::bind_locked(const Actor& by, const Student& s, const std::string& vm,
+                              std::string* why) {
+  if (!valid_name(vm)) {
+    *why = bad_name("VM", vm);
+    return false;
+  }
+  sql::Stmt cur(db_,
+                "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
+                "ON s.id = v.student_id WHERE v.name = ?1");
+  cur.bind(1, vm);
+  if (cur.step() == SQLITE_ROW && !cur.text(0).empty()) {
+    *why = cur.text(0) == s.name
+               ? "VM '" + vm + "' is already bound to " + s.name
+               : "VM '" + vm + "' is bound to student '" + cur.text(0) + "': unbind it first";
+    return false;
+  }
+  // A VM not seen yet is recorded now; it gets its first_seen when it connects.
+  sql::Stmt up(db_,
+               "INSERT INTO vms(name, first_seen, last_seen, student_id) VALUES(?1, 0, 0, ?2) "
+               "ON CONFLICT(name) DO UPDATE SET student_id = ?2");
+  up.bind(1, vm).bind(2, s.id);
+  if (up.step() != SQLITE_DONE ||
+      !audit(by, "vm.bind", "vm " + vm, s.course.id, "(unassigned)", "student=" + s.name)) {
+    *why = "database error: " + db_.error();
+    return false;
+  }
+  return true;
+}
+
+bool SqliteStore::unbind_students_vms(int64_t student_id) {
+  sql::Stmt s(db_, "UPDATE vms SET student_id = NULL WHERE student_id = ?1");
+  s.bind(1, student_id);
+  return s.step() == SQLITE_DONE;
+}
+
+Status SqliteStore::add_student(const Actor& by, const std::string& name, const std::string& course,
+                                const std::vector<std::string>& vms, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (!valid_name(name)) {
+    *why = bad_name("student", name);
+    return Status::kInvalidValue;
+  }
+  sql::Transaction tx(db_);
+  Student s;
+  if (!find_course(course, &s.course, why)) return Status::kInvalidValue;
+  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  Student existing;
+  std::string ignored;
+  if (find_student(name, &existing, &ignored)) {
+    *why = "student '" + name + "' already exists (in course '" + existing.course.name + "')";
+    return Status::kInvalidValue;
+  }
+  sql::Stmt ins(db_, "INSERT INTO students(name, course_id, created_at) VALUES(?1, ?2, ?3)");
+  ins.bind(1, name).bind(2, s.course.id).bind(3, unix_now());
+  if (ins.step() != SQLITE_DONE) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  s.id = sqlite3_last_insert_rowid(db_.raw());
+  s.name = name;
+  if (!audit(by, "student.add", "student " + name, s.course.id, "", "course=" + course)) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  for (const std::string& vm : vms) {
+    if (!bind_locked(by, s, vm, why)) return Status::kInvalidValue;
+  }
+  if (!tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::remove_student(const Actor& by, const std::string& name, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  sql::Transaction tx(db_);
+  Student s;
+  if (!find_student(name, &s, why)) return Status::kInvalidValue;
+  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  sql::Stmt drop(db_, "UPDATE students SET removed_at = ?2 WHERE id = ?1");
+  drop.bind(1, s.id).bind(2, unix_now());
+  if (!unbind_students_vms(s.id) || drop.step() != SQLITE_DONE ||
+      !audit(by, "student.remove", "student " + name, s.course.id, "course=" + s.course.name, "") ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::bind_vm(const Actor& by, const std::string& student, const std::string& vm,
+                            std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  sql::Transaction tx(db_);
+  Student s;
+  if (!find_student(student, &s, why)) return Status::kInvalidValue;
+  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (!bind_locked(by, s, vm, why)) return Status::kInvalidValue;
+  if (!tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::unbind_vm(const Actor& by, const std::string& vm, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  sql::Transaction tx(db_);
+  sql::Stmt cur(db_,
+                "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
+                "ON s.id = v.student_id WHERE v.name = ?1");
+  cur.bind(1, vm);
+  if (cur.step() != SQLITE_ROW || cur.text(0).empty()) {
+    *why = "VM '" + vm + "' is not bound to a student";
+    return Status::kInvalidValue;
+  }
+  Student s;
+  if (!find_student(cur.text(0), &s, why)) return Status::kInvalidValue;
+  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  sql::Stmt up(db_, "UPDATE vms SET student_id = NULL WHERE name = ?1");
+  up.bind(1, vm);
+  if (up.step() != SQLITE_DONE ||
+      !audit(by, "vm.unbind", "vm " + vm, s.course.id, "student=" + s.name, "(unassigned)") ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::list_students(const Actor& by, const std::string& course, bool include_removed,
+                                  std::vector<StudentRow>* out, std::string* why) {
+  std::lock_guard lock(mu_);
+  int64_t course_id = 0;
+  if (!course.empty()) {
+    Course c;
+    if (!find_course(course, &c, why)) return Status::kInvalidValue;
+    if (!may_manage(by, c, why)) return Status::kNotPermitted;
+    course_id = c.id;
+  }
+  sql::Stmt s(db_,
+              "SELECT s.id, s.name, c.id, c.name, s.created_at, coalesce(s.removed_at, 0) "
+              "FROM students s JOIN courses c ON c.id = s.course_id "
+              "WHERE (?1 = 0 OR c.id = ?1) AND (?2 = 0 OR c.teacher_id = ?2) "
+              "AND (?3 OR s.removed_at IS NULL) ORDER BY c.name, s.name, s.id");
+  s.bind(1, course_id);
+  s.bind(2, by.role == Role::kAdmin ? int64_t{0} : (by.user_id > 0 ? by.user_id : int64_t{-1}));
+  s.bind(3, int64_t{include_removed ? 1 : 0});
+  out->clear();
+  while (s.step() == SQLITE_ROW) {
+    StudentRow r;
+    r.id = s.int64(0);
+    r.name = s.text(1);
+    r.course_id = s.int64(2);
+    r.course = s.text(3);
+    r.created_at = s.int64(4);
+    r.removed_at = s.int64(5);
+    out->push_back(std::move(r));
+  }
+  sql::Stmt vms(db_, "SELECT name FROM vms WHERE student_id = ?1 ORDER BY name");
+  for (StudentRow& r : *out) {
+    vms.bind(1, r.id);
+    while (vms.step() == SQLITE_ROW) r.vms.push_back(vms.text(0));
+    vms.reset();
+  }
+  return Status::kSuccess;
+}
+
+}  // namespace vgpu::policy

@@ -1,0 +1,292 @@
+// The SQLite store: quotas at each level, settings, and what a VM runs under.
+#include "sqlite_store.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::policy {
+namespace {
+
+const char* period_text(PeriodKind p) {
+  switch (p) {
+    case PeriodKind::kDay:
+      return "day";
+    case PeriodKind::kWeek:
+      return "week";
+    case PeriodKind::kRange:
+      return "range";
+  }
+  return "week";
+}
+
+PeriodKind period_from(const std::string& s) {
+  if (s == "day") return PeriodKind::kDay;
+  if (s == "range") return PeriodKind::kRange;
+  return PeriodKind::kWeek;
+}
+
+OnExhaust on_exhaust_from(const std::string& s) {
+  if (s == "wait") return OnExhaust::kWait;
+  if (s == "best-effort") return OnExhaust::kBestEffort;
+  return OnExhaust::kReject;
+}
+
+std::string target_text(const QuotaTarget& t) {
+  switch (t.kind) {
+    case QuotaTarget::Kind::kDefault:
+      return "default quota";
+    case QuotaTarget::Kind::kCourse:
+      return "quota of course " + t.name;
+    case QuotaTarget::Kind::kStudent:
+      return "quota of student " + t.name;
+  }
+  return "quota";
+}
+
+bool validate(const QuotaFields& f, std::string* why) {
+  if (f.weight && (*f.weight < 1 || *f.weight > kMaxWeight)) {
+    *why = "weight must be between 1 and " + std::to_string(kMaxWeight);
+    return false;
+  }
+  if (f.gpu_time && !f.gpu_time->unlimited) {
+    const GpuTime& g = *f.gpu_time;
+    if (g.budget_ns < 0) {
+      *why = "a GPU-time budget cannot be negative";
+      return false;
+    }
+    if (g.period == PeriodKind::kRange && g.range_end <= g.range_start) {
+      *why = "the GPU-time range ends before it starts";
+      return false;
+    }
+  }
+  if (f.memory && *f.memory > (uint64_t{1} << 60)) {
+    *why = "memory cap too large";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool SqliteStore::quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope,
+                              int64_t* id, Course* course, std::string* why) {
+  switch (t.kind) {
+    case QuotaTarget::Kind::kDefault:
+      *scope = "default";
+      *id = 0;
+      return true;
+    case QuotaTarget::Kind::kCourse:
+      if (!find_course(t.name, course, why) || !may_manage(by, *course, why)) return false;
+      *scope = "course";
+      *id = course->id;
+      return true;
+    case QuotaTarget::Kind::kStudent: {
+      Student s;
+      if (!find_student(t.name, &s, why) || !may_manage(by, s.course, why)) return false;
+      *scope = "student";
+      *id = s.id;
+      *course = s.course;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool SqliteStore::read_quota(const std::string& scope, int64_t id, QuotaFields* out) {
+  *out = {};
+  sql::Stmt s(db_,
+              "SELECT gpu_limited, gpu_ns, period, range_start, range_end, memory, weight, "
+              "on_exhaust FROM quotas WHERE scope = ?1 AND scope_id = ?2");
+  s.bind(1, scope).bind(2, id);
+  const int rc = s.step();
+  if (rc == SQLITE_DONE) return true;
+  if (rc != SQLITE_ROW) return false;
+  if (!s.is_null(0)) {
+    GpuTime g;
+    g.unlimited = s.int64(0) == 0;
+    if (!g.unlimited) {
+      g.budget_ns = s.int64(1);
+      g.period = period_from(s.text(2));
+      g.range_start = s.int64(3);
+      g.range_end = s.int64(4);
+    }
+    out->gpu_time = g;
+  }
+  if (!s.is_null(5)) out->memory = static_cast<uint64_t>(s.int64(5));
+  if (!s.is_null(6)) out->weight = static_cast<uint32_t>(s.int64(6));
+  if (!s.is_null(7)) out->on_exhaust = on_exhaust_from(s.text(7));
+  return true;
+}
+
+bool SqliteStore::write_quota(const std::string& scope, int64_t id, const QuotaFields& f) {
+  if (f.empty()) {
+    sql::Stmt del(db_, "DELETE FROM quotas WHERE scope = ?1 AND scope_id = ?2");
+    del.bind(1, scope).bind(2, id);
+    return del.step() == SQLITE_DONE;
+  }
+  sql::Stmt s(db_,
+              "INSERT OR REPLACE INTO quotas(scope, scope_id, gpu_limited, gpu_ns, period, "
+              "range_start, range_end, memory, weight, on_exhaust) "
+              "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  s.bind(1, scope).bind(2, id);
+  for (int i = 3; i <= 10; ++i) s.bind_null(i);
+  if (f.gpu_time) {
+    s.bind(3, int64_t{f.gpu_time->unlimited ? 0 : 1});
+    if (!f.gpu_time->unlimited) {
+      s.bind(4, f.gpu_time->budget_ns).bind(5, std::string_view(period_text(f.gpu_time->period)));
+      if (f.gpu_time->period == PeriodKind::kRange) {
+        s.bind(6, f.gpu_time->range_start).bind(7, f.gpu_time->range_end);
+      }
+    }
+  }
+  if (f.memory) s.bind(8, static_cast<int64_t>(*f.memory));
+  if (f.weight) s.bind(9, static_cast<int64_t>(*f.weight));
+  if (f.on_exhaust) s.bind(10, on_exhaust_name(*f.on_exhaust));
+  return s.step() == SQLITE_DONE;
+}
+
+Status SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
+                              const QuotaFields& changes, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (changes.empty()) {
+    *why = "nothing to set: give --gpu-time, --memory, --weight or --on-exhaust";
+    return Status::kInvalidValue;
+  }
+  if (!validate(changes, why)) return Status::kInvalidValue;
+  if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
+    *why = "permission denied: only admins set the default quota";
+    return Status::kNotPermitted;
+  }
+  if (target.kind == QuotaTarget::Kind::kCourse && changes.weight && by.role != Role::kAdmin) {
+    *why = "permission denied: only admins set a course's weight (its share among courses)";
+    return Status::kNotPermitted;
+  }
+  sql::Transaction tx(db_);
+  std::string scope;
+  int64_t id = 0;
+  Course course;
+  if (!quota_scope(by, target, &scope, &id, &course, why)) {
+    return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
+  }
+  QuotaFields old;
+  if (!read_quota(scope, id, &old)) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  QuotaFields now = old;
+  if (changes.gpu_time) now.gpu_time = changes.gpu_time;
+  if (changes.memory) now.memory = changes.memory;
+  if (changes.weight) now.weight = changes.weight;
+  if (changes.on_exhaust) now.on_exhaust = changes.on_exhaust;
+  if (!write_quota(scope, id, now) ||
+      !audit(by, "quota.set", target_text(target), course.id, describe(old), describe(now)) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
+    *why = "permission denied: only admins change the default quota";
+    return Status::kNotPermitted;
+  }
+  sql::Transaction tx(db_);
+  std::string scope;
+  int64_t id = 0;
+  Course course;
+  if (!quota_scope(by, target, &scope, &id, &course, why)) {
+    return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
+  }
+  QuotaFields old;
+  if (!read_quota(scope, id, &old)) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  if (old.weight && target.kind == QuotaTarget::Kind::kCourse && by.role != Role::kAdmin) {
+    *why = "permission denied: only admins change a course's weight (reset would clear it)";
+    return Status::kNotPermitted;
+  }
+  if (!write_quota(scope, id, {}) ||
+      !audit(by, "quota.reset", target_text(target), course.id, describe(old), describe({})) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out,
+                              std::string* why) {
+  std::lock_guard lock(mu_);
+  std::string scope;
+  int64_t id = 0;
+  Course course;
+  if (!quota_scope(by, target, &scope, &id, &course, why)) {
+    return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
+  }
+  if (!read_quota(scope, id, out)) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (by.role != Role::kAdmin) {
+    *why = "permission denied: only admins decide what unassigned VMs get";
+    return Status::kNotPermitted;
+  }
+  sql::Transaction tx(db_);
+  sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
+  const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "run";
+  sql::Stmt s(db_, "INSERT OR REPLACE INTO settings(key, value) VALUES('unassigned', ?1)");
+  const std::string now = refuse ? "refuse" : "run";
+  s.bind(1, now);
+  if (s.step() != SQLITE_DONE ||
+      !audit(by, "settings.set", "unassigned VMs", 0, "unassigned=" + old, "unassigned=" + now) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::refuse_unassigned(bool* out) {
+  std::lock_guard lock(mu_);
+  sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
+  *out = cur.step() == SQLITE_ROW && cur.text(0) == "refuse";
+  return Status::kSuccess;
+}
+
+Status SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_,
+              "SELECT v.name, coalesce(s.id, 0), coalesce(s.name, ''), coalesce(c.id, 0), "
+              "coalesce(c.name, '') FROM vms v "
+              "LEFT JOIN students s ON s.id = v.student_id AND s.removed_at IS NULL "
+              "LEFT JOIN courses c ON c.id = s.course_id WHERE v.tenant_id = ?1");
+  s.bind(1, static_cast<int64_t>(tenant));
+  if (s.step() != SQLITE_ROW) return Status::kInvalidValue;
+  *out = {};
+  out->tenant = tenant;
+  out->vm = s.text(0);
+  out->student_id = static_cast<uint32_t>(s.int64(1));
+  out->student = s.text(2);
+  out->course_id = static_cast<uint32_t>(s.int64(3));
+  out->course = s.text(4);
+  if ((out->student_id && !read_quota("student", out->student_id, &out->student_fields)) ||
+      (out->course_id && !read_quota("course", out->course_id, &out->course_fields)) ||
+      !read_quota("default", 0, &out->default_fields)) {
+    return Status::kUnknown;
+  }
+  sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
+  out->refuse_unassigned = cur.step() == SQLITE_ROW && cur.text(0) == "refuse";
+  return Status::kSuccess;
+}
+
+}  // namespace vgpu::policy

@@ -1,0 +1,96 @@
+// The SQLite implementation of the policy store. One connection, guarded by
+// one mutex; each change is one transaction. Split over a few files by topic:
+// sqlite_store.cpp (VMs and the ledger), sqlite_people.cpp (users, courses,
+// students, bindings), sqlite_quotas.cpp (quotas, settings), sqlite_audit.cpp.
+#pragma once
+
+#include <mutex>
+
+#include "sqlite.h"
+#include "vgpu/policy/store.h"
+
+namespace vgpu::policy {
+
+class SqliteStore final : public Store {
+ public:
+  bool open(const std::string& path, const StoreOptions& options, std::string* why);
+
+  Status tenant_for_vm(const std::string& vm, TenantId* out) override;
+  Status list_vms(std::vector<VmRow>* out) override;
+  Status record_usage(std::span<const UsageRecord> batch) override;
+  Status usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) override;
+  Status usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) override;
+  Status ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
+                    int64_t* gpu_ns) override;
+  int schema_version() override;
+
+  Status actor_for_uid(uint32_t uid, Actor* out, std::string* why) override;
+  Status add_user(const Actor& by, const UserRow& user, std::string* why) override;
+  Status remove_user(const Actor& by, const std::string& name, std::string* why) override;
+  Status list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) override;
+
+  Status create_course(const Actor& by, const std::string& name, const std::string& teacher,
+                       std::string* why) override;
+  Status delete_course(const Actor& by, const std::string& name, bool force,
+                       std::string* why) override;
+  Status list_courses(const Actor& by, std::vector<CourseRow>* out, std::string* why) override;
+  Status add_student(const Actor& by, const std::string& name, const std::string& course,
+                     const std::vector<std::string>& vms, std::string* why) override;
+  Status remove_student(const Actor& by, const std::string& name, std::string* why) override;
+  Status bind_vm(const Actor& by, const std::string& student, const std::string& vm,
+                 std::string* why) override;
+  Status unbind_vm(const Actor& by, const std::string& vm, std::string* why) override;
+  Status list_students(const Actor& by, const std::string& course, bool include_removed,
+                       std::vector<StudentRow>* out, std::string* why) override;
+
+  Status set_quota(const Actor& by, const QuotaTarget& target, const QuotaFields& changes,
+                   std::string* why) override;
+  Status reset_quota(const Actor& by, const QuotaTarget& target, std::string* why) override;
+  Status get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out,
+                   std::string* why) override;
+  Status set_refuse_unassigned(const Actor& by, bool refuse, std::string* why) override;
+  Status refuse_unassigned(bool* out) override;
+  Status vm_policy(TenantId tenant, VmPolicy* out) override;
+
+  Status audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out,
+                   std::string* why) override;
+
+ private:
+  // Helpers; the caller holds mu_ (and, for changes, a transaction).
+  struct Course {
+    int64_t id = 0;
+    std::string name;
+    int64_t teacher_id = 0;  // 0: none
+  };
+  struct Student {
+    int64_t id = 0;
+    std::string name;
+    Course course;
+  };
+  bool writable(std::string* why) const;
+  bool find_course(const std::string& name, Course* out, std::string* why);
+  bool find_student(const std::string& name, Student* out, std::string* why);
+  // Whether `by` may change (or see) the course.
+  bool may_manage(const Actor& by, const Course& c, std::string* why) const;
+  bool bind_locked(const Actor& by, const Student& s, const std::string& vm, std::string* why);
+  bool unbind_students_vms(int64_t student_id);
+  // Resolves a quota target to (scope, id, course for access checks).
+  bool quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope, int64_t* id,
+                   Course* course, std::string* why);
+  bool read_quota(const std::string& scope, int64_t id, QuotaFields* out);
+  bool write_quota(const std::string& scope, int64_t id, const QuotaFields& f);
+  bool audit(const Actor& by, std::string_view action, const std::string& object, int64_t course_id,
+             const std::string& old_value, const std::string& new_value);
+
+  std::mutex mu_;
+  sql::Db db_;
+  bool read_only_ = false;
+};
+
+int64_t unix_now();
+// Names of courses, students, users and VMs: [A-Za-z0-9._-]{1,63}.
+bool valid_name(std::string_view name);
+// A one-line "… is not a valid name" message.
+std::string bad_name(std::string_view what, std::string_view name);
+
+}  // namespace vgpu::policy

@@ -1,0 +1,235 @@
+// Courses, students, VMs, quotas, roles and the audit log on a real SQLite file.
+#include <atomic>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "temp_db.h"
+#include "vgpu/policy/units.h"
+
+using namespace vgpu;
+using namespace vgpu::policy;
+using namespace vgpu::policy::test;
+
+namespace {
+
+QuotaFields gpu(const char* text) {
+  QuotaFields f;
+  GpuTime g;
+  std::string why;
+  REQUIRE(parse_gpu_time(text, &g, &why));
+  f.gpu_time = g;
+  return f;
+}
+
+struct Org {
+  TempDb db;
+  std::unique_ptr<Store> s = db.open();
+  std::string why;
+  Actor teacher, other;
+  Org() {
+    REQUIRE(s);
+    REQUIRE(s->add_user(root(), {0, "tina", 1001, Role::kTeacher, 0}, &why) == Status::kSuccess);
+    REQUIRE(s->add_user(root(), {0, "olga", 1002, Role::kTeacher, 0}, &why) == Status::kSuccess);
+    REQUIRE(s->actor_for_uid(1001, &teacher, &why) == Status::kSuccess);
+    REQUIRE(s->actor_for_uid(1002, &other, &why) == Status::kSuccess);
+    REQUIRE(s->create_course(teacher, "cs101", "", &why) == Status::kSuccess);
+    REQUIRE(s->create_course(root(), "ml200", "olga", &why) == Status::kSuccess);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("uids map to roles; unknown uids are refused with advice") {
+  Org o;
+  CHECK(o.teacher.role == Role::kTeacher);
+  CHECK(o.teacher.name == "tina");
+  Actor a;
+  CHECK(o.s->actor_for_uid(4242, &a, &o.why) == Status::kNotPermitted);
+  CHECK_THAT(o.why, Catch::Contains("vgpuctl user add"));
+  CHECK(o.s->add_user(o.teacher, {0, "eve", 5, Role::kAdmin, 0}, &o.why) == Status::kNotPermitted);
+}
+
+TEST_CASE("teachers see and change only their own courses") {
+  Org o;
+  std::vector<CourseRow> courses;
+  REQUIRE(o.s->list_courses(o.teacher, &courses, &o.why) == Status::kSuccess);
+  REQUIRE(courses.size() == 1);
+  CHECK(courses[0].name == "cs101");
+  CHECK(courses[0].teacher == "tina");
+  REQUIRE(o.s->list_courses(root(), &courses, &o.why) == Status::kSuccess);
+  CHECK(courses.size() == 2);
+
+  CHECK(o.s->add_student(o.teacher, "alice", "ml200", {}, &o.why) == Status::kNotPermitted);
+  CHECK_THAT(o.why, Catch::Contains("not one of tina's courses"));
+  REQUIRE(o.s->add_student(o.teacher, "alice", "cs101", {"alice-vm"}, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->add_student(o.other, "bob", "ml200", {"bob-vm"}, &o.why) == Status::kSuccess);
+  CHECK(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kStudent, "bob"}, gpu("1h/day"), &o.why) ==
+        Status::kNotPermitted);
+  CHECK(o.s->remove_student(o.teacher, "bob", &o.why) == Status::kNotPermitted);
+  CHECK(o.s->delete_course(o.teacher, "ml200", true, &o.why) == Status::kNotPermitted);
+  // A teacher cannot take a VM bound in someone else's course.
+  CHECK(o.s->bind_vm(o.teacher, "alice", "bob-vm", &o.why) == Status::kInvalidValue);
+  CHECK_THAT(o.why, Catch::Contains("bound to student 'bob'"));
+  // Nor set a course's weight (its share among courses), nor the default.
+  QuotaFields w;
+  w.weight = 5;
+  CHECK(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kCourse, "cs101"}, w, &o.why) ==
+        Status::kNotPermitted);
+  CHECK(o.s->set_quota(o.teacher, {}, gpu("1h/day"), &o.why) == Status::kNotPermitted);
+  std::vector<StudentRow> students;
+  REQUIRE(o.s->list_students(o.teacher, "", false, &students, &o.why) == Status::kSuccess);
+  REQUIRE(students.size() == 1);
+  CHECK(students[0].vms == std::vector<std::string>{"alice-vm"});
+}
+
+TEST_CASE("quotas combine student over course, and every change is audited") {
+  Org o;
+  REQUIRE(o.s->add_student(o.teacher, "alice", "cs101", {"alice-vm"}, &o.why) == Status::kSuccess);
+  QuotaFields course = gpu("2h/week");
+  course.on_exhaust = OnExhaust::kWait;
+  course.memory = 4ull << 30;
+  REQUIRE(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kCourse, "cs101"}, course, &o.why) ==
+          Status::kSuccess);
+  REQUIRE(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kStudent, "alice"}, gpu("90m/day"),
+                         &o.why) == Status::kSuccess);
+  TenantId t = 0;
+  REQUIRE(o.s->tenant_for_vm("alice-vm", &t) == Status::kSuccess);
+  VmPolicy p;
+  REQUIRE(o.s->vm_policy(t, &p) == Status::kSuccess);
+  CHECK(p.student == "alice");
+  CHECK(p.course == "cs101");
+  const Quota q = resolve_student_quota(p.student_fields, p.course_fields);
+  CHECK(format_gpu_time(q.gpu_time) == "1h30m/day");
+  CHECK(q.memory == 4ull << 30);
+  CHECK(q.on_exhaust == OnExhaust::kWait);
+
+  std::vector<AuditRow> log;
+  REQUIRE(o.s->audit_log(root(), 0, &log, &o.why) == Status::kSuccess);
+  const AuditRow& last = log.back();
+  CHECK(last.action == "quota.set");
+  CHECK(last.actor == "tina");
+  CHECK(last.uid == 1001);
+  CHECK(last.object == "quota of student alice");
+  CHECK(last.old_value == "(nothing set)");
+  CHECK(last.new_value == "gpu-time=1h30m/day");
+  // The other teacher sees nothing of cs101 in the log.
+  REQUIRE(o.s->audit_log(o.other, 0, &log, &o.why) == Status::kSuccess);
+  for (const AuditRow& r : log) CHECK(r.object.find("alice") == std::string::npos);
+}
+
+TEST_CASE("invalid changes are refused whole") {
+  Org o;
+  CHECK(o.s->add_student(root(), "bad name", "cs101", {}, &o.why) == Status::kInvalidValue);
+  CHECK(o.s->add_student(root(), "alice", "nope", {}, &o.why) == Status::kInvalidValue);
+  CHECK_THAT(o.why, Catch::Contains("unknown course 'nope'"));
+  // A bad VM name rolls back the student too.
+  CHECK(o.s->add_student(root(), "alice", "cs101", {"ok-vm", "bad/vm"}, &o.why) ==
+        Status::kInvalidValue);
+  std::vector<StudentRow> students;
+  REQUIRE(o.s->list_students(root(), "", true, &students, &o.why) == Status::kSuccess);
+  CHECK(students.empty());
+  std::vector<VmRow> vms;
+  REQUIRE(o.s->list_vms(&vms) == Status::kSuccess);
+  CHECK(vms.empty());
+  QuotaFields w;
+  w.weight = 0;
+  CHECK(o.s->set_quota(root(), {QuotaTarget::Kind::kCourse, "cs101"}, w, &o.why) ==
+        Status::kInvalidValue);
+  CHECK(o.s->set_quota(root(), {QuotaTarget::Kind::kStudent, "ghost"}, gpu("1h/day"), &o.why) ==
+        Status::kInvalidValue);
+  CHECK_THAT(o.why, Catch::Contains("unknown student 'ghost'"));
+}
+
+TEST_CASE("removed students keep their ledger, and their VMs become unassigned") {
+  Org o;
+  REQUIRE(o.s->add_student(root(), "alice", "cs101", {"alice-vm"}, &o.why) == Status::kSuccess);
+  TenantId t = 0;
+  REQUIRE(o.s->tenant_for_vm("alice-vm", &t) == Status::kSuccess);
+  VmPolicy p;
+  REQUIRE(o.s->vm_policy(t, &p) == Status::kSuccess);
+  REQUIRE(o.s->record_usage(std::vector{UsageRecord{t, 3600, 500, 1, 0, 0, 0, p.student_id}}) ==
+          Status::kSuccess);
+  CHECK(o.s->delete_course(root(), "cs101", false, &o.why) == Status::kInvalidValue);
+  CHECK_THAT(o.why, Catch::Contains("--force"));
+  REQUIRE(o.s->delete_course(root(), "cs101", true, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->vm_policy(t, &p) == Status::kSuccess);
+  CHECK(p.student_id == 0);
+  std::vector<StudentRow> students;
+  REQUIRE(o.s->list_students(root(), "", true, &students, &o.why) == Status::kSuccess);
+  REQUIRE(students.size() == 1);
+  CHECK(students[0].removed_at > 0);
+  int64_t ns = 0;
+  REQUIRE(o.s->ledger_sum(static_cast<uint32_t>(students[0].id), 0, 0, 7200, &ns) ==
+          Status::kSuccess);
+  CHECK(ns == 500);
+  // The name is free again.
+  REQUIRE(o.s->create_course(root(), "cs101", "", &o.why) == Status::kSuccess);
+  REQUIRE(o.s->add_student(root(), "alice", "cs101", {}, &o.why) == Status::kSuccess);
+}
+
+TEST_CASE("the ledger sums per student across hours and period boundaries") {
+  Org o;
+  REQUIRE(o.s->add_student(root(), "alice", "cs101", {"a1", "a2"}, &o.why) == Status::kSuccess);
+  TenantId a1 = 0, a2 = 0, x = 0;
+  REQUIRE(o.s->tenant_for_vm("a1", &a1) == Status::kSuccess);
+  REQUIRE(o.s->tenant_for_vm("a2", &a2) == Status::kSuccess);
+  REQUIRE(o.s->tenant_for_vm("stray", &x) == Status::kSuccess);
+  VmPolicy p;
+  REQUIRE(o.s->vm_policy(a1, &p) == Status::kSuccess);
+  const uint32_t alice = p.student_id;
+  const int64_t midnight = 1736121600;  // Monday 2025-01-06
+  REQUIRE(o.s->record_usage(std::vector{
+              UsageRecord{a1, midnight - 3600, 100, 1, 0, 0, 0, alice},  // Sunday 23:00
+              UsageRecord{a1, midnight, 10, 1, 0, 0, 0, alice},          // Monday 00:00
+              UsageRecord{a2, midnight, 20, 1, 0, 0, 0, alice},
+              UsageRecord{a1, midnight, 5, 1, 0, 0, 0, alice},             // same row, added up
+              UsageRecord{a2, midnight + 86400, 1000, 1, 0, 0, 0, alice},  // Tuesday
+              UsageRecord{x, midnight, 7, 1, 0, 0, 0, 0},
+          }) == Status::kSuccess);
+  int64_t ns = 0;
+  REQUIRE(o.s->ledger_sum(alice, 0, midnight, midnight + 86400, &ns) == Status::kSuccess);
+  CHECK(ns == 35);
+  REQUIRE(o.s->ledger_sum(alice, 0, midnight - 86400, midnight, &ns) == Status::kSuccess);
+  CHECK(ns == 100);
+  REQUIRE(o.s->ledger_sum(alice, 0, midnight, midnight + 7 * 86400, &ns) == Status::kSuccess);
+  CHECK(ns == 1035);
+  REQUIRE(o.s->ledger_sum(0, x, midnight, midnight + 86400, &ns) == Status::kSuccess);
+  CHECK(ns == 7);
+  REQUIRE(o.s->ledger_sum(0, a1, 0, INT64_MAX, &ns) == Status::kSuccess);
+  CHECK(ns == 0);  // a1's usage is alice's, not the unassigned VM's
+}
+
+TEST_CASE("readers on another connection see whole changes while a writer works") {
+  Org o;
+  auto reader = o.db.open();
+  REQUIRE(reader);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::string why;
+    for (int i = 0; i < 60; ++i) {
+      const std::string name = "s" + std::to_string(i);
+      // Each student comes with a VM in one transaction: a reader never sees one without the other.
+      o.s->add_student(root(), name, "cs101", {name + "-vm"}, &why);
+      TenantId t = 0;
+      o.s->tenant_for_vm(name + "-vm", &t);
+      o.s->record_usage(std::vector{UsageRecord{t, 3600, 10, 1, 0, 0, 0, 0}});
+    }
+    done = true;
+  });
+  size_t seen = 0;
+  int reads = 0;
+  while (!done) {
+    std::vector<StudentRow> students;
+    std::string why;
+    REQUIRE(reader->list_students(root(), "", false, &students, &why) == Status::kSuccess);
+    CHECK(students.size() >= seen);
+    seen = students.size();
+    for (const StudentRow& s : students) CHECK(s.vms.size() == 1);
+    std::vector<UsageRecord> usage;
+    REQUIRE(reader->usage_rows(0, 7200, &usage) == Status::kSuccess);
+    ++reads;
+  }
+  writer.join();
+  CHECK(reads > 0);
+}

@@ -1,0 +1,118 @@
+// Human units: what parses, what is refused, and what comes back out.
+#include <catch2/catch.hpp>
+
+#include "vgpu/policy/units.h"
+
+using namespace vgpu::policy;
+
+namespace {
+
+constexpr int64_t kS = 1000000000;
+
+int64_t dur(const char* text) {
+  int64_t ns = -1;
+  std::string why;
+  REQUIRE(parse_duration(text, &ns, &why));
+  return ns;
+}
+
+bool bad_duration(const char* text) {
+  int64_t ns = 0;
+  std::string why;
+  const bool refused = !parse_duration(text, &ns, &why);
+  if (refused) CHECK_FALSE(why.empty());
+  return refused;
+}
+
+}  // namespace
+
+TEST_CASE("durations parse in human units") {
+  CHECK(dur("90m") == 90 * 60 * kS);
+  CHECK(dur("1h30m") == 90 * 60 * kS);
+  CHECK(dur("2.5h") == 9000 * kS);
+  CHECK(dur("500ms") == kS / 2);
+  CHECK(dur("1d") == 86400 * kS);
+  CHECK(dur("1w") == 7 * 86400 * kS);
+  CHECK(dur("0s") == 0);
+  CHECK(bad_duration("banana"));
+  CHECK(bad_duration("-5m"));
+  CHECK(bad_duration("5"));
+  CHECK(bad_duration("5 parsecs"));
+  CHECK(bad_duration(""));
+  CHECK(bad_duration("99999999999w"));
+}
+
+TEST_CASE("sizes parse in binary and decimal units, never negative") {
+  uint64_t b = 0;
+  std::string why;
+  REQUIRE(parse_bytes("4GiB", &b, &why));
+  CHECK(b == 4ull << 30);
+  REQUIRE(parse_bytes("1.5GiB", &b, &why));
+  CHECK(b == 3ull << 29);
+  REQUIRE(parse_bytes("512mib", &b, &why));
+  CHECK(b == 512ull << 20);
+  REQUIRE(parse_bytes("4GB", &b, &why));
+  CHECK(b == 4000000000ull);
+  REQUIRE(parse_bytes("4096", &b, &why));
+  CHECK(b == 4096);
+  CHECK_FALSE(parse_bytes("-1GiB", &b, &why));
+  CHECK_THAT(why, Catch::Contains("negative"));
+  CHECK_FALSE(parse_bytes("lots", &b, &why));
+  CHECK_FALSE(parse_bytes("4 GiB", &b, &why));
+}
+
+TEST_CASE("GPU-time budgets name a period") {
+  GpuTime g;
+  std::string why;
+  REQUIRE(parse_gpu_time("2h/week", &g, &why));
+  CHECK_FALSE(g.unlimited);
+  CHECK(g.budget_ns == 7200 * kS);
+  CHECK(g.period == PeriodKind::kWeek);
+  REQUIRE(parse_gpu_time("90m/day", &g, &why));
+  CHECK(g.period == PeriodKind::kDay);
+  CHECK(format_gpu_time(g) == "1h30m/day");
+  REQUIRE(parse_gpu_time("10h/2025-01-06..2025-03-31", &g, &why));
+  CHECK(g.period == PeriodKind::kRange);
+  CHECK(format_date(g.range_start) == "2025-01-06");
+  CHECK(format_date(g.range_end) == "2025-04-01");  // the range includes its last day
+  CHECK(format_gpu_time(g) == "10h/2025-01-06..2025-03-31");
+  REQUIRE(parse_gpu_time("unlimited", &g, &why));
+  CHECK(g.unlimited);
+  CHECK_FALSE(parse_gpu_time("banana", &g, &why));
+  CHECK_FALSE(parse_gpu_time("2h/fortnight", &g, &why));
+  CHECK_FALSE(parse_gpu_time("-2h/week", &g, &why));
+  CHECK_FALSE(parse_gpu_time("2h/2025-03-01..2025-02-01", &g, &why));
+  CHECK_FALSE(parse_gpu_time("2h/2025-02-30..2025-03-01", &g, &why));
+}
+
+TEST_CASE("dates are UTC; --until includes the whole day") {
+  int64_t t = 0;
+  std::string why;
+  REQUIRE(parse_date("2025-01-06", false, 0, &t, &why));
+  CHECK(t == 1736121600);
+  REQUIRE(parse_date("2025-01-06", true, 0, &t, &why));
+  CHECK(t == 1736121600 + 86400);
+  REQUIRE(parse_date("2025-01-06T14:30", false, 0, &t, &why));
+  CHECK(t == 1736121600 + 14 * 3600 + 30 * 60);
+  REQUIRE(parse_date("2024-02-29", false, 0, &t, &why));
+  CHECK_FALSE(parse_date("2023-02-29", false, 0, &t, &why));
+  CHECK_FALSE(parse_date("yesterday", false, 0, &t, &why));
+  REQUIRE(parse_date("now", false, 1234, &t, &why));
+  CHECK(t == 1234);
+  CHECK(format_time(1736121600 + 3661) == "2025-01-06 01:01:01");
+}
+
+TEST_CASE("durations and sizes print in human units") {
+  CHECK(format_duration(0) == "0s");
+  CHECK(format_duration(7200 * kS) == "2h");
+  CHECK(format_duration(5400 * kS) == "1h30m");
+  CHECK(format_duration(12500000000) == "12.5s");
+  CHECK(format_duration(850000000) == "850ms");
+  CHECK(format_duration(61 * kS) == "1m1s");
+  CHECK(format_duration(7200 * kS - 200000000) == "2h");  // 1h59m59.8s, to the second
+  CHECK(format_duration(7200 * kS - 2 * kS + 1) == "1h59m58s");
+  CHECK(format_duration(119 * kS + 970000000) == "2m");  // never "1m60s"
+  CHECK(format_bytes(4ull << 30) == "4GiB");
+  CHECK(format_bytes(3ull << 29) == "1.5GiB");
+  CHECK(format_bytes(100) == "100B");
+}
