@@ -11,6 +11,10 @@ packages=(
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
   libfmt-dev libspdlog-dev              # logging
   catch2                                # unit tests (v2)
+  # The guest kernel module and its QEMU tests (tests/kmod): Debian's kernel
+  # headers and image (the same version), QEMU, a static busybox, cpio.
+  linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio
+  chromium                              # the HTML usage report's test (headless)
 )
 
 missing=()

@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <ctime>
 
 #include "vgpu/protocol/codec.h"
 #include "vgpu/protocol/handover.h"
+#include "vm_sockets.h"
 
 namespace vgpu::daemon {
 
@@ -30,6 +33,8 @@ Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
     : config_(std::move(config)),
       backend_(std::move(backend)),
       store_(std::move(store)),
+      quotas_(std::make_unique<QuotaControl>(store_.get(), static_cast<uint32_t>(geteuid()))),
+      scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()),
       calls_(backend_.get(), this) {}
 
 Daemon::~Daemon() { stop(); }
@@ -38,13 +43,20 @@ std::string Daemon::socket_path() const { return config_.runtime_dir + "/" + VGP
 
 Status Daemon::start(std::string* why) {
   dispatcher_ = std::make_unique<scheduler::Dispatcher>(
-      backend_.get(), std::make_unique<scheduler::RoundRobinPolicy>(config_.slice), &gate_,
-      &clock_, scheduler::DispatcherConfig{},
+      backend_.get(), scheduling_->make_policy(), quotas_.get(), &clock_,
+      scheduling_->dispatcher_config(),
       [this](const scheduler::Command& c, const executor::ExecResult& r) { on_complete(c, r); },
       [this] { loop_->wake(); });
+  scheduling_->attach(dispatcher_.get());
   loop_ = std::make_unique<transport::HostLoop>(socket_path(), config_.geometry, this);
+  if (Status s = serve_vms(*loop_, config_.vms, why); !ok(s)) return s;
   dispatcher_->start();
+  if (Status s = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir, why); !ok(s)) {
+    dispatcher_->stop();
+    return s;
+  }
   if (Status s = loop_->start(why); !ok(s)) {
+    quotas_->stop();
     dispatcher_->stop();
     return s;
   }
@@ -56,7 +68,8 @@ Status Daemon::start(std::string* why) {
 
 void Daemon::stop() {
   if (!loop_) return;
-  loop_->stop();  // closes every channel through on_close
+  quotas_->stop();  // no more admin requests
+  loop_->stop();    // closes every channel through on_close
   dispatcher_->stop();
   {
     std::lock_guard lock(flush_mu_);
@@ -82,7 +95,10 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   ch->tenant = tenant;
   ch->vm = vm;
   ch->data_area = data_area;
-  if (channels_per_tenant_[tenant]++ == 0) dispatcher_->add_tenant(tenant, {});
+  scheduler::TenantParams params;
+  if (!quotas_->admit(tenant, &params, why)) return Status::kNotPermitted;
+  if (channels_per_tenant_[tenant]++ == 0) dispatcher_->add_tenant(tenant, params);
+  scheduling_->vm_opened(tenant, vm);  // the weight and course the config file pins on it
   channels_[channel] = std::move(ch);
   spdlog::info("vm {}: channel {} opened (pid {}, uid {})", vm, channel, peer.pid, peer.uid);
   return Status::kSuccess;
@@ -102,8 +118,10 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   to.opcode = h.opcode;
   to.quiet = (h.flags & VGPU_MSG_QUIET) != 0;
 
-  // A simulated VM maps its own region: one process, client 0.
-  if (h.client != 0) {
+  // The data area this process may name: a simulated VM's whole area (it is
+  // one process, client 0), or a real VM process's slot (its client id).
+  std::span<uint8_t> data_area;
+  if (!loop_->client_data_area(channel, h.client, &data_area)) {
     send_reply(to, Status::kInvalidValue, {});
     return;
   }
@@ -115,12 +133,14 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
       return;
     }
   }
-  executor::Caller caller{ch.tenant, session.context, channel, ch.data_area};
+  executor::Caller caller{ch.tenant, session.context, channel, data_area};
   const executor::Outcome out = calls_.handle(caller, message);
+  // Goodbye is answered once the session is gone: a real VM reuses the
+  // process's data-area slot as soon as the answer arrives.
+  if (out.end_session) end_session(ch, h.client);
   if (out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status))) {
     send_reply(to, out.status, {out.reply.data(), ok(out.status) ? out.reply_size : 0});
   }
-  if (out.end_session) end_session(ch, h.client);
 }
 
 bool Daemon::accepting(uint64_t channel) {
@@ -143,7 +163,11 @@ void Daemon::on_close(uint64_t channel) {
   std::vector<uint32_t> clients;
   for (const auto& [client, s] : ch.sessions) clients.push_back(client);
   for (uint32_t c : clients) end_session(ch, c);
-  if (--channels_per_tenant_[ch.tenant] == 0) channels_per_tenant_.erase(ch.tenant);
+  if (--channels_per_tenant_[ch.tenant] == 0) {
+    channels_per_tenant_.erase(ch.tenant);
+    quotas_->disconnected(ch.tenant);
+    dispatcher_->remove_tenant(ch.tenant);  // its share is free again; its usage is kept
+  }
   spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);
   channels_.erase(it);
 }
@@ -189,6 +213,7 @@ void Daemon::flush_usage() {
     batch.push_back(r);
     before = now;
   }
+  quotas_->attribute(&batch);  // each VM's usage goes to the student it is bound to
   if (!batch.empty() && !ok(store_->record_usage(batch))) {
     spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
   }

@@ -13,10 +13,11 @@
 #include <vector>
 
 #include "vgpu/executor/backend.h"
+#include "quota_control.h"
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/policy/store.h"
 #include "vgpu/scheduler/dispatcher.h"
-#include "vgpu/scheduler/round_robin.h"
+#include "scheduler_control.h"
 #include "vgpu/transport/host_loop.h"
 
 namespace vgpu::daemon {
@@ -24,8 +25,10 @@ namespace vgpu::daemon {
 struct DaemonConfig {
   std::string runtime_dir;
   std::string db_path;
-  scheduler::Nanos slice = 2 * scheduler::kMillisecond;
+  // Policy, slice, overlap depth, VM weights (scheduler_control.h); null: defaults.
+  std::shared_ptr<SchedulerControl> scheduling;
   transport::RegionGeometry geometry;
+  std::vector<transport::VmSpec> vms;  // real VMs served from the start (vm_sockets.h)
   std::chrono::milliseconds flush_interval{1000};
 };
 
@@ -67,7 +70,8 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   const std::unique_ptr<executor::Backend> backend_;
   const std::unique_ptr<policy::Store> store_;
   scheduler::SteadyClock clock_;
-  scheduler::UnlimitedGate gate_;
+  std::unique_ptr<QuotaControl> quotas_;  // the quota gate, admin socket, live changes
+  const std::shared_ptr<SchedulerControl> scheduling_;
   std::unique_ptr<scheduler::Dispatcher> dispatcher_;
   std::unique_ptr<transport::HostLoop> loop_;
   executor::CallHandler calls_;

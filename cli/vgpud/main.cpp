@@ -11,6 +11,7 @@
 #include "../common/runtime_dir.h"
 #include "backend_choice.h"
 #include "daemon.h"
+#include "vm_sockets.h"
 
 namespace {
 
@@ -31,9 +32,13 @@ int main(int argc, char** argv) {
   using namespace vgpu;
   CLI::App app{"vgpud: shares one GPU among many VMs"};
   std::string backend = "auto", runtime_dir, db, log_level = "info";
-  std::vector<std::string> sim_kernels;
-  double slice_ms = 2.0;
+  std::vector<std::string> sim_kernels, vm_sockets, vm_plain;
   uint64_t sim_memory_gib = 16;
+  executor::CudaConfig cuda;
+  double watchdog_s = 10;
+  uint64_t cuda_memory_mib = 0;
+  std::string cuda_wait = "spin";
+  daemon::SchedulerFlags scheduling_flags;
   app.add_option("--backend", backend, "sim, cuda, or auto (cuda if a driver is present)")
       ->check(CLI::IsMember({"sim", "cuda", "auto"}));
   app.add_option("--runtime-dir", runtime_dir,
@@ -43,10 +48,27 @@ int main(int argc, char** argv) {
   app.add_option("--sim-kernels", sim_kernels,
                  "plug-in with CPU kernel implementations for the sim backend (repeatable; "
                  "also read from VGPU_SIM_KERNELS, colon-separated)");
-  app.add_option("--slice-ms", slice_ms, "scheduling time slice in milliseconds")
-      ->check(CLI::Range(0.5, 50.0));
+  daemon::add_scheduler_flags(app, &scheduling_flags);  // --policy --slice-ms --overlap-depth --config
   app.add_option("--sim-memory-gib", sim_memory_gib, "device memory the sim backend models")
       ->check(CLI::Range(1, 1024));
+  app.add_option("--watchdog-s", watchdog_s,
+                 "a kernel or copy running longer than this ends its tenant's context")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--cuda-device", cuda.device, "GPU ordinal the cuda backend uses")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cuda-memory-mib", cuda_memory_mib,
+                 "device memory shared out among tenants (default: what the GPU reports)");
+  app.add_option("--cuda-spare-workers", cuda.spare_workers,
+                 "cuda worker processes started ahead of new VMs")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--cuda-wait", cuda_wait, "how a cuda worker waits for the GPU: spin or block")
+      ->check(CLI::IsMember({"spin", "block"}));
+  app.add_option("--vm-socket", vm_sockets,
+                 "serve real VM NAME: an ivshmem-doorbell server at <runtime-dir>/vms/NAME.sock "
+                 "(repeatable)");
+  app.add_option("--vm-plain", vm_plain,
+                 "serve real VM NAME over ivshmem-plain: the region file "
+                 "<runtime-dir>/vms/NAME.shm, polled (repeatable)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
@@ -57,6 +79,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // re-read the scheduling config file
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -69,10 +92,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   config.db_path = db.empty() ? config.runtime_dir + "/vgpu.db" : db;
-  config.slice = static_cast<scheduler::Nanos>(slice_ms * 1e6);
+  config.scheduling = std::make_shared<daemon::SchedulerControl>(scheduling_flags);
+  if (std::string bad; !ok(config.scheduling->load(&bad))) {
+    spdlog::error("vgpud: scheduling settings: {}", bad);
+    return 1;
+  }
+  for (const auto& vm : vm_sockets)
+    config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kDoorbell));
+  for (const auto& vm : vm_plain)
+    config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kPlain));
 
+  const auto watchdog = std::chrono::milliseconds(static_cast<int64_t>(watchdog_s * 1000));
   executor::SimConfig sim;
   sim.device_memory = sim_memory_gib * executor::kGiB;
+  sim.watchdog = watchdog;
   sim.plugin_paths = split_paths(std::getenv("VGPU_SIM_KERNELS"));
   sim.plugin_paths.insert(sim.plugin_paths.end(), sim_kernels.begin(), sim_kernels.end());
 
@@ -82,8 +115,16 @@ int main(int argc, char** argv) {
     spdlog::error("vgpud: {}", why);
     return 1;
   }
+  // Environment first (VGPU_CUDA_*), flags given on the command line win.
+  if (!ok(executor::apply_cuda_env(&cuda, &why))) {
+    spdlog::error("vgpud: {}", why);
+    return 1;
+  }
+  if (app.count("--watchdog-s")) cuda.watchdog = watchdog;
+  if (app.count("--cuda-memory-mib")) cuda.device_memory = cuda_memory_mib << 20;
+  if (app.count("--cuda-wait")) cuda.spin_wait = cuda_wait == "spin";
   std::unique_ptr<executor::Backend> exec;
-  if (!ok(daemon::choose_backend(backend, sim, &exec, &why))) {
+  if (!ok(daemon::choose_backend(backend, sim, cuda, &exec, &why))) {
     spdlog::error("vgpud: {}", why.empty() ? "cannot start the backend (see above)" : why);
     return 1;
   }
@@ -92,8 +133,13 @@ int main(int argc, char** argv) {
     spdlog::error("vgpud: {}", why);
     return 1;
   }
+  spdlog::info("vgpud: scheduling: {}", daemon::describe(config.scheduling->settings()));
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    if (std::string bad; !ok(config.scheduling->reload(&bad))) {
+      spdlog::error("vgpud: SIGHUP: scheduling settings kept as they were: {}", bad);
+    }
+  }
   spdlog::info("vgpud: {} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   d.stop();
   return 0;
