@@ -22,8 +22,9 @@ dir=${VGPU_DEMO_DIR:-$(mktemp -d /tmp/vgpu-demo-XXXXXX)}
 mkdir -p "$dir"
 ctl=("$bin/vgpuctl" --runtime-dir "$dir")
 
+# The class is simulated VMs, so vgpud follows no libvirt domains (--libvirt none).
 "$bin/vgpud" --backend "${VGPU_BACKEND:-auto}" --runtime-dir "$dir" --db "$dir/vgpu.db" \
-  --sim-kernels "$build/lib/libvgpu_test_kernels.so" >"$dir/vgpud.log" 2>&1 &
+  --sim-kernels "$build/lib/libvgpu_test_kernels.so" --libvirt none >"$dir/vgpud.log" 2>&1 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true' EXIT
 for _ in $(seq 400); do [ -S "$dir/vgpud-admin.sock" ] && break; sleep 0.05; done

@@ -11,9 +11,13 @@ packages=(
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
   libfmt-dev libspdlog-dev              # logging
   catch2                                # unit tests (v2)
+  libtirpc-dev                          # the ONC RPC baseline of the benchmarks (tests/bench)
   # The guest kernel module and its QEMU tests (tests/kmod): Debian's kernel
   # headers and image (the same version), QEMU, a static busybox, cpio.
   linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio
+  # libvirt: the client library and libxml2 (vgpud, vgpuctl); a libvirtd
+  # with its QEMU driver, virsh and jq for the end-to-end test (tests/libvirt_e2e).
+  libvirt-dev libxml2-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients jq
   chromium                              # the HTML usage report's test (headless)
 )
 

@@ -259,7 +259,47 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
             out.push_back({{"name", v.name},
                            {"student", v.student},
                            {"first_seen", v.first_seen},
-                           {"last_seen", v.last_seen}});
+                           {"last_seen", v.last_seen},
+                           {"domain_uuid", v.domain_uuid}});
+          }
+          return c.done(s, out);
+        }}},
+      // libvirt domains (docs/libvirt.md). vgpuctl edits the domain; these
+      // record it, and the daemon serves (or stops serving) the VM's socket.
+      {"vm.attach",
+       {true,
+        [](Ctx& c) {
+          const Status s = c.store.attach_domain(c.by, str(c.r, "vm"), str(c.r, "uuid"),
+                                                 str(c.r, "student"), c.r.value("dry_run", false),
+                                                 &c.why);
+          return c.r.value("dry_run", false) ? c.done(s) : c.change(s);
+        }}},
+      {"vm.detach",
+       {true,
+        [](Ctx& c) {
+          const Status s =
+              c.store.detach_domain(c.by, str(c.r, "vm"), c.r.value("dry_run", false), &c.why);
+          return c.r.value("dry_run", false) ? c.done(s) : c.change(s);
+        }}},
+      {"vm.sessions",
+       {false,
+        [](Ctx& c) {
+          if (c.by.role != Role::kAdmin) {
+            c.why = "permission denied: only admins read VM sessions";
+            return c.done(Status::kNotPermitted);
+          }
+          std::vector<VmSession> rows;
+          const Status s =
+              c.store.list_sessions(str(c.r, "vm", false), c.r.value("since", int64_t{0}), &rows);
+          json out = json::array();
+          for (const VmSession& x : rows) {
+            out.push_back({{"id", x.id},
+                           {"vm", x.vm},
+                           {"domain_uuid", x.uuid},
+                           {"started_at", x.started_at},
+                           {"ended_at", x.ended_at},
+                           {"end_reason", x.end_reason},
+                           {"gpu_ns", x.gpu_ns}});
           }
           return c.done(s, out);
         }}},

@@ -1,4 +1,4 @@
-// vgpuctl whoami | user ... | course ... | student ... | vm list
+// vgpuctl whoami | user ... | course ... | student ... (vm ...: commands_vm.cpp)
 #include <cstdio>
 
 #include "context.h"
@@ -242,23 +242,6 @@ void add_org_commands(CLI::App& app, Context& ctx) {
   add_user_commands(app, ctx);
   add_course_commands(app, ctx);
   add_student_commands(app, ctx);
-
-  auto* vm = app.add_subcommand("vm", "VMs the daemon has seen or that are bound (admins)");
-  vm->require_subcommand(1);
-  auto* list = vm->add_subcommand("list", "every VM, its student (or unassigned), when seen");
-  list->callback([&ctx] {
-    ctx.action = [&ctx] {
-      return ctx.run({{"op", "vm.list"}}, [](const json& r) {
-        Table t({"VM", "STUDENT", "FIRST SEEN", "LAST SEEN"});
-        for (const json& v : r) {
-          const std::string s = v["student"];
-          t.add({v["name"], s.empty() ? "(unassigned)" : s, when(v["first_seen"].get<int64_t>()),
-                 when(v["last_seen"].get<int64_t>())});
-        }
-        t.print();
-      });
-    };
-  });
 }
 
 }  // namespace vgpu::ctl

@@ -15,6 +15,7 @@ struct Context {
   std::string runtime_dir;   // --runtime-dir (else VGPU_RUNTIME_DIR, else the default)
   std::string db;            // --db: read this file instead of asking the daemon
   bool json_output = false;  // --json: print the raw answer
+  std::string libvirt_uri = "qemu:///system";  // --libvirt: the domains `vm` commands see
   std::function<int()> action;
 
   // Sends one request; on failure prints "vgpuctl: <why>" and returns false.
@@ -34,9 +35,11 @@ CLI::Validator name_validator(const std::string& what);
 // A DATE (YYYY-MM-DD, YYYY-MM-DDTHH:MM, now) to unix seconds; `end_of_day` for --until.
 int64_t parse_date_or_die(const std::string& text, bool end_of_day);
 
-void add_org_commands(CLI::App& app, Context& ctx);    // user, course, student, vm, whoami
+void add_org_commands(CLI::App& app, Context& ctx);    // user, course, student, whoami
 void add_quota_commands(CLI::App& app, Context& ctx);  // quota set|show|reset
 void add_usage_commands(CLI::App& app, Context& ctx);  // usage report, audit
 void add_top_command(CLI::App& app, Context& ctx);     // top
+void add_vm_commands(CLI::App& app, Context& ctx);     // vm attach|detach|list|sessions
+void add_status_command(CLI::App& app, Context& ctx);  // status (admins)
 
 }  // namespace vgpu::ctl

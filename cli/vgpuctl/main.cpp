@@ -20,10 +20,14 @@ int main(int argc, char** argv) {
                  "read this database file directly instead of asking vgpud (reports while the "
                  "daemon is down; read-only)");
   app.add_flag("--json", ctx.json_output, "print the answer as JSON");
+  app.add_option("--libvirt", ctx.libvirt_uri, "the libvirt connection for `vm` commands")
+      ->capture_default_str();
   ctl::add_org_commands(app, ctx);
   ctl::add_quota_commands(app, ctx);
   ctl::add_usage_commands(app, ctx);
   ctl::add_top_command(app, ctx);
+  ctl::add_vm_commands(app, ctx);
+  ctl::add_status_command(app, ctx);
   app.footer(
       "Units: durations 90m, 2h, 1h30m; budgets 2h/week, 90m/day, "
       "10h/2025-01-06..2025-03-31; sizes 4GiB, 512MiB; dates YYYY-MM-DD (UTC).");

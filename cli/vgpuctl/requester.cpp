@@ -74,8 +74,8 @@ class DatabaseRequester final : public Requester {
 
   bool call(const json& request, json* result, std::string* why) override {
     const std::string op = request.value("op", "");
-    if (op == "top") {
-      *why = "top shows the running daemon: run it without --db";
+    if (op == "top" || op == "status") {
+      *why = op + " shows the running daemon: run it without --db";
       return false;
     }
     if (admin::is_change(op)) {

@@ -8,6 +8,7 @@
 
 #include "vgpu/protocol/codec.h"
 #include "vgpu/protocol/handover.h"
+#include "session_rules.h"
 #include "vm_sockets.h"
 
 namespace vgpu::daemon {
@@ -26,6 +27,7 @@ struct Daemon::Channel {
   std::string vm;
   std::span<uint8_t> data_area;
   std::unordered_map<uint32_t, Session> sessions;  // by client
+  bool held = false;  // its queue was full at the last look (back-pressure, counted once)
 };
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
@@ -49,7 +51,17 @@ Status Daemon::start(std::string* why) {
       [this] { loop_->wake(); });
   scheduling_->attach(dispatcher_.get());
   loop_ = std::make_unique<transport::HostLoop>(socket_path(), config_.geometry, this);
-  if (Status s = serve_vms(*loop_, config_.vms, why); !ok(s)) return s;
+  started_ = std::chrono::steady_clock::now();
+  quotas_->set_status_source([this] {
+    return daemon_status({loop_.get(), backend_.get(), dispatcher_.get(), &counters_, started_});
+  });
+  if (Status s = serve_vms(*loop_, config_.vms, why, config_.vm_gid); !ok(s)) return s;
+  libvirt_ = std::make_unique<LibvirtControl>(
+      store_.get(), vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
+      config_.libvirt_uri);
+  quotas_->set_request_hook([this](const nlohmann::json& request, nlohmann::json* answer) {
+    libvirt_->after_request(request, answer);
+  });
   dispatcher_->start();
   if (Status s = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir, why); !ok(s)) {
     dispatcher_->stop();
@@ -60,6 +72,7 @@ Status Daemon::start(std::string* why) {
     dispatcher_->stop();
     return s;
   }
+  libvirt_->start(why);  // serves the attached VMs, watches their domains
   flush_thread_ = std::thread([this] { flusher(); });
   spdlog::info("vgpud: serving on {} (backend {}, device \"{}\", database {})", socket_path(),
                backend_->name(), backend_->device().name, config_.db_path);
@@ -68,6 +81,7 @@ Status Daemon::start(std::string* why) {
 
 void Daemon::stop() {
   if (!loop_) return;
+  if (libvirt_) libvirt_->stop();  // no more domain events; open sessions end
   quotas_->stop();  // no more admin requests
   loop_->stop();    // closes every channel through on_close
   dispatcher_->stop();
@@ -85,6 +99,8 @@ void Daemon::stop() {
 Status Daemon::on_open(uint64_t channel, const std::string& vm,
                        const transport::PeerCredentials& peer, std::span<uint8_t> data_area,
                        std::string* why) {
+  // A QEMU of another domain than the one attached as `vm` (docs/libvirt.md).
+  if (libvirt_ && !libvirt_->admit(vm, peer.pid, why)) return Status::kNotPermitted;
   TenantId tenant = 0;
   if (Status s = store_->tenant_for_vm(vm, &tenant); !ok(s)) {
     *why = "the policy database is unavailable";
@@ -100,6 +116,7 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   if (channels_per_tenant_[tenant]++ == 0) dispatcher_->add_tenant(tenant, params);
   scheduling_->vm_opened(tenant, vm);  // the weight and course the config file pins on it
   channels_[channel] = std::move(ch);
+  counters_.opened(tenant, vm);
   spdlog::info("vm {}: channel {} opened (pid {}, uid {})", vm, channel, peer.pid, peer.uid);
   return Status::kSuccess;
 }
@@ -121,7 +138,9 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   // The data area this process may name: a simulated VM's whole area (it is
   // one process, client 0), or a real VM process's slot (its client id).
   std::span<uint8_t> data_area;
-  if (!loop_->client_data_area(channel, h.client, &data_area)) {
+  if (!loop_->client_data_area(channel, h.client, &data_area) ||
+      !session_allowed(ch.sessions, h.client)) {
+    counters_.malformed(ch.tenant);
     send_reply(to, Status::kInvalidValue, {});
     return;
   }
@@ -135,6 +154,13 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   }
   executor::Caller caller{ch.tenant, session.context, channel, data_area};
   const executor::Outcome out = calls_.handle(caller, message);
+  if (!ok(out.status) && out.status != Status::kNotReady) {  // NotReady: a query's answer
+    if (out.malformed) {
+      counters_.malformed(ch.tenant);
+    } else {
+      counters_.refused(ch.tenant);
+    }
+  }
   // Goodbye is answered once the session is gone: a real VM reuses the
   // process's data-area slot as soon as the answer arrives.
   if (out.end_session) end_session(ch, h.client);
@@ -145,7 +171,12 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
 
 bool Daemon::accepting(uint64_t channel) {
   auto it = channels_.find(channel);
-  return it == channels_.end() || dispatcher_->accepting(it->second->tenant);
+  if (it == channels_.end()) return true;
+  Channel& ch = *it->second;
+  const bool room = dispatcher_->accepting(ch.tenant);
+  if (!room && !ch.held) counters_.backpressure(ch.tenant);
+  ch.held = !room;
+  return room;
 }
 
 void Daemon::end_session(Channel& ch, uint32_t client) {
@@ -168,6 +199,7 @@ void Daemon::on_close(uint64_t channel) {
     quotas_->disconnected(ch.tenant);
     dispatcher_->remove_tenant(ch.tenant);  // its share is free again; its usage is kept
   }
+  counters_.closed(ch.tenant);
   spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);
   channels_.erase(it);
 }
@@ -177,6 +209,7 @@ void Daemon::submit(executor::TenantId tenant, executor::Work&& work, const prot
 }
 
 void Daemon::on_complete(const scheduler::Command& command, const executor::ExecResult& result) {
+  if (!ok(result.status)) counters_.work_failed(command.tenant);
   if (command.reply.quiet && ok(result.status)) return;
   // Every queued call's reply struct is one reserved u64 (see calls.def).
   const uint64_t reserved = 0;

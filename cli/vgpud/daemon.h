@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "vgpu/executor/backend.h"
+#include "daemon_status.h"
+#include "libvirt_control.h"
 #include "quota_control.h"
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/policy/store.h"
@@ -29,6 +31,8 @@ struct DaemonConfig {
   std::shared_ptr<SchedulerControl> scheduling;
   transport::RegionGeometry geometry;
   std::vector<transport::VmSpec> vms;  // real VMs served from the start (vm_sockets.h)
+  std::string libvirt_uri;  // whose domains to watch (docs/libvirt.md); "" or "none": none
+  int vm_gid = -1;          // group of the VM sockets (QEMU's); -1: the daemon's
   std::chrono::milliseconds flush_interval{1000};
 };
 
@@ -74,7 +78,11 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   const std::shared_ptr<SchedulerControl> scheduling_;
   std::unique_ptr<scheduler::Dispatcher> dispatcher_;
   std::unique_ptr<transport::HostLoop> loop_;
+  std::unique_ptr<LibvirtControl> libvirt_;  // attached domains: sockets, lifecycle, sessions
   executor::CallHandler calls_;
+
+  TenantCounters counters_;  // what each VM did wrong (daemon_status.h)
+  std::chrono::steady_clock::time_point started_;
 
   // Loop thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;

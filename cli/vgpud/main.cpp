@@ -1,4 +1,5 @@
 // vgpud: the host daemon. Flags, signals and main; the work is in Daemon.
+#include <grp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -69,6 +70,14 @@ int main(int argc, char** argv) {
   app.add_option("--vm-plain", vm_plain,
                  "serve real VM NAME over ivshmem-plain: the region file "
                  "<runtime-dir>/vms/NAME.shm, polled (repeatable)");
+  std::string libvirt_uri = "qemu:///system", vm_group = "auto";
+  app.add_option("--libvirt", libvirt_uri,
+                 "the libvirt connection whose domains vgpud follows (docs/libvirt.md); "
+                 "none: follow none")
+      ->capture_default_str();
+  app.add_option("--vm-group", vm_group,
+                 "the group that may connect to the VM sockets (QEMU's); default: libvirt-qemu "
+                 "if that group exists; none: the daemon's own");
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
@@ -101,6 +110,16 @@ int main(int argc, char** argv) {
     config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kDoorbell));
   for (const auto& vm : vm_plain)
     config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kPlain));
+  config.libvirt_uri = libvirt_uri;
+  if (vm_group != "none") {
+    const group* g = getgrnam(vm_group == "auto" ? "libvirt-qemu" : vm_group.c_str());
+    if (g) {
+      config.vm_gid = static_cast<int>(g->gr_gid);
+    } else if (vm_group != "auto") {
+      spdlog::error("vgpud: --vm-group: no group named {}", vm_group);
+      return 1;
+    }
+  }
 
   const auto watchdog = std::chrono::milliseconds(static_cast<int64_t>(watchdog_s * 1000));
   executor::SimConfig sim;

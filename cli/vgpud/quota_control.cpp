@@ -137,6 +137,12 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   if (uid == 0 || uid == daemon_uid_) actor.role = policy::Role::kAdmin;
 
   if (request.value("op", "") == "top") return admin::ok_answer(top(actor)).dump();
+  if (request.value("op", "") == "status") {
+    if (actor.role != policy::Role::kAdmin || !status_) {
+      return admin::error_answer("permission denied: only admins read the daemon's status").dump();
+    }
+    return admin::ok_answer(status_()).dump();
+  }
   const admin::OpResult r = admin::execute(*store_, actor, request, unix_now());
   if (r.changed) {
     // Changes apply at once: new caps, weights and budgets for every
@@ -152,6 +158,11 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
     dispatcher_->poke();
     spdlog::info("vgpud: {} ({}) {}", actor.name, policy::role_name(actor.role),
                  request.value("op", ""));
+  }
+  if (request_hook_) {
+    json answer = r.answer;
+    request_hook_(request, &answer);
+    return answer.dump();
   }
   return r.answer.dump();
 }

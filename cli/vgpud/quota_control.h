@@ -9,6 +9,7 @@
 // set_memory_cap, usage_all).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +58,13 @@ class QuotaControl final : public scheduler::QuotaGate {
 
   // One admin request line from a peer; the answer line.
   std::string handle(uint32_t uid, const std::string& line);
+  // The answer to the admins-only `status` operation (daemon_status.h); set
+  // before start().
+  void set_status_source(std::function<nlohmann::json()> source) { status_ = std::move(source); }
+  // Runs after each request the store answered (admin thread), and may add to
+  // the answer (libvirt_control.h: vm.attach, vm.detach); set before start().
+  using RequestHook = std::function<void(const nlohmann::json& request, nlohmann::json* answer)>;
+  void set_request_hook(RequestHook hook) { request_hook_ = std::move(hook); }
 
  private:
   void apply(const policy::TenantPlan& plan);
@@ -69,6 +77,8 @@ class QuotaControl final : public scheduler::QuotaGate {
   scheduler::Dispatcher* dispatcher_ = nullptr;
   executor::Backend* backend_ = nullptr;
   std::unique_ptr<AdminServer> server_;
+  std::function<nlohmann::json()> status_;
+  RequestHook request_hook_;
 
   std::mutex mu_;  // guards connected_ and announced_
   std::unordered_set<scheduler::TenantId> connected_;

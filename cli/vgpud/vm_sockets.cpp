@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 namespace vgpu::daemon {
@@ -19,7 +23,7 @@ transport::VmSpec vm_spec(const std::string& runtime_dir, const std::string& nam
 }
 
 Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>& vms,
-                 std::string* why) {
+                 std::string* why, int gid) {
   for (const auto& vm : vms) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(vm.path).parent_path(), ec);
@@ -31,12 +35,36 @@ Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
       *why = "VM " + vm.name + ": " + *why;
       return s;
     }
+    if (gid >= 0 && chown(vm.path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
+      spdlog::warn("vm {}: cannot give {} to group {}: {}", vm.name, vm.path, gid,
+                   std::strerror(errno));
+    }
     spdlog::info("vm {}: {} at {}", vm.name,
                  vm.mode == transport::VmMode::kDoorbell ? "ivshmem-doorbell server"
                                                          : "ivshmem-plain region",
                  vm.path);
   }
   return Status::kSuccess;
+}
+
+VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
+                 const std::string& runtime_dir, int gid) {
+  VmHooks h;
+  h.serve = [=](const std::string& vm, std::string* why) {
+    if (loop->serves(vm)) return Status::kSuccess;
+    return serve_vms(*loop, {vm_spec(runtime_dir, vm, transport::VmMode::kDoorbell)}, why, gid);
+  };
+  h.unserve = [=](const std::string& vm) { loop->remove_vm(vm); };
+  h.release = [=](const std::string& vm, int pid) { loop->disconnect_vm(vm, pid); };
+  h.socket_path = [=](const std::string& vm) {
+    return vm_spec(runtime_dir, vm, transport::VmMode::kDoorbell).path;
+  };
+  h.gpu_ns = [=](policy::TenantId tenant) -> uint64_t {
+    const auto all = dispatcher->usage_all();
+    auto it = all.find(tenant);
+    return it == all.end() ? 0 : it->second.gpu_ns;
+  };
+  return h;
 }
 
 }  // namespace vgpu::daemon

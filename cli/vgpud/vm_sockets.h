@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "libvirt_control.h"
 #include "vgpu/protocol/status.h"
+#include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/transport/host_loop.h"
 
 namespace vgpu::daemon {
@@ -21,8 +23,15 @@ transport::VmSpec vm_spec(const std::string& runtime_dir, const std::string& nam
                           transport::VmMode mode);
 
 // Creates <runtime-dir>/vms and serves each VM on `loop` (before or after it
-// started). Stops at the first VM it cannot serve, with `why`.
+// started). Stops at the first VM it cannot serve, with `why`. `gid` >= 0:
+// the sockets belong to that group (QEMU's, docs/libvirt.md), mode 0660.
 Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>& vms,
-                 std::string* why);
+                 std::string* why, int gid = -1);
+
+// What the libvirt control asks of the daemon (libvirt_control.h): VMs served
+// on `loop` as ivshmem-doorbell sockets under `runtime_dir`, their channels,
+// and the GPU time the dispatcher measured.
+VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
+                 const std::string& runtime_dir, int gid);
 
 }  // namespace vgpu::daemon

@@ -94,6 +94,8 @@ void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
   if (it == pending_.end()) {
     // A quiet request failed: report it at the next synchronising call.
     if (!ok(status) && ok(async_error_)) async_error_ = status;
+    // Quiet requests succeed silently, so a success here answers nothing.
+    if (ok(status)) log_once("unexpected-reply", "vgpud answered a request nobody waits for");
     return;
   }
   const Completion c = it->second;

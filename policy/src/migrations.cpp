@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 2> kMigrations = {
+constexpr std::array<std::string_view, 3> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -110,6 +110,27 @@ constexpr std::array<std::string_view, 2> kMigrations = {
       ALTER TABLE usage_v2 RENAME TO usage;
       CREATE INDEX usage_by_student ON usage(student_id, interval_start);
       CREATE INDEX usage_by_time ON usage(interval_start);
+    )sql",
+
+    // 3: libvirt domains. A VM attached with `vgpuctl vm attach` is a libvirt
+    // domain, known by its UUID (names can be reused); each run of it is a
+    // session, ended by the domain's stop, crash or destruction.
+    R"sql(
+      ALTER TABLE vms ADD COLUMN domain_uuid TEXT;
+      ALTER TABLE vms ADD COLUMN attached_at INTEGER;
+      CREATE UNIQUE INDEX vms_by_domain ON vms(domain_uuid) WHERE domain_uuid IS NOT NULL;
+      CREATE TABLE vm_sessions (
+        id           INTEGER PRIMARY KEY,
+        tenant_id    INTEGER NOT NULL REFERENCES vms(tenant_id),
+        domain_uuid  TEXT NOT NULL,
+        student_id   INTEGER NOT NULL DEFAULT 0,
+        started_at   INTEGER NOT NULL,
+        ended_at     INTEGER,
+        end_reason   TEXT,
+        gpu_ns       INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX vm_sessions_by_vm ON vm_sessions(tenant_id, started_at);
+      CREATE INDEX vm_sessions_open ON vm_sessions(ended_at) WHERE ended_at IS NULL;
     )sql",
 };
 

@@ -64,12 +64,13 @@ Status SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
 Status SqliteStore::list_vms(std::vector<VmRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
-              "SELECT v.tenant_id, v.name, v.first_seen, v.last_seen, coalesce(s.name, '') "
+              "SELECT v.tenant_id, v.name, v.first_seen, v.last_seen, coalesce(s.name, ''), "
+              "coalesce(v.domain_uuid, '') "
               "FROM vms v LEFT JOIN students s ON s.id = v.student_id ORDER BY v.name");
   out->clear();
   while (s.step() == SQLITE_ROW) {
-    out->push_back(
-        {static_cast<TenantId>(s.int64(0)), s.text(1), s.int64(2), s.int64(3), s.text(4)});
+    out->push_back({static_cast<TenantId>(s.int64(0)), s.text(1), s.int64(2), s.int64(3),
+                    s.text(4), s.text(5)});
   }
   return Status::kSuccess;
 }

@@ -1,7 +1,8 @@
 // The SQLite implementation of the policy store. One connection, guarded by
 // one mutex; each change is one transaction. Split over a few files by topic:
 // sqlite_store.cpp (VMs and the ledger), sqlite_people.cpp (users, courses,
-// students, bindings), sqlite_quotas.cpp (quotas, settings), sqlite_audit.cpp.
+// students, bindings), sqlite_quotas.cpp (quotas, settings), sqlite_audit.cpp,
+// sqlite_domains.cpp (libvirt domains and their sessions).
 #pragma once
 
 #include <mutex>
@@ -51,6 +52,17 @@ class SqliteStore final : public Store {
   Status set_refuse_unassigned(const Actor& by, bool refuse, std::string* why) override;
   Status refuse_unassigned(bool* out) override;
   Status vm_policy(TenantId tenant, VmPolicy* out) override;
+
+  Status attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
+                       const std::string& student, bool dry_run, std::string* why) override;
+  Status detach_domain(const Actor& by, const std::string& vm, bool dry_run,
+                       std::string* why) override;
+  Status list_attachments(std::vector<DomainAttachment>* out) override;
+  Status begin_session(TenantId tenant, const std::string& uuid, uint32_t student, int64_t at,
+                       int64_t* id) override;
+  Status end_session(int64_t id, int64_t at, const std::string& reason, uint64_t gpu_ns) override;
+  Status end_open_sessions(int64_t at, const std::string& reason, int* ended) override;
+  Status list_sessions(const std::string& vm, int64_t since, std::vector<VmSession>* out) override;
 
   Status audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out,
                    std::string* why) override;

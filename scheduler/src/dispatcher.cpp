@@ -1,6 +1,7 @@
 #include "vgpu/scheduler/dispatcher.h"
 
 #include <algorithm>
+#include <deque>
 #include <variant>
 
 #include "vgpu/scheduler/policy_factory.h"
@@ -25,6 +26,9 @@ struct Dispatcher::Tenant {
   std::shared_ptr<Usage> usage;
   // Dispatcher thread only: contexts whose commands are dropped when popped.
   std::unordered_set<executor::ContextId> dead_contexts;
+  // Dispatcher thread only: commands taken off `queue` but not run (the rest
+  // of a batch), ahead of everything in `queue`. Counted in `queued`.
+  std::deque<Command> put_back;
 };
 
 // The tenants' queues as a turn sees them (turn.h).
@@ -38,9 +42,9 @@ class Dispatcher::Queues final : public TurnSource {
     if (!turn_) return QueueState::kGone;
     return turn_->queued.load() == 0 ? QueueState::kEmpty : QueueState::kReady;
   }
-  bool run_next(TenantId tenant, Nanos* gpu_time, bool* more) override {
+  bool run_next(TenantId tenant, Nanos budget, Nanos* gpu_time, bool* more) override {
     if (!turn_ || turn_->id != tenant) turn_ = d_->find(tenant);
-    return turn_ && d_->run_next(*turn_, gpu_time, more);
+    return turn_ && d_->run_next(*turn_, budget, gpu_time, more);
   }
   void between_commands() override { d_->note_runnable(); }
   void end_turn() { turn_.reset(); }
@@ -83,7 +87,7 @@ void Dispatcher::stop() {
   std::lock_guard lock(mu_);
   for (auto& [id, t] : tenants_) {
     Command c;
-    while (t->queue.try_pop(c)) backend_->discard(c.work);
+    while (pop(*t, &c)) backend_->discard(c.work);
     t->queued = 0;
   }
 }
@@ -215,7 +219,7 @@ void Dispatcher::remove_tenant(TenantId tenant) {
       }
       if (t) {
         Command c;
-        while (t->queue.try_pop(c)) backend_->discard(c.work);
+        while (pop(*t, &c)) backend_->discard(c.work);
       }
       waiting_.erase(tenant);
       known_.erase(tenant);
@@ -350,7 +354,7 @@ void Dispatcher::account(Usage& u, const Work& w, const ExecResult& r) {
 
 void Dispatcher::fail_queue(Tenant& t, Status error) {
   Command c;
-  while (t.queue.try_pop(c)) {
+  while (pop(t, &c)) {
     if (t.dead_contexts.count(c.work.context)) {
       backend_->discard(c.work);
     } else {
@@ -363,24 +367,74 @@ void Dispatcher::fail_queue(Tenant& t, Status error) {
   policy_->idle(t.id, clock_->now());
 }
 
-bool Dispatcher::run_next(Tenant& tenant, Nanos* gpu_time, bool* more) {
+bool Dispatcher::pop(Tenant& t, Command* out) {
+  if (t.put_back.empty()) return t.queue.try_pop(*out);
+  *out = std::move(t.put_back.front());
+  t.put_back.pop_front();
+  return true;
+}
+
+namespace {
+
+bool is_launch(const Command& c) { return std::holds_alternative<executor::Launch>(c.work.op); }
+
+}  // namespace
+
+bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more) {
   Tenant* t = &tenant;
   Command c;
-  if (!t->queue.try_pop(c)) return false;
+  if (!pop(*t, &c)) return false;
   *gpu_time = 0;
+  size_t done = 1;
   if (t->dead_contexts.count(c.work.context)) {
     backend_->discard(c.work);
+  } else if (is_launch(c) && config_.max_batch > 1) {
+    // Consecutive launches of the same context go to the backend together.
+    const executor::ContextId context = c.work.context;
+    batch_.clear();
+    batch_.push_back(std::move(c));
+    Command next;
+    while (batch_.size() < config_.max_batch && pop(*t, &next)) {
+      if (!is_launch(next) || next.work.context != context) {
+        t->put_back.push_front(std::move(next));
+        break;
+      }
+      batch_.push_back(std::move(next));
+    }
+    done = run_batch(*t, budget, gpu_time);
   } else {
     const ExecResult r = backend_->execute(c.work);
     *gpu_time = static_cast<Nanos>(r.gpu_ns);
     account(*t->usage, c.work, r);
     on_complete_(c, r);
   }
-  const size_t left = t->queued.fetch_sub(1) - 1;
+  const size_t left = t->queued.fetch_sub(done) - done;
   if (left < config_.max_queued_per_tenant / 2 && t->told_full.exchange(false)) on_room_();
   if (left == 0) t->dead_contexts.clear();
   *more = left > 0;
   return true;
+}
+
+size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
+  batch_work_.clear();
+  for (const Command& b : batch_) batch_work_.push_back(&b.work);
+  batch_results_.resize(batch_.size());
+  size_t ran = backend_->execute_batch(batch_work_, static_cast<uint64_t>(std::max<Nanos>(budget, 0)),
+                                       batch_results_.data());
+  ran = std::clamp<size_t>(ran, 1, batch_.size());
+  uint64_t gpu = 0, kernels = 0;
+  for (size_t i = 0; i < ran; ++i) {
+    gpu += batch_results_[i].gpu_ns;
+    if (ok(batch_results_[i].status)) ++kernels;
+    on_complete_(batch_[i], batch_results_[i]);
+  }
+  // One update of the shared counters for the whole batch.
+  t.usage->gpu_ns += gpu;
+  t.usage->commands += ran;
+  t.usage->kernels += kernels;
+  for (size_t i = batch_.size(); i > ran; --i) t.put_back.push_front(std::move(batch_[i - 1]));
+  *gpu_time = static_cast<Nanos>(gpu);
+  return ran;
 }
 
 bool Dispatcher::run_one_slice() {

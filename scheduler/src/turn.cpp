@@ -43,7 +43,7 @@ Nanos run_turn(Policy& policy, QuotaGate& gate, TurnSource& source, const Clock&
   for (;;) {
     Nanos gpu = 0;
     bool more = false;
-    if (!source.run_next(t, &gpu, &more)) {
+    if (!source.run_next(t, std::max<Nanos>(plan.budget - used, 0), &gpu, &more)) {
       policy.idle(t, clock.now());
       break;
     }

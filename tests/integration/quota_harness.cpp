@@ -71,7 +71,8 @@ RunResult vgpuctl(const std::string& runtime_dir, const std::vector<std::string>
   return run_command(argv, uid);
 }
 
-QuotaDaemon::QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready)
+QuotaDaemon::QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready,
+                         const std::vector<std::string>& extra_env)
     : dir_(dir), db_(db) {
   // Sockets a killed daemon left behind must not look like a live one.
   fs::remove(dir + "/vgpud.sock");
@@ -80,8 +81,8 @@ QuotaDaemon::QuotaDaemon(const std::string& dir, const std::string& db, bool wai
   log_ = dir + "/vgpud-" + std::to_string(instance++) + ".log";
   proc_ = std::make_unique<Process>(
       std::vector<std::string>{vgpud_path(), "--backend", "sim", "--runtime-dir", dir, "--db", db,
-                               "--sim-kernels", test_kernels_path()},
-      log_);
+                               "--sim-kernels", test_kernels_path(), "--libvirt", "none"},
+      log_, extra_env);
   if (!wait_ready) return;
   const auto end = std::chrono::steady_clock::now() + 30s;
   while (!ready() && proc_->running() && std::chrono::steady_clock::now() < end) {

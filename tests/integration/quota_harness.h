@@ -28,7 +28,8 @@ RunResult run_command(const std::vector<std::string>& argv, int uid = -1,
 // vgpud on a runtime directory and database of the caller's choosing.
 class QuotaDaemon {
  public:
-  QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready = true);
+  QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready = true,
+              const std::vector<std::string>& extra_env = {});
   ~QuotaDaemon();
   bool ready();  // both sockets are there
   void kill9();

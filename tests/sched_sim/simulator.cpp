@@ -87,7 +87,8 @@ scheduler::TurnSource::QueueState Simulator::state(TenantId tenant) {
   return t.queued == 0 ? QueueState::kEmpty : QueueState::kReady;
 }
 
-bool Simulator::run_next(TenantId tenant, Nanos* gpu_time, bool* more) {
+bool Simulator::run_next(TenantId tenant, Nanos /*budget: one command at a time*/,
+                         Nanos* gpu_time, bool* more) {
   Tenant& t = tenants_[tenant - 1];
   if (t.queued == 0) return false;
   const Nanos length = t.spec.kernels.draw(t.rng);

@@ -105,7 +105,7 @@ class Simulator final : private scheduler::TurnSource {
 
   // scheduler::TurnSource
   QueueState state(TenantId tenant) override;
-  bool run_next(TenantId tenant, Nanos* gpu_time, bool* more) override;
+  bool run_next(TenantId tenant, Nanos budget, Nanos* gpu_time, bool* more) override;
   void between_commands() override { process_events(); }
 
   void schedule(Nanos at, TenantId tenant, EventKind kind);

@@ -95,6 +95,11 @@ bool HostChannel::broken() const {
   return corrupt_ || stalled_;
 }
 
+bool HostChannel::stalled() const {
+  std::lock_guard lock(reply_mu_);
+  return stalled_;
+}
+
 void HostChannel::close() {
   std::atomic_ref<uint32_t>(region_->header()->host_state)
       .store(VGPU_HOST_CLOSED, std::memory_order_release);

@@ -108,7 +108,8 @@ void HostLoop::reply(uint64_t channel, std::span<const std::span<const uint8_t>>
 void HostLoop::wake() { wake_.ring(); }
 
 HostLoopStats HostLoop::stats() const {
-  return {opened_.load(), closed_.load(), requests_.load(), corrupt_.load(), sleeps_.load()};
+  return {opened_.load(), closed_.load(),  requests_.load(),     corrupt_.load(),
+          stalled_.load(), reply_stalls_.load(), sleeps_.load()};
 }
 
 size_t HostLoop::channel_count() const {
@@ -140,22 +141,36 @@ bool HostLoop::serve_channels() {
   bool worked = false;
   std::vector<uint64_t> broken;
   std::vector<uint8_t> msg;
+  auto doomed = [&](uint64_t id, const Peer& peer) {
+    const HostChannel& ch = *peer.channel;
+    if (!ch.broken() && !peer.doomed) return false;
+    if (ch.stalled()) {
+      stalled_++;
+    } else if (ch.broken()) {
+      corrupt_++;
+    }
+    broken.push_back(id);
+    return true;
+  };
   for (const auto& [id, peer] : channels_) {  // only this thread modifies channels_
     HostChannel& ch = *peer->channel;
-    if (!ch.flush()) continue;  // replies are stuck: read nothing more until the guest catches up
+    if (doomed(id, *peer)) continue;
+    if (!ch.flush()) {  // replies are stuck: read nothing more until the guest catches up
+      if (!peer->replies_stuck) reply_stalls_++;
+      peer->replies_stuck = true;
+      continue;
+    }
+    peer->replies_stuck = false;
     for (int i = 0; i < kRequestsPerTurn && events_->accepting(id); ++i) {
       const auto r = ch.read_request(&msg);
       if (r == RingReader::Result::kEmpty) break;
-      if (r == RingReader::Result::kCorrupt) {
-        corrupt_++;
-        break;
-      }
+      if (r == RingReader::Result::kCorrupt) break;  // counted when the channel is closed
       requests_++;
       worked = true;
       if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
       events_->on_request(id, msg);
     }
-    if (ch.broken() || peer->doomed) broken.push_back(id);
+    doomed(id, *peer);
   }
   for (uint64_t id : broken) close_channel(id);
   return worked;
@@ -167,8 +182,14 @@ void HostLoop::sleep_until_event() {
     peer->channel->set_sleeping(true);  // includes a full barrier
   }
   for (const auto& [id, peer] : channels_) {
-    if (peer->channel->requests_pending() && events_->accepting(id)) pending = true;
-    if (peer->channel->has_outbox() && peer->channel->flush()) pending = true;
+    HostChannel& ch = *peer->channel;
+    // A guest that does not read its replies gets nothing more read until it
+    // does (it rings when it reads): its pending requests must not keep the
+    // loop from sleeping, or one such guest spins a host core.
+    const bool had_outbox = ch.has_outbox();
+    const bool stuck = had_outbox && !ch.flush();
+    if (had_outbox && !stuck) pending = true;  // it caught up: serve it now
+    if (!stuck && ch.requests_pending() && events_->accepting(id)) pending = true;
   }
   if (!pending) {
     sleeps_++;

@@ -20,6 +20,7 @@ struct HostLoop::Peer {
   bool plain = false;    // nobody rings: the loop polls it
   uint64_t slot_size = 0;
   bool doomed = false;   // to be closed after this pass (its reopening failed)
+  bool replies_stuck = false;  // the guest is not reading: its requests wait (counted once)
 };
 
 // A real VM vgpud serves.

@@ -45,7 +45,7 @@ Status HostLoop::add_vm(const VmSpec& vm, std::string* why) {
       *why = "VM " + vm.name + " is already served";
       return Status::kInvalidValue;
     }
-    vm_names_.insert(vm.name);
+    vm_names_[vm.name] = vm.path;
   }
   Status s = Status::kSuccess;
   if (vm.mode == VmMode::kDoorbell) {
@@ -64,11 +64,67 @@ Status HostLoop::add_vm(const VmSpec& vm, std::string* why) {
   return Status::kSuccess;
 }
 
+bool HostLoop::serves(const std::string& name) {
+  std::lock_guard lock(vm_mu_);
+  return vm_names_.count(name) != 0;
+}
+
+void HostLoop::remove_vm(const std::string& name) {
+  std::lock_guard lock(vm_mu_);
+  auto it = vm_names_.find(name);
+  if (it == vm_names_.end()) return;
+  unlink(it->second.c_str());  // now, so that the name can be added again at once
+  vm_names_.erase(it);
+  for (auto p = pending_vms_.begin(); p != pending_vms_.end(); ++p) {
+    if ((*p)->spec.name != name) continue;
+    if ((*p)->listen_fd >= 0) close((*p)->listen_fd);
+    pending_vms_.erase(p);
+    return;
+  }
+  vm_ops_.push_back({name, true, -1});
+  if (running_) wake_.ring();
+}
+
+void HostLoop::disconnect_vm(const std::string& name, int pid) {
+  std::lock_guard lock(vm_mu_);
+  vm_ops_.push_back({name, false, pid});
+  if (running_) wake_.ring();
+}
+
 void HostLoop::apply_pending_vms() {
   std::vector<std::shared_ptr<VmServer>> added;
+  std::vector<VmOp> ops;
   {
     std::lock_guard lock(vm_mu_);
     added.swap(pending_vms_);
+    ops.swap(vm_ops_);
+  }
+  // Removals and disconnections first: a VM removed and added again is
+  // removed here and served again below.
+  for (const VmOp& op : ops) {
+    if (!op.remove) {
+      for (const auto& [id, peer] : channels_) {
+        if (peer->real_vm && !peer->plain && peer->vm == op.name &&
+            (op.pid < 0 || peer->creds.pid == op.pid)) {
+          close_channel(id);
+          break;
+        }
+      }
+      continue;
+    }
+    for (auto it = vm_servers_.begin(); it != vm_servers_.end(); ++it) {
+      if (it->second->spec.name != op.name) continue;
+      epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
+      close(it->first);
+      vm_servers_.erase(it);  // a QEMU still connected keeps its channel
+      break;
+    }
+    for (auto it = plain_vms_.begin(); it != plain_vms_.end(); ++it) {
+      if ((*it)->spec.name != op.name) continue;
+      if ((*it)->channel != 0) close_channel((*it)->channel);
+      plain_vms_.erase(it);
+      break;
+    }
   }
   for (auto& server : added) {
     if (server->spec.mode == VmMode::kDoorbell) {

@@ -21,6 +21,7 @@ Outcome CallHandler::handle(const Caller& caller, std::span<const uint8_t> messa
 Outcome CallHandler::reject(const vgpu_msg_header&, proto::DecodeError error) {
   Outcome o;
   o.status = proto::status_for(error);
+  o.malformed = true;
   return o;
 }
 

@@ -50,4 +50,14 @@ uint64_t TenantLedger::available(TenantId tenant) const {
   return std::min(room, device_bytes_ - std::min(device_used_, device_bytes_));
 }
 
+std::vector<std::pair<TenantId, TenantMemory>> TenantLedger::all() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {tenants_.begin(), tenants_.end()};
+}
+
+uint64_t TenantLedger::device_used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return device_used_;
+}
+
 }  // namespace vgpu::executor::common

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "vgpu/executor/backend.h"
 
@@ -24,6 +26,9 @@ class TenantLedger {
   // What a reservation could still get now: the tenant's room under its cap,
   // bounded by what is left of the device.
   uint64_t available(TenantId tenant) const;
+  // Accounting: every tenant's charge, and the whole device's.
+  std::vector<std::pair<TenantId, TenantMemory>> all() const;
+  uint64_t device_used() const;
 
  private:
   const uint64_t device_bytes_;

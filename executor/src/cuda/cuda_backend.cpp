@@ -12,6 +12,7 @@
 #include <driver_types.h>  // cudaDeviceAttr names only
 #include <spdlog/spdlog.h>
 
+#include "common/backend_stats.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
 
@@ -277,6 +278,15 @@ void CudaBackend::destroy_context(ContextId id) {
 void CudaBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_cap(tenant, bytes); }
 
 TenantMemory CudaBackend::tenant_memory(TenantId tenant) const { return ledger_.get(tenant); }
+
+BackendStats CudaBackend::stats() const {
+  std::vector<std::shared_ptr<Context>> all;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    for (const auto& [id, ctx] : contexts_) all.push_back(ctx);
+  }
+  return common::collect_stats(all, ledger_);
+}
 
 // --- memory --------------------------------------------------------------------
 

@@ -52,6 +52,7 @@ class CudaBackend final : public Backend {
   Status accept(const Work& work) override;
   ExecResult execute(const Work& work) override;
   void discard(const Work& work) override;
+  BackendStats stats() const override;
 
  private:
   // What a call to the worker needs from the context, taken under ctx.mu.

@@ -112,6 +112,9 @@ struct Context {
   // --- guarded by worker_mu ---
   std::mutex worker_mu;
   std::unique_ptr<Worker> worker;
+  LaunchPacket packet;        // the batch being sent, reused
+  WorkerReply reply;          // its answer, reused
+  std::vector<uint64_t> estimates;  // the backend's modeled time of each launch in `packet`
   uint64_t worker_symbols_version = 0;
   std::set<std::string, std::less<>> reported_missing;  // kernels already logged as missing
 };

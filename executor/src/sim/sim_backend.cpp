@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/backend_stats.h"
 #include "device_model.h"
 #include "sim_backend_impl.h"
 
@@ -148,6 +149,15 @@ void SimBackend::destroy_context(ContextId id) {
 void SimBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_cap(tenant, bytes); }
 
 TenantMemory SimBackend::tenant_memory(TenantId tenant) const { return ledger_.get(tenant); }
+
+BackendStats SimBackend::stats() const {
+  std::vector<std::shared_ptr<Context>> all;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    for (const auto& [id, ctx] : contexts_) all.push_back(ctx);
+  }
+  return common::collect_stats(all, ledger_);
+}
 
 // --- memory --------------------------------------------------------------------
 

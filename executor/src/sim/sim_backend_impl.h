@@ -48,20 +48,27 @@ class SimBackend final : public Backend {
 
   Status accept(const Work& work) override;
   ExecResult execute(const Work& work) override;
+  size_t execute_batch(std::span<const Work* const> works, uint64_t budget_ns,
+                       ExecResult* results) override;
   void discard(const Work& work) override;
+  BackendStats stats() const override;
 
  private:
   std::shared_ptr<Context> find(ContextId id) const;
   // Runs one work item other than a launch (sim_work.cpp), with ctx.mu held
   // by the caller only where the item needs it.
   Status run(Context& ctx, const WorkOp& op);
-  // Runs a launch in the context's worker (sim_launch.cpp).
-  ExecResult run_launch(Context& ctx, const Launch& launch);
+  // Runs consecutive launches in the context's worker, as one batch, within
+  // `budget_ns` of modeled time (sim_launch.cpp); returns how many ran.
+  size_t run_launches(Context& ctx, std::span<const Work* const> works, uint64_t budget_ns,
+                      ExecResult* results);
   // Reset: frees memory, streams and events, re-initialises variables,
   // clears the fault and ends the worker.
   void reset(Context& ctx);
-  // Undoes accept()'s bookkeeping once work is executed or discarded.
+  // Undoes accept()'s bookkeeping once work is executed or discarded
+  // (settle_locked: ctx.mu held).
   void settle(Context& ctx, const Work& work, bool executed);
+  void settle_locked(Context& ctx, const Work& work, bool executed);
 
   // Constant after construction.
   const SimConfig config_;

@@ -1,6 +1,8 @@
 // The sim backend: kernel launches. The kernel's CPU implementation runs in
 // the context's worker process under the watchdog; the engine then stays busy
-// until the modeled duration has passed, in real time.
+// until the modeled duration has passed, in real time. Consecutive launches
+// of a context travel to the worker as one batch (worker_protocol.h), so a
+// stream of small kernels costs one round trip per batch.
 //
 // Outcomes (the sticky ones fault the context until a Reset, as on a GPU):
 //   worker died (the plug-in faulted)         kIllegalAddress   sticky
@@ -10,6 +12,8 @@
 //   the worker cannot be started              kLaunchFailure (logged)
 #include <spdlog/spdlog.h>
 
+#include <string>
+
 #include "device_model.h"
 #include "engine_clock.h"
 #include "sim_backend_impl.h"
@@ -18,35 +22,71 @@
 namespace vgpu::executor::sim {
 namespace {
 constexpr std::chrono::milliseconds kWorkerStartLimit{20000};
+// Real time a batch may take before the worker stops it (it finishes the
+// launch it is in): the watchdog stays per launch, within this much.
+constexpr uint64_t kBatchSliceNs = 1'000'000;
+
+Status fault(Context& ctx, Status s) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  ctx.set_fault(s);
+  return s;
 }
 
-ExecResult SimBackend::run_launch(Context& ctx, const Launch& launch) {
+// For log lines only: the name of a launch's kernel.
+std::string kernel_name(Context& ctx, const Work& work) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  auto f = ctx.functions.find(std::get<Launch>(work.op).function);
+  return f == ctx.functions.end() ? "(unloaded)" : f->second.name;
+}
+}  // namespace
+
+size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works,
+                                uint64_t budget_ns, ExecResult* results) {
   std::lock_guard<std::mutex> worker_lock(ctx.worker_mu);
-  WorkerLaunch request;
-  std::string kernel;
+  const uint64_t watchdog_ns = static_cast<uint64_t>(config_.watchdog.count()) * 1'000'000ull;
   std::vector<WorkerSymbol> symbols;
   uint64_t symbols_version = 0;
+  ctx.packet.clear({wire::Op::kLaunchBatch, 0, budget_ns, watchdog_ns, kBatchSliceNs});
+  ctx.estimates.clear();
   {
     std::lock_guard<std::mutex> lock(ctx.mu);
-    if (!ok(ctx.fault)) return {ctx.fault, 0};
-    auto f = ctx.functions.find(launch.function);
-    if (f == ctx.functions.end()) return {Status::kInvalidResourceHandle, 0};
-    if (launch.params.size() != f->second.param_bytes) return {Status::kInvalidValue, 0};
-    const Status st = check_launch_config(launch.grid, launch.block, launch.shared_mem);
-    if (!ok(st)) return {st, 0};
-    kernel = f->second.name;
-    request.module = f->second.module;
+    if (!ok(ctx.fault)) {
+      for (size_t i = 0; i < works.size(); ++i) results[i] = {ctx.fault, 0};
+      return works.size();
+    }
+    // Each launch is checked as it goes in; the first that fails ends the
+    // batch before it, or fails alone if it is the first.
+    for (const Work* w : works) {
+      const Launch& launch = std::get<Launch>(w->op);
+      auto f = ctx.functions.find(launch.function);
+      Status st = Status::kSuccess;
+      if (f == ctx.functions.end()) {
+        st = Status::kInvalidResourceHandle;
+      } else if (launch.params.size() != f->second.param_bytes) {
+        st = Status::kInvalidValue;
+      } else {
+        st = check_launch_config(launch.grid, launch.block, launch.shared_mem);
+      }
+      if (!ok(st)) {
+        if (ctx.packet.count() > 0) break;
+        results[0] = {st, 0};
+        return 1;
+      }
+      wire::Launch h;
+      h.module = f->second.module;
+      for (int i = 0; i < 3; ++i) {
+        h.grid[i] = launch.grid[i];
+        h.block[i] = launch.block[i];
+      }
+      h.shared_mem = launch.shared_mem;
+      h.modeled_ns = modeled_launch_ns(config_, launch.grid, launch.block);
+      if (!ctx.packet.add(h, f->second.name, launch.params)) break;  // full: the rest later
+      ctx.estimates.push_back(h.modeled_ns);
+    }
     symbols_version = ctx.symbols_version;
     if (!ctx.worker || ctx.worker_symbols_version != symbols_version) symbols = ctx.symbols();
   }
-  request.kernel = kernel;
-  for (int i = 0; i < 3; ++i) {
-    request.grid[i] = launch.grid[i];
-    request.block[i] = launch.block[i];
-  }
-  request.shared_mem = launch.shared_mem;
-  request.params = launch.params;
-  request.modeled_ns = modeled_launch_ns(config_, launch.grid, launch.block);
+  const size_t sent = ctx.packet.count();
 
   if (!ctx.worker) {
     std::string error;
@@ -54,7 +94,8 @@ ExecResult SimBackend::run_launch(Context& ctx, const Launch& launch) {
                                     ctx.arena->span(), kWorkerStartLimit, &ctx.worker, &error);
     if (!ok(st)) {
       spdlog::error("sim: context {}: cannot start its worker: {}", ctx.id, error);
-      return {Status::kLaunchFailure, 0};
+      for (size_t i = 0; i < sent; ++i) results[i] = {Status::kLaunchFailure, 0};
+      return sent;
     }
     ctx.worker_symbols_version = 0;
   }
@@ -63,55 +104,99 @@ ExecResult SimBackend::run_launch(Context& ctx, const Launch& launch) {
     ctx.worker_symbols_version = symbols_version;
   }
 
-  auto fault = [&](Status s) {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    ctx.set_fault(s);
-    return s;
-  };
-  const uint64_t watchdog_ns = static_cast<uint64_t>(config_.watchdog.count()) * 1'000'000ull;
   const uint64_t start = engine_now_ns();
-  const WorkerReply reply = ctx.worker->launch(request, config_.watchdog);
+  WorkerReply& reply = ctx.reply;
+  ctx.worker->run(ctx.packet, start + kBatchSliceNs + watchdog_ns, &reply);
+
   if (reply.kind == WorkerReply::Kind::kTimeout) {
     ctx.worker.reset();
-    spdlog::warn("sim: context {} (tenant {}): kernel {} ran past the {} ms watchdog; "
-                 "worker killed, context faulted", ctx.id, ctx.tenant, kernel,
-                 config_.watchdog.count());
-    return {fault(Status::kLaunchTimeout), engine_now_ns() - start};
+    spdlog::warn("sim: context {} (tenant {}): a kernel ({} in a batch of {}) ran past the {} ms "
+                 "watchdog; worker killed, context faulted",
+                 ctx.id, ctx.tenant, kernel_name(ctx, *works[0]), sent, config_.watchdog.count());
+    // Which launch hung is unknown: those before it had finished within
+    // kBatchSliceNs; all report the timeout, as the context is faulted anyway.
+    const Status st = fault(ctx, Status::kLaunchTimeout);
+    for (size_t i = 0; i < sent; ++i) results[i] = {st, 0};
+    results[0].gpu_ns = engine_now_ns() - start;
+    return sent;
   }
+
+  // The launches the worker reported, then (if it died) the one it died in.
+  const size_t reported = reply.kind == WorkerReply::Kind::kDone ? reply.done.size()
+                          : reply.faulted                        ? reply.done.size()
+                                                                 : 0;
+  uint64_t modeled_total = 0;
+  std::vector<uint64_t>& modeled = ctx.estimates;  // becomes each launch's modeled time
+  for (size_t i = 0; i < reported; ++i) {
+    const wire::LaunchDone& done = reply.done[i];
+    Status st = Status::kSuccess;
+    modeled[i] = done.modeled_ns;
+    switch (done.outcome) {
+      case wire::Outcome::kOk:
+        if (done.modeled_ns > watchdog_ns) {
+          // A GPU would have run it until its watchdog fired.
+          modeled[i] = watchdog_ns;
+          spdlog::warn("sim: context {} (tenant {}): kernel {} is modeled to run {} ns, past the "
+                       "{} ms watchdog; context faulted",
+                       ctx.id, ctx.tenant, kernel_name(ctx, *works[i]), done.modeled_ns,
+                       config_.watchdog.count());
+          st = fault(ctx, Status::kLaunchTimeout);
+        }
+        break;
+      case wire::Outcome::kNoImplementation:
+        modeled[i] = 0;
+        if (const std::string kernel = kernel_name(ctx, *works[i]);
+            ctx.reported_missing.insert(kernel).second) {
+          spdlog::warn("sim: context {}: no CPU implementation of kernel {}: no plug-in exports {}{}",
+                       ctx.id, kernel, VGPU_SIM_SYMBOL_PREFIX, kernel);
+        }
+        st = Status::kInvalidDeviceFunction;
+        break;
+      case wire::Outcome::kPluginError:
+        modeled[i] = 0;
+        spdlog::warn("sim: context {}: kernel {} failed (plug-in returned {}); context faulted",
+                     ctx.id, kernel_name(ctx, *works[i]), done.plugin_rc);
+        st = fault(ctx, Status::kLaunchFailure);
+        break;
+      default:
+        modeled[i] = 0;
+        spdlog::error("sim: context {}: worker rejected the launch of {}", ctx.id,
+                      kernel_name(ctx, *works[i]));
+        st = fault(ctx, Status::kLaunchFailure);
+        break;
+    }
+    results[i] = {st, 0};
+    modeled_total += modeled[i];
+  }
+  size_t ran = reported;
   if (reply.kind == WorkerReply::Kind::kDied) {
     ctx.worker.reset();
     spdlog::warn("sim: context {} (tenant {}): kernel {} ended its worker ({}); context faulted",
-                 ctx.id, ctx.tenant, kernel, reply.detail);
-    return {fault(Status::kIllegalAddress), engine_now_ns() - start};
+                 ctx.id, ctx.tenant, kernel_name(ctx, *works[reported]), reply.detail);
+    const Status st = fault(ctx, Status::kIllegalAddress);
+    // The rest of the batch did not run; it would fail on the faulted context.
+    for (size_t i = reported; i < sent; ++i) {
+      results[i] = {st, 0};
+      modeled[i] = 0;
+    }
+    ran = sent;
   }
-  switch (reply.done.outcome) {
-    case wire::Outcome::kOk:
-      break;
-    case wire::Outcome::kNoImplementation:
-      if (ctx.reported_missing.insert(kernel).second) {
-        spdlog::warn("sim: context {}: no CPU implementation of kernel {}: no plug-in exports {}{}",
-                     ctx.id, kernel, VGPU_SIM_SYMBOL_PREFIX, kernel);
-      }
-      return {Status::kInvalidDeviceFunction, engine_now_ns() - start};
-    case wire::Outcome::kPluginError:
-      spdlog::warn("sim: context {}: kernel {} failed (plug-in returned {}); context faulted",
-                   ctx.id, kernel, reply.done.plugin_rc);
-      return {fault(Status::kLaunchFailure), engine_now_ns() - start};
-    default:
-      spdlog::error("sim: context {}: worker rejected the launch of {}", ctx.id, kernel);
-      return {fault(Status::kLaunchFailure), engine_now_ns() - start};
+  // The engine is busy for the modeled time of what ran, in real time; each
+  // launch is charged its part of the whole (by modeled time, or evenly).
+  engine_busy_until(start + modeled_total);
+  const uint64_t elapsed = engine_now_ns() - start;
+  uint64_t charged = 0;
+  for (size_t i = 0; i < ran; ++i) {
+    const uint64_t share =
+        i + 1 == ran ? elapsed - charged
+        : modeled_total > 0
+            ? static_cast<uint64_t>(static_cast<double>(elapsed) * static_cast<double>(modeled[i]) /
+                                    static_cast<double>(modeled_total))
+            : elapsed / ran;
+    results[i].gpu_ns = std::min(share, elapsed - charged);
+    charged += results[i].gpu_ns;
   }
-  const uint64_t modeled = reply.done.modeled_ns;
-  if (modeled > watchdog_ns) {
-    // A GPU would have run it until its watchdog fired.
-    engine_busy_until(start + watchdog_ns);
-    spdlog::warn("sim: context {} (tenant {}): kernel {} is modeled to run {} ns, past the {} ms "
-                 "watchdog; context faulted", ctx.id, ctx.tenant, kernel, modeled,
-                 config_.watchdog.count());
-    return {fault(Status::kLaunchTimeout), engine_now_ns() - start};
-  }
-  engine_busy_until(start + modeled);
-  return {Status::kSuccess, engine_now_ns() - start};
+  return ran;
 }
 
 }  // namespace vgpu::executor::sim

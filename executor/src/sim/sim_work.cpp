@@ -135,6 +135,10 @@ Status SimBackend::accept(const Work& work) {
 
 void SimBackend::settle(Context& ctx, const Work& work, bool executed) {
   std::lock_guard<std::mutex> lock(ctx.mu);
+  settle_locked(ctx, work, executed);
+}
+
+void SimBackend::settle_locked(Context& ctx, const Work& work, bool executed) {
   if (StreamState* s = ctx.stream(work.stream); s && s->pending > 0) --s->pending;
   std::visit(Overloaded{
                  [&](const RecordEvent& r) {
@@ -172,8 +176,9 @@ ExecResult SimBackend::execute(const Work& work) {
   if (!ctx) return {Status::kInvalidResourceHandle, 0};
   const uint64_t start = engine_now_ns();
   ExecResult result;
-  if (const auto* launch = std::get_if<Launch>(&work.op)) {
-    result = run_launch(*ctx, *launch);
+  if (std::holds_alternative<Launch>(work.op)) {
+    const Work* one = &work;
+    run_launches(*ctx, {&one, 1}, ~uint64_t{0}, &result);
   } else if (std::holds_alternative<Reset>(work.op)) {
     reset(*ctx);
     result.gpu_ns = engine_now_ns() - start;
@@ -183,6 +188,22 @@ ExecResult SimBackend::execute(const Work& work) {
   }
   settle(*ctx, work, true);
   return result;
+}
+
+size_t SimBackend::execute_batch(std::span<const Work* const> works, uint64_t budget_ns,
+                                 ExecResult* results) {
+  if (works.empty()) return 0;
+  auto ctx = find(works[0]->context);
+  // Only launches of one context are run together; anything else, one at a time.
+  bool launches = ctx != nullptr;
+  for (const Work* w : works) {
+    launches = launches && w->context == works[0]->context && std::holds_alternative<Launch>(w->op);
+  }
+  if (!launches) return Backend::execute_batch(works, budget_ns, results);
+  const size_t ran = run_launches(*ctx, works, budget_ns, results);
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  for (size_t i = 0; i < ran; ++i) settle_locked(*ctx, *works[i], true);
+  return ran;
 }
 
 Status SimBackend::run(Context& ctx, const WorkOp& op) {

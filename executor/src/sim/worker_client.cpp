@@ -202,56 +202,85 @@ bool Worker::send_symbols(const std::vector<WorkerSymbol>& symbols) {
   return true;
 }
 
-WorkerReply Worker::launch(const WorkerLaunch& launch, std::chrono::milliseconds watchdog) {
-  WorkerReply reply;
-  wire::Launch h;
-  h.name_bytes = static_cast<uint32_t>(launch.kernel.size());
-  h.module = launch.module;
-  for (int i = 0; i < 3; ++i) {
-    h.grid[i] = launch.grid[i];
-    h.block[i] = launch.block[i];
+void LaunchPacket::clear(const wire::LaunchBatch& head) {
+  bytes_.resize(sizeof head);
+  std::memcpy(bytes_.data(), &head, sizeof head);
+  count_ = 0;
+}
+
+bool LaunchPacket::add(const wire::Launch& head, std::string_view kernel,
+                       std::span<const uint8_t> params) {
+  const size_t record = wire::record_bytes(kernel.size(), params.size());
+  if (count_ == wire::kMaxBatch || bytes_.size() + record > wire::kMaxMessageBytes) return false;
+  const size_t at = bytes_.size();
+  bytes_.resize(at + record, 0);
+  wire::Launch h = head;
+  h.name_bytes = static_cast<uint32_t>(kernel.size());
+  h.params_bytes = static_cast<uint32_t>(params.size());
+  std::memcpy(bytes_.data() + at, &h, sizeof h);
+  std::memcpy(bytes_.data() + at + sizeof h, kernel.data(), kernel.size());
+  if (!params.empty()) std::memcpy(bytes_.data() + at + sizeof h + kernel.size(), params.data(), params.size());
+  ++count_;
+  wire::LaunchBatch b;
+  std::memcpy(&b, bytes_.data(), sizeof b);
+  b.count = count_;
+  std::memcpy(bytes_.data(), &b, sizeof b);
+  return true;
+}
+
+void Worker::run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* reply) {
+  reply->kind = WorkerReply::Kind::kDied;
+  reply->done.clear();
+  reply->faulted = false;
+  reply->detail.clear();
+  if (!send_all(packet.bytes().data(), packet.bytes().size())) {
+    reply->detail = kill_and_reap();
+    return;
   }
-  h.shared_mem = launch.shared_mem;
-  h.modeled_ns = launch.modeled_ns;
-  h.params_bytes = static_cast<uint32_t>(launch.params.size());
-  std::vector<uint8_t> buf(sizeof h + launch.kernel.size() + launch.params.size());
-  std::memcpy(buf.data(), &h, sizeof h);
-  std::memcpy(buf.data() + sizeof h, launch.kernel.data(), launch.kernel.size());
-  if (!launch.params.empty()) {
-    std::memcpy(buf.data() + sizeof h + launch.kernel.size(), launch.params.data(),
-                launch.params.size());
+  alignas(8) uint8_t buf[wire::kMaxBatchDoneBytes];
+  for (;;) {
+    const ssize_t n = receive(buf, sizeof buf, deadline_ns);
+    if (n == -1) {
+      kill_and_reap();
+      reply->kind = WorkerReply::Kind::kTimeout;
+      return;
+    }
+    wire::Op op{};
+    if (n >= static_cast<ssize_t>(sizeof op)) std::memcpy(&op, buf, sizeof op);
+    if (op == wire::Op::kBatchDone && n >= static_cast<ssize_t>(sizeof(wire::BatchDone)) &&
+        static_cast<size_t>(n) <= sizeof buf) {
+      wire::BatchDone head;
+      std::memcpy(&head, buf, sizeof head);
+      // It reports only launches it was sent, one record each, and at least
+      // one unless it is dying of a fault.
+      const bool fits = head.count <= packet.count() &&
+                        static_cast<size_t>(n) == sizeof head + head.count * sizeof(wire::LaunchDone);
+      if (fits && (head.count > 0 || head.final == 0) && reply->done.empty()) {
+        reply->done.resize(head.count);
+        if (head.count > 0) {
+          std::memcpy(reply->done.data(), buf + sizeof head, head.count * sizeof(wire::LaunchDone));
+        }
+        if (head.final != 0) {
+          reply->kind = WorkerReply::Kind::kDone;
+          return;
+        }
+        continue;  // a Fault follows
+      }
+    } else if (op == wire::Op::kFault && n == static_cast<ssize_t>(sizeof(wire::Fault)) &&
+               reply->done.size() < packet.count()) {
+      wire::Fault f;
+      std::memcpy(&f, buf, sizeof f);
+      kill_and_reap();  // it is dying of the signal anyway
+      const char* name = sigabbrev_np(f.signal);
+      reply->faulted = true;
+      reply->detail = std::string("SIG") + (name ? name : std::to_string(f.signal).c_str()) +
+                      " at " + hex(f.address);
+      return;
+    }
+    reply->done.clear();
+    reply->detail = (n > 0 ? "broke the protocol, " : "") + kill_and_reap();
+    return;
   }
-  const uint64_t deadline =
-      engine_now_ns() + static_cast<uint64_t>(watchdog.count()) * 1'000'000ull;
-  if (!send_all(buf.data(), buf.size())) {
-    reply.detail = kill_and_reap();
-    return reply;
-  }
-  alignas(8) uint8_t packet[sizeof(wire::LaunchDone) + sizeof(wire::Fault)] = {};
-  const ssize_t n = receive(packet, sizeof packet, deadline);
-  if (n == -1) {
-    kill_and_reap();
-    reply.kind = WorkerReply::Kind::kTimeout;
-    return reply;
-  }
-  wire::Op op{};
-  if (n >= static_cast<ssize_t>(sizeof op)) std::memcpy(&op, packet, sizeof op);
-  if (n == static_cast<ssize_t>(sizeof(wire::LaunchDone)) && op == wire::Op::kLaunchDone) {
-    std::memcpy(&reply.done, packet, sizeof reply.done);
-    reply.kind = WorkerReply::Kind::kDone;
-    return reply;
-  }
-  if (n == static_cast<ssize_t>(sizeof(wire::Fault)) && op == wire::Op::kFault) {
-    wire::Fault f;
-    std::memcpy(&f, packet, sizeof f);
-    kill_and_reap();  // it is dying of the signal anyway
-    const char* name = sigabbrev_np(f.signal);
-    reply.detail = std::string("SIG") + (name ? name : std::to_string(f.signal).c_str()) +
-                   " at " + hex(f.address);
-    return reply;
-  }
-  reply.detail = (n > 0 ? "broke the protocol, " : "") + kill_and_reap();
-  return reply;
 }
 
 }  // namespace vgpu::executor::sim

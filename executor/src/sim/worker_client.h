@@ -30,21 +30,31 @@ struct WorkerSymbol {
   std::string name;
 };
 
-struct WorkerLaunch {
-  std::string_view kernel;  // mangled name
-  uint64_t module = 0;
-  uint32_t grid[3] = {};
-  uint32_t block[3] = {};
-  uint32_t shared_mem = 0;
-  uint64_t modeled_ns = 0;
-  std::span<const uint8_t> params;
+// A batch of launches as the worker reads it (worker_protocol.h): a
+// LaunchBatch header followed by its records. Built in place, reused.
+class LaunchPacket {
+ public:
+  void clear(const wire::LaunchBatch& head);
+  // Appends a record; false (nothing appended) if the packet would pass
+  // wire::kMaxMessageBytes or hold more than wire::kMaxBatch launches.
+  bool add(const wire::Launch& head, std::string_view kernel, std::span<const uint8_t> params);
+  uint32_t count() const { return count_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  uint32_t count_ = 0;
 };
 
 struct WorkerReply {
   enum class Kind { kDone, kTimeout, kDied };
   Kind kind = Kind::kDied;
-  wire::LaunchDone done;  // kDone only
-  std::string detail;     // kDied: how ("killed by SIGSEGV", ...)
+  // The results the worker reported, in order: kDone, every launch that ran
+  // (at least one); kDied after a fault, those before the launch that
+  // faulted (faulted is true then, and done.size() is that launch's index).
+  std::vector<wire::LaunchDone> done;
+  bool faulted = false;
+  std::string detail;  // kDied: how ("killed by SIGSEGV", "SIGSEGV at 0x...")
 };
 
 class Worker {
@@ -64,9 +74,10 @@ class Worker {
   // Replaces the worker's symbol table. False if the worker is gone.
   bool send_symbols(const std::vector<WorkerSymbol>& symbols);
 
-  // Runs one launch; kTimeout after `watchdog` (the worker is killed then),
-  // kDied if it exited or broke the protocol (it is reaped then).
-  WorkerReply launch(const WorkerLaunch& launch, std::chrono::milliseconds watchdog);
+  // Runs a batch; kTimeout if no answer by `deadline_ns` (engine clock; the
+  // worker is killed then), kDied if it exited, faulted or broke the protocol
+  // (it is reaped then). `reply` is reused.
+  void run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* reply);
 
  private:
   Worker(pid_t pid, int fd) : pid_(pid), fd_(fd) {}

@@ -11,8 +11,10 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
@@ -22,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -44,6 +47,15 @@ void log(const char* fmt, ...) {
   std::fprintf(stderr, "vgpu-sim-worker[%d]: %s\n", static_cast<int>(getpid()), line);
 }
 
+// The reply to the batch being run: written launch by launch, so the fault
+// handler can report the launches that completed before the one that faulted.
+struct BatchReply {
+  wire::BatchDone head;
+  wire::LaunchDone done[wire::kMaxBatch];
+};
+BatchReply g_reply;
+volatile sig_atomic_t g_in_batch = 0;
+
 bool send_packet(const void* data, size_t size) {
   ssize_t n;
   do {
@@ -64,6 +76,11 @@ bool send_packet(const void* data, size_t size) {
 // A kernel that faults: tell the backend what and where, then die of it.
 // Only async-signal-safe calls here.
 void on_fault(int sig, siginfo_t* info, void*) {
+  if (g_in_batch) {
+    g_reply.head.final = 0;
+    send(wire::kSocketFd, &g_reply,
+         sizeof g_reply.head + g_reply.head.count * sizeof(wire::LaunchDone), MSG_NOSIGNAL);
+  }
   wire::Fault fault;
   fault.signal = sig;
   fault.address = reinterpret_cast<uint64_t>(info ? info->si_addr : nullptr);
@@ -130,7 +147,7 @@ class Worker {
       switch (op) {
         case wire::Op::kSymbolsReset: symbols_.clear(); by_name_.clear(); break;
         case wire::Op::kSymbol: add_symbol(bytes, static_cast<size_t>(n)); break;
-        case wire::Op::kLaunch: run(bytes, static_cast<size_t>(n)); break;
+        case wire::Op::kLaunchBatch: run_batch(bytes, static_cast<size_t>(n)); break;
         default: protocol_error("unknown message");
       }
     }
@@ -163,10 +180,10 @@ class Worker {
     return any == w->by_name_.end() ? nullptr : reinterpret_cast<void*>(any->second);
   }
 
-  vgpu_sim_kernel_fn lookup(const std::string& name) {
+  vgpu_sim_kernel_fn lookup(std::string_view name) {
     auto it = kernels_.find(name);
     if (it != kernels_.end()) return it->second;
-    const std::string symbol = VGPU_SIM_SYMBOL_PREFIX + name;
+    const std::string symbol = VGPU_SIM_SYMBOL_PREFIX + std::string(name);
     vgpu_sim_kernel_fn fn = nullptr;
     for (void* h : plugins_) {
       if (void* s = dlsym(h, symbol.c_str())) {
@@ -174,20 +191,63 @@ class Worker {
         break;
       }
     }
-    kernels_.emplace(name, fn);
+    kernels_.emplace(std::string(name), fn);
     return fn;
   }
 
-  void run(const uint8_t* bytes, size_t n) {
-    wire::Launch h;
-    if (n < sizeof h) protocol_error("short launch");
-    std::memcpy(&h, bytes, sizeof h);
-    if (h.name_bytes > wire::kMaxNameBytes || h.params_bytes > wire::kMaxParamBytes ||
-        n != sizeof h + h.name_bytes + h.params_bytes) {
-      protocol_error("bad launch");
+  static uint64_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+  }
+
+  // Checks the whole batch before running any of it: a malformed one is a
+  // protocol error, never half run.
+  void run_batch(const uint8_t* bytes, size_t n) {
+    wire::LaunchBatch b;
+    if (n < sizeof b) protocol_error("short batch");
+    std::memcpy(&b, bytes, sizeof b);
+    if (b.count == 0 || b.count > wire::kMaxBatch) protocol_error("bad batch count");
+    size_t pos = sizeof b;
+    for (uint32_t i = 0; i < b.count; ++i) {
+      wire::Launch h;
+      if (n - pos < sizeof h) protocol_error("short launch");
+      std::memcpy(&h, bytes + pos, sizeof h);
+      if (h.op != wire::Op::kLaunch || h.name_bytes > wire::kMaxNameBytes ||
+          h.params_bytes > wire::kMaxParamBytes ||
+          n - pos < wire::record_bytes(h.name_bytes, h.params_bytes)) {
+        protocol_error("bad launch");
+      }
+      offsets_[i] = pos;
+      pos += wire::record_bytes(h.name_bytes, h.params_bytes);
     }
-    const std::string name(reinterpret_cast<const char*>(bytes + sizeof h), h.name_bytes);
-    std::memcpy(params_, bytes + sizeof h + h.name_bytes, h.params_bytes);
+    if (pos != n) protocol_error("bad batch length");
+
+    g_reply.head = wire::BatchDone{};
+    g_in_batch = 1;
+    const uint64_t start = now_ns();
+    uint64_t modeled = 0;
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const wire::LaunchDone done = run(bytes + offsets_[i]);
+      g_reply.done[i] = done;
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // the record before the count
+      g_reply.head.count = i + 1;
+      modeled += done.modeled_ns;
+      if (done.outcome == wire::Outcome::kPluginError || done.modeled_ns > b.watchdog_ns) break;
+      if (modeled >= b.budget_ns || now_ns() - start >= b.slice_ns) break;
+    }
+    g_in_batch = 0;
+    if (!send_packet(&g_reply, sizeof g_reply.head + g_reply.head.count * sizeof(wire::LaunchDone))) {
+      _exit(0);
+    }
+  }
+
+  // One launch record (already checked).
+  wire::LaunchDone run(const uint8_t* record) {
+    wire::Launch h;
+    std::memcpy(&h, record, sizeof h);
+    const std::string_view name(reinterpret_cast<const char*>(record + sizeof h), h.name_bytes);
+    std::memcpy(params_, record + sizeof h + h.name_bytes, h.params_bytes);
 
     wire::LaunchDone done;
     done.modeled_ns = h.modeled_ns;
@@ -213,11 +273,19 @@ class Worker {
     } else {
       done.outcome = wire::Outcome::kNoImplementation;
     }
-    if (!send_packet(&done, sizeof done)) _exit(0);
+    return done;
   }
 
+  // Lets kernels_ be searched by string_view without building a string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
   std::vector<void*> plugins_;
-  std::unordered_map<std::string, vgpu_sim_kernel_fn> kernels_;  // misses cached as nullptr
+  std::unordered_map<std::string, vgpu_sim_kernel_fn, NameHash, std::equal_to<>>
+      kernels_;  // misses cached as nullptr
+  size_t offsets_[wire::kMaxBatch] = {};  // of each record in the batch being run
   std::map<std::pair<uint64_t, std::string>, uint64_t> symbols_;  // (module, name) -> address
   std::unordered_map<std::string, uint64_t> by_name_;            // any module, last wins
   uint64_t current_module_ = 0;

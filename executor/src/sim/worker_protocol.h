@@ -9,8 +9,19 @@
 //   worker -> backend  Ready
 // Then, in order:
 //   backend -> worker  SymbolsReset, Symbol*   (the context's variables)
-//   backend -> worker  Launch  -> worker -> backend  LaunchDone
-//                                  or worker -> backend  Fault, and it dies
+//   backend -> worker  LaunchBatch -> worker -> backend  BatchDone
+//                       or worker -> backend  BatchDone (not final), Fault, and it dies
+//
+// A batch carries consecutive launches of the context (one or more) in one
+// packet, so a stream of small kernels costs one round trip per batch, not
+// per kernel. The worker runs them in order and stops early (the rest are
+// not run; the backend queues them again) after a launch that
+//   - failed in a way that faults the context (plug-in error), or was modeled
+//     past the watchdog;
+//   - brought the batch's modeled time to budget_ns (the scheduler's slice);
+//   - ended past slice_ns of real time since the batch began: so each launch
+//     starts within slice_ns of the last result the backend can see, and the
+//     backend's watchdog (slice_ns + the per-launch watchdog) stays per launch.
 #pragma once
 
 #include <cstddef>
@@ -19,20 +30,23 @@
 
 namespace vgpu::executor::sim::wire {
 
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr int kSocketFd = 3;
 inline constexpr int kMemFd = 4;
 inline constexpr uint32_t kMaxNameBytes = 16384;
 inline constexpr uint32_t kMaxParamBytes = 32764;
 inline constexpr size_t kMaxMessageBytes = 64 * 1024;
+inline constexpr uint32_t kMaxBatch = 256;  // launches in one LaunchBatch
 
 enum class Op : uint32_t {
   kReady = 1,
   kSymbolsReset = 2,
   kSymbol = 3,
-  kLaunch = 4,
-  kLaunchDone = 5,
+  kLaunch = 4,      // a record inside a LaunchBatch
+  kLaunchDone = 5,  // a record inside a BatchDone
   kFault = 6,
+  kLaunchBatch = 7,
+  kBatchDone = 8,
 };
 
 struct Ready {
@@ -55,7 +69,17 @@ struct Symbol {  // followed by name_bytes of name (no NUL)
   uint64_t size = 0;
 };
 
-struct Launch {  // followed by name_bytes of kernel name, then params_bytes of params
+struct LaunchBatch {  // followed by `count` Launch records
+  Op op = Op::kLaunchBatch;
+  uint32_t count = 0;       // 1 .. kMaxBatch
+  uint64_t budget_ns = 0;   // stop once the launches' modeled time reaches this
+  uint64_t watchdog_ns = 0;  // a launch modeled past this faults the context: stop after it
+  uint64_t slice_ns = 0;    // stop once this much real time has passed since the batch began
+};
+
+// Each record: the header, name_bytes of kernel name, params_bytes of params,
+// then zeros up to a multiple of 8 bytes (record_bytes()).
+struct Launch {
   Op op = Op::kLaunch;
   uint32_t name_bytes = 0;
   uint64_t module = 0;
@@ -82,6 +106,13 @@ struct LaunchDone {
   uint64_t modeled_ns = 0;
 };
 
+struct BatchDone {  // followed by `count` LaunchDone, one per launch that ran, in order
+  Op op = Op::kBatchDone;
+  uint32_t count = 0;
+  uint32_t final = 1;  // 0: sent as the worker dies of a fault in launch `count`; a Fault follows
+  uint32_t reserved = 0;
+};
+
 // Sent from the worker's signal handler when a kernel faults (SIGSEGV,
 // SIGBUS, SIGFPE, SIGILL, SIGABRT); the worker then dies of that signal.
 struct Fault {
@@ -96,6 +127,14 @@ static_assert(std::is_trivially_copyable_v<SymbolsReset> && sizeof(SymbolsReset)
 static_assert(std::is_trivially_copyable_v<Symbol> && sizeof(Symbol) == 32);
 static_assert(std::is_trivially_copyable_v<Launch> && sizeof(Launch) == 64);
 static_assert(std::is_trivially_copyable_v<LaunchDone> && sizeof(LaunchDone) == 24);
-static_assert(sizeof(Launch) + kMaxNameBytes + kMaxParamBytes <= kMaxMessageBytes);
+static_assert(std::is_trivially_copyable_v<LaunchBatch> && sizeof(LaunchBatch) == 32);
+static_assert(std::is_trivially_copyable_v<BatchDone> && sizeof(BatchDone) == 16);
+
+constexpr size_t record_bytes(size_t name_bytes, size_t params_bytes) {
+  return (sizeof(Launch) + name_bytes + params_bytes + 7) & ~size_t{7};
+}
+// A batch of one launch of the longest name and parameters always fits.
+static_assert(sizeof(LaunchBatch) + record_bytes(kMaxNameBytes, kMaxParamBytes) <= kMaxMessageBytes);
+inline constexpr size_t kMaxBatchDoneBytes = sizeof(BatchDone) + kMaxBatch * sizeof(LaunchDone);
 
 }  // namespace vgpu::executor::sim::wire

@@ -363,3 +363,60 @@ TEST_CASE("VMs are checked before they are served") {
   nowhere.path = "/nonexistent-dir/x.sock";
   CHECK(f.loop.add_vm(nowhere, &why) == Status::kNotPermitted);
 }
+
+TEST_CASE("a served VM can be disconnected and removed while the loop runs (libvirt lifecycle)") {
+  Fixture f;
+  std::string why;
+  const std::string path = f.dir + "/vm1.sock";
+  SECTION("removing a VM that is not served yet, or never was, is harmless") {
+    REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
+    f.loop.remove_vm("vm1");
+    f.loop.remove_vm("never");
+    CHECK_FALSE(std::filesystem::exists(path));
+    CHECK_FALSE(f.loop.serves("vm1"));
+    REQUIRE(f.loop.start(&why) == Status::kSuccess);
+    return;
+  }
+  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
+  REQUIRE(f.loop.start(&why) == Status::kSuccess);
+  CHECK(f.loop.serves("vm1"));
+  const int qemu = f.connect_qemu(path);
+  Setup s;
+  read_setup(qemu, &s);
+  REQUIRE(eventually([&] { return f.events.opens == 1; }));
+
+  // Another process's channel is left alone; then the VM's own is closed.
+  f.loop.disconnect_vm("vm1", getpid() + 1000000);
+  f.loop.disconnect_vm("other-vm");
+  std::this_thread::sleep_for(100ms);
+  CHECK(f.events.closes == 0);
+  f.loop.disconnect_vm("vm1", getpid());  // the fake QEMU is this process
+  REQUIRE(eventually([&] { return f.events.closes == 1; }));
+  char byte;
+  CHECK(read(qemu, &byte, 1) == 0);  // QEMU sees the hang-up
+  close(qemu);
+
+  // The socket stays for the VM's next QEMU.
+  const int next = f.connect_qemu(path);
+  Setup s2;
+  read_setup(next, &s2);
+  REQUIRE(eventually([&] { return f.events.opens == 2; }));
+
+  // Removed: the socket is gone at once, the connected QEMU keeps its channel,
+  // and the name can be served again right away.
+  f.loop.remove_vm("vm1");
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(f.loop.serves("vm1"));
+  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
+  CHECK(std::filesystem::exists(path));
+  std::this_thread::sleep_for(100ms);
+  CHECK(f.events.closes == 1);
+  const int third = f.connect_qemu(path);
+  Setup s3;
+  read_setup(third, &s3);
+  REQUIRE(eventually([&] { return f.events.opens == 3; }));
+  close(next);
+  REQUIRE(eventually([&] { return f.events.closes == 2; }));
+  close(third);
+  REQUIRE(eventually([&] { return f.events.closes == 3; }));
+}

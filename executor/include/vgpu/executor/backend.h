@@ -96,6 +96,26 @@ struct TenantMemory {
   uint64_t cap = 0;  // 0: no cap beyond the device
 };
 
+// What one tenant holds on the device now: the daemon's own accounting
+// (`vgpuctl status`), and how tests check that a VM that went away left
+// nothing behind.
+struct TenantHoldings {
+  TenantId tenant = 0;
+  uint64_t contexts = 0;
+  uint64_t allocations = 0;  // live allocations, module variables included
+  uint64_t bytes = 0;        // device memory charged to the tenant
+  uint64_t streams = 0;      // created and not destroyed (default streams not counted)
+  uint64_t events = 0;
+  uint64_t modules = 0;
+  uint64_t pending = 0;      // accepted work not yet executed or discarded
+};
+
+struct BackendStats {
+  uint64_t contexts = 0;
+  uint64_t device_bytes = 0;  // device memory charged to all tenants
+  std::vector<TenantHoldings> tenants;  // every tenant holding anything, by id
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -138,6 +158,25 @@ class Backend {
   virtual ExecResult execute(const Work& work) = 0;
   // Drops accepted work without running it (its context is going away).
   virtual void discard(const Work& work) = 0;
+  // Runs `works` (accepted, of one context, in queue order) as that many
+  // execute() calls would, filling results[i] for each item that ran, and
+  // returns how many ran: at least one, and it stops after the item that
+  // brings the device time to `budget_ns`. The rest stay accepted. The
+  // dispatcher hands consecutive kernel launches here, so a backend can issue
+  // them in one round trip to its device (the sim backend's worker).
+  virtual size_t execute_batch(std::span<const Work* const> works, uint64_t budget_ns,
+                               ExecResult* results) {
+    size_t n = 0;
+    uint64_t used = 0;
+    while (n < works.size() && (n == 0 || used < budget_ns)) {
+      results[n] = execute(*works[n]);
+      used += results[n++].gpu_ns;
+    }
+    return n;
+  }
+
+  // --- accounting (any thread; a snapshot for an admin's poll, not a hot path) ---
+  virtual BackendStats stats() const { return {}; }
 };
 
 }  // namespace vgpu::executor

@@ -43,6 +43,7 @@ struct Outcome {
   Kind kind = Kind::kReply;
   Status status = Status::kSuccess;
   bool end_session = false;  // Goodbye: the caller releases its context
+  bool malformed = false;    // refused by the decoder, before any handler (counted apart)
   uint32_t reply_size = 0;
   alignas(8) std::array<uint8_t, 1024> reply{};
 

@@ -40,6 +40,30 @@ struct VmRow {
   int64_t first_seen = 0;
   int64_t last_seen = 0;  // 0 (and first_seen 0): bound to a student but never connected
   std::string student;    // empty: unassigned
+  std::string domain_uuid;  // the libvirt domain it is attached to (empty: none)
+};
+
+// A VM attached to a libvirt domain (`vgpuctl vm attach`, docs/libvirt.md).
+struct DomainAttachment {
+  TenantId tenant = 0;
+  std::string vm;    // the tenant's name, and its socket's: <runtime-dir>/vms/VM.sock
+  std::string uuid;  // the domain's UUID, lower case
+  uint32_t student_id = 0;
+  std::string student;
+  int64_t attached_at = 0;
+};
+
+// One run of an attached domain, from its start to its stop.
+struct VmSession {
+  int64_t id = 0;
+  TenantId tenant = 0;
+  std::string vm;
+  std::string uuid;
+  uint32_t student_id = 0;
+  int64_t started_at = 0;
+  int64_t ended_at = 0;    // 0: still running
+  std::string end_reason;  // shutdown, destroyed, crashed, failed, ... (docs/libvirt.md)
+  uint64_t gpu_ns = 0;     // GPU time the VM used during the session
 };
 
 class Store {
@@ -98,6 +122,29 @@ class Store {
   virtual Status refuse_unassigned(bool* out) = 0;
   // The binding and quota levels of one VM.
   virtual Status vm_policy(TenantId tenant, VmPolicy* out) = 0;
+
+  // --- libvirt domains (docs/libvirt.md) ---
+  // Binds VM `vm` to `student` and records that it is the libvirt domain
+  // `uuid`. Refused, changing nothing, for an unknown student, a VM bound to
+  // another student or attached to another domain, or a domain attached as
+  // another VM. Attaching again exactly as attached changes nothing and
+  // succeeds. `dry_run`: only the checks.
+  virtual Status attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
+                               const std::string& student, bool dry_run, std::string* why) = 0;
+  // Undoes attach_domain: the VM is bound to no student and no domain.
+  virtual Status detach_domain(const Actor& by, const std::string& vm, bool dry_run,
+                               std::string* why) = 0;
+  virtual Status list_attachments(std::vector<DomainAttachment>* out) = 0;
+  // The session ledger: one row per run of an attached domain.
+  virtual Status begin_session(TenantId tenant, const std::string& uuid, uint32_t student,
+                               int64_t at, int64_t* id) = 0;
+  virtual Status end_session(int64_t id, int64_t at, const std::string& reason,
+                             uint64_t gpu_ns) = 0;
+  // Ends every session still open (a vgpud that stopped without ending them).
+  virtual Status end_open_sessions(int64_t at, const std::string& reason, int* ended) = 0;
+  // Sessions of `vm` (every VM if empty) that started at or after `since`, oldest first.
+  virtual Status list_sessions(const std::string& vm, int64_t since,
+                               std::vector<VmSession>* out) = 0;
 
   // --- the audit log (teachers see entries about their courses and their own) ---
   virtual Status audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out,

@@ -41,6 +41,9 @@ struct DispatcherConfig {
   // execute() returns when the work is done (the sim backend, today's only
   // one) runs at depth 1 whatever this says: see effective_overlap_depth().
   uint32_t overlap_depth = 1;
+  // Consecutive kernel launches of one context are handed to the backend as
+  // one batch of at most this many (Backend::execute_batch); 1: never batch.
+  size_t max_batch = 64;
 };
 
 inline constexpr uint32_t kMaxOverlapDepth = 16;
@@ -139,7 +142,12 @@ class Dispatcher {
   std::shared_ptr<Tenant> find(TenantId id) const;
   void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
   void tell_params(TenantId tenant);  // mu_ held: sends the effective params to the policy
-  bool run_next(Tenant& tenant, Nanos* gpu_time, bool* more);
+  bool run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more);
+  // Dispatcher thread: the tenant's next command (put-back ones first).
+  bool pop(Tenant& t, Command* out);
+  // Runs batch_ (consecutive launches of one context) within `budget`; the
+  // commands that did not run go back to the front of the tenant's queue.
+  size_t run_batch(Tenant& t, Nanos budget, Nanos* gpu_time);
 
   executor::Backend* const backend_;
   std::unique_ptr<Policy> policy_;  // dispatcher thread only
@@ -166,6 +174,10 @@ class Dispatcher {
   // does not know, so such a tenant is made runnable when its add arrives.
   std::unordered_set<TenantId> known_;
   std::unique_ptr<Queues> queues_;
+  // Dispatcher thread: the batch being run, reused to avoid allocations.
+  std::vector<Command> batch_;
+  std::vector<const executor::Work*> batch_work_;
+  std::vector<executor::ExecResult> batch_results_;
   std::atomic<bool> running_{false};
   std::atomic<uint32_t> overlap_depth_;
   std::thread thread_;

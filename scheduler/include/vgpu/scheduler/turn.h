@@ -11,7 +11,8 @@
 //
 // At most one tenant issues work during a turn. A command is never cut: the
 // turn ends at the first command boundary past its budget, and the overrun is
-// charged like the rest.
+// charged like the rest. A batch of launches counts as one step of the turn
+// and is itself cut at the budget, so the overrun is still at most one kernel.
 #pragma once
 
 #include "vgpu/protocol/status.h"
@@ -44,9 +45,12 @@ class TurnSource {
 
   virtual ~TurnSource() = default;
   virtual QueueState state(TenantId tenant) = 0;
-  // Runs the tenant's next command. False if there was none; else `gpu_time`
-  // is its measured device time and `more` whether commands remain queued.
-  virtual bool run_next(TenantId tenant, Nanos* gpu_time, bool* more) = 0;
+  // Runs the tenant's next command, or a batch of its next commands that
+  // stops after the one that brings the device time to `budget` (a source may
+  // batch consecutive kernel launches). False if there was none; else
+  // `gpu_time` is the measured device time of all it ran and `more` whether
+  // commands remain queued.
+  virtual bool run_next(TenantId tenant, Nanos budget, Nanos* gpu_time, bool* more) = 0;
   // Between two commands of a turn: report tenants that became runnable.
   virtual void between_commands() {}
 };

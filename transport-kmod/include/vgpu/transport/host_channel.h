@@ -45,6 +45,7 @@ class HostChannel {
   // The guest stopped reading replies (outbox over its bound) or broke the
   // ring rules: the channel must be torn down.
   bool broken() const;
+  bool stalled() const;  // broken because the outbox passed its bound
 
   // Tells the guest the host is gone (host_state CLOSED) and wakes it.
   void close();

@@ -73,7 +73,9 @@ struct HostLoopStats {
   uint64_t channels_opened = 0;
   uint64_t channels_closed = 0;
   uint64_t requests = 0;
-  uint64_t corrupt_rings = 0;
+  uint64_t corrupt_rings = 0;     // channels closed for broken ring rules (either ring)
+  uint64_t stalled_channels = 0;  // channels closed: replies piled up past the outbox bound
+  uint64_t reply_stalls = 0;      // times a guest's unread replies paused its requests
   uint64_t sleeps = 0;
 };
 
@@ -94,6 +96,17 @@ class HostLoop {
   // `vm.path`. The socket (or region file) exists when this returns, so QEMU
   // may start right after. kInvalidValue for a bad spec or a name already served.
   Status add_vm(const VmSpec& vm, std::string* why);
+  // Any thread: whether real VM `name` is served (added and not removed).
+  bool serves(const std::string& name);
+  // Any thread: stops serving real VM `name`. Its socket (or region file) is
+  // gone when this returns, so the name may be added again at once; a QEMU
+  // still connected keeps its channel until it hangs up.
+  void remove_vm(const std::string& name);
+  // Any thread: closes real VM `name`'s channel if one is open (and, with
+  // `pid` >= 0, only if that QEMU process holds it): on_close releases
+  // everything the VM held. The socket stays for the VM's next QEMU. The loop
+  // does it soon after this returns.
+  void disconnect_vm(const std::string& name, int pid = -1);
 
   // Loop thread (from ChannelEvents::on_request): the part of `channel`'s data
   // area that `client` may name. False for a client the channel cannot have.
@@ -135,15 +148,22 @@ class HostLoop {
   std::unordered_map<int, PeerCredentials> pending_hello_;  // loop thread only
   uint64_t next_channel_ = 1;
 
-  std::mutex vm_mu_;  // guards vm_names_, pending_vms_
-  std::unordered_set<std::string> vm_names_;  // every VM ever added
+  std::mutex vm_mu_;  // guards vm_names_, pending_vms_, vm_ops_
+  std::unordered_map<std::string, std::string> vm_names_;  // every VM served: its path
   std::vector<std::shared_ptr<VmServer>> pending_vms_;  // added, not yet served
+  struct VmOp {
+    std::string name;
+    bool remove = false;  // remove_vm; else disconnect_vm
+    int pid = -1;
+  };
+  std::vector<VmOp> vm_ops_;  // for the loop, before pending_vms_
   std::unordered_map<int, std::shared_ptr<VmServer>> vm_servers_;  // by listen fd; loop thread
   std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
   int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
   int plain_nap_us_ = 0;     // loop thread: the current one
 
   std::atomic<uint64_t> opened_{0}, closed_{0}, requests_{0}, corrupt_{0}, sleeps_{0};
+  std::atomic<uint64_t> stalled_{0}, reply_stalls_{0};
 };
 
 }  // namespace vgpu::transport

@@ -1,0 +1,86 @@
+// libvirt's C API behind small RAII types with Status values: a connection,
+// its domains (found by name or by UUID), their state, their persistent XML,
+// and the vgpu device added to or removed from their persistent definition.
+// Errors come back as one line with libvirt's reason; libvirt prints nothing.
+#pragma once
+
+#include <libvirt/libvirt.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vgpu/protocol/status.h"
+
+namespace vgpu::virt {
+
+enum class DomainState : uint8_t { kNoState, kRunning, kBlocked, kPaused, kShutdown, kShutoff,
+                                   kCrashed, kSuspended };
+// "running", "shut off", ... as virsh says them.
+std::string_view state_name(DomainState s);
+// Whether a QEMU process exists for the domain (it may hold the VM's channel).
+bool has_process(DomainState s);
+
+struct DomainInfo {
+  std::string name;
+  std::string uuid;
+  DomainState state = DomainState::kNoState;
+  bool persistent = false;
+};
+
+// Whether `text` is a UUID as libvirt prints it (then lookups are by UUID).
+bool looks_like_uuid(std::string_view text);
+
+class Domain {
+ public:
+  Domain() = default;
+  explicit Domain(virDomainPtr d) : d_(d) {}
+  ~Domain();
+  Domain(Domain&& o) noexcept : d_(o.d_) { o.d_ = nullptr; }
+  Domain& operator=(Domain&& o) noexcept;
+  Domain(const Domain&) = delete;
+  Domain& operator=(const Domain&) = delete;
+
+  explicit operator bool() const { return d_ != nullptr; }
+  virDomainPtr raw() const { return d_; }
+  DomainInfo info() const;
+  // The persistent definition, secrets included (it may be defined again).
+  Status persistent_xml(std::string* out, std::string* why) const;
+
+ private:
+  virDomainPtr d_ = nullptr;
+};
+
+class Connection {
+ public:
+  // Opens `uri` (read-write). Null with `why` if libvirt cannot be reached.
+  static std::unique_ptr<Connection> open(const std::string& uri, std::string* why);
+  explicit Connection(virConnectPtr c) : c_(c) {}  // takes the reference
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  virConnectPtr raw() const { return c_; }
+  const std::string& uri() const { return uri_; }
+  // A domain by name, or by UUID when `name_or_uuid` is one; kInvalidValue
+  // with "unknown domain 'X' on URI" when there is none.
+  Status find(const std::string& name_or_uuid, Domain* out, std::string* why) const;
+  Status list(std::vector<DomainInfo>* out, std::string* why) const;
+
+  // The vgpu device `device` (shmem_xml.h) added to, or the vgpu device named
+  // `name` removed from, the domain's persistent definition (the running
+  // domain is left as it is). virDomainAttachDeviceFlags/DetachDeviceFlags
+  // with VIR_DOMAIN_AFFECT_CONFIG; where a driver lacks them (the test
+  // driver), the definition edited with libxml2 and defined again.
+  Status add_device(const Domain& d, const std::string& device, std::string* why);
+  Status remove_device(const Domain& d, const std::string& name, std::string* why);
+
+ private:
+  Status redefine(const std::string& xml, std::string* why);
+
+  virConnectPtr c_ = nullptr;
+  std::string uri_;
+};
+
+}  // namespace vgpu::virt

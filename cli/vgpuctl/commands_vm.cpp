@@ -1,0 +1,163 @@
+// vgpuctl vm attach|detach|list|sessions (docs/libvirt.md).
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "table.h"
+#include "vgpu/policy/units.h"
+#include "virt_connection.h"
+#include "vm_commands.h"
+
+namespace vgpu::ctl {
+namespace {
+
+// Each connected VM's share of the GPU over `seconds` (two samples of `top`).
+bool gpu_shares(Context& ctx, double seconds, std::map<std::string, double>* out) {
+  json before, after;
+  if (!ctx.call({{"op", "top"}}, &before)) return false;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  if (!ctx.call({{"op", "top"}}, &after)) return false;
+  std::map<std::string, uint64_t> previous;
+  for (const json& t : before["tenants"]) previous[t["vm"]] = t["gpu_ns"].get<uint64_t>();
+  const double wall =
+      static_cast<double>(after["now_ns"].get<int64_t>() - before["now_ns"].get<int64_t>());
+  for (const json& t : after["tenants"]) {
+    const uint64_t gpu = t["gpu_ns"].get<uint64_t>();
+    auto it = previous.find(t["vm"]);
+    const uint64_t base = it == previous.end() ? gpu : std::min(gpu, it->second);
+    (*out)[t["vm"]] = wall > 0 ? static_cast<double>(gpu - base) / wall : 0.0;
+  }
+  return true;
+}
+
+int list_vms(Context& ctx, double interval) {
+  json vms;
+  if (!ctx.call({{"op", "vm.list"}}, &vms)) return 1;
+  std::vector<virt::DomainInfo> domains;
+  std::string why;
+  auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
+  if (!conn || !ok(conn->list(&domains, &why))) {
+    std::fprintf(stderr, "vgpuctl: %s; showing vgpud's VMs only\n", why.c_str());
+  }
+  std::map<std::string, double> shares;
+  const bool sampled = ctx.db.empty() && interval > 0 && gpu_shares(ctx, interval, &shares);
+
+  json rows = json::array();
+  auto share_of = [&](const std::string& vm) -> json {
+    if (!sampled || vm.empty()) return nullptr;
+    auto it = shares.find(vm);
+    return it == shares.end() ? json(0.0) : json(it->second);  // not connected: none
+  };
+  std::map<std::string, const json*> by_uuid;
+  for (const json& v : vms) {
+    if (!v.value("domain_uuid", "").empty()) by_uuid[v["domain_uuid"]] = &v;
+  }
+  std::map<std::string, bool> shown;
+  for (const virt::DomainInfo& d : domains) {
+    auto it = by_uuid.find(d.uuid);
+    const json* v = it == by_uuid.end() ? nullptr : it->second;
+    const std::string vm = v ? v->value("name", "") : "";
+    if (v) shown[vm] = true;
+    rows.push_back({{"domain", d.name},
+                    {"uuid", d.uuid},
+                    {"state", std::string(virt::state_name(d.state))},
+                    {"vm", vm},
+                    {"attached", v != nullptr},
+                    {"student", v ? v->value("student", "") : ""},
+                    {"gpu_share", share_of(vm)}});
+  }
+  // vgpud's VMs that are no domain here: simulated VMs, other hosts, or a
+  // domain that is no longer defined.
+  for (const json& v : vms) {
+    const std::string vm = v.value("name", "");
+    if (shown.count(vm)) continue;
+    const std::string uuid = v.value("domain_uuid", "");
+    rows.push_back({{"domain", ""},
+                    {"uuid", uuid},
+                    {"state", uuid.empty() ? "" : "not defined"},
+                    {"vm", vm},
+                    {"attached", !uuid.empty()},
+                    {"student", v.value("student", "")},
+                    {"gpu_share", share_of(vm)}});
+  }
+  if (ctx.json_output) {
+    std::printf("%s\n", rows.dump(2).c_str());
+    return 0;
+  }
+  Table t({"DOMAIN", "STATE", "VGPU VM", "STUDENT", "GPU SHARE", "UUID"});
+  for (const json& r : rows) {
+    const std::string vm = r["vm"], student = r["student"];
+    std::string share = "-";
+    if (r["gpu_share"].is_number()) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * r["gpu_share"].get<double>());
+      share = buf;
+    }
+    const std::string domain = r["domain"], state = r["state"], uuid = r["uuid"];
+    t.add({domain.empty() ? "-" : domain, state.empty() ? "-" : state, vm.empty() ? "-" : vm,
+           vm.empty() ? "-" : (student.empty() ? "(unassigned)" : student), share,
+           uuid.empty() ? "-" : uuid});
+  }
+  t.print();
+  return 0;
+}
+
+int list_sessions(Context& ctx, const std::string& vm, int64_t since) {
+  json req = {{"op", "vm.sessions"}, {"since", since}};
+  if (!vm.empty()) req["vm"] = vm;
+  return ctx.run(req, [](const json& r) {
+    Table t({"SESSION", "VM", "STARTED", "ENDED", "HOW", "GPU TIME", "DOMAIN UUID"});
+    for (const json& s : r) {
+      const int64_t ended = s["ended_at"].get<int64_t>();
+      t.add({std::to_string(s["id"].get<int64_t>()), s["vm"], when(s["started_at"].get<int64_t>()),
+             ended ? when(ended) : "(running)", ended ? s["end_reason"].get<std::string>() : "-",
+             policy::format_duration(s["gpu_ns"].get<int64_t>()), s["domain_uuid"]});
+    }
+    t.print();
+  });
+}
+
+}  // namespace
+
+void add_vm_commands(CLI::App& app, Context& ctx) {
+  auto* vm = app.add_subcommand(
+      "vm", "VMs: libvirt domains attached to vgpu, and every VM vgpud knows (admins)");
+  vm->require_subcommand(1);
+  static std::string domain, student, name, since;
+  static double interval = 0.5;
+
+  auto* attach = vm->add_subcommand(
+      "attach", "give a libvirt domain the GPU: add the vgpu device to its definition and bind "
+                "it to a student");
+  attach->add_option("DOMAIN", domain, "the domain: name or UUID")->required();
+  attach->add_option("--student", student, "the student it belongs to")->required();
+  attach->add_option("--vm", name, "the VM's name in vgpu (default: the domain's name)")
+      ->check(name_validator("VM"));
+  attach->callback([&ctx] { ctx.action = [&ctx] { return attach_domain(ctx, domain, student, name); }; });
+
+  auto* detach = vm->add_subcommand(
+      "detach", "take the GPU from a libvirt domain: remove the vgpu device, unbind its student");
+  detach->add_option("DOMAIN", domain, "the domain: name or UUID")->required();
+  detach->callback([&ctx] { ctx.action = [&ctx] { return detach_domain(ctx, domain); }; });
+
+  auto* list = vm->add_subcommand(
+      "list", "every domain on the libvirt connection and every VM vgpud knows: binding, state, "
+              "GPU share");
+  list->add_option("--interval", interval,
+                   "seconds over which the GPU share is measured (0: do not measure)")
+      ->check(CLI::Range(0.0, 60.0));
+  list->callback([&ctx] { ctx.action = [&ctx] { return list_vms(ctx, interval); }; });
+
+  auto* sessions = vm->add_subcommand(
+      "sessions", "each run of the attached domains: when it started and ended, and how");
+  sessions->add_option("VM", name, "only this VM");
+  sessions->add_option("--since", since, "only sessions started since DATE");
+  sessions->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return list_sessions(ctx, name, since.empty() ? 0 : parse_date_or_die(since, false));
+    };
+  });
+}
+
+}  // namespace vgpu::ctl

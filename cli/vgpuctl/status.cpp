@@ -1,0 +1,67 @@
+// vgpuctl status (admins): the daemon's own accounting. Per VM: what it holds
+// on the device, what waits in its queue, and what it did wrong; the
+// transport's and the process's counters. --json gives the daemon's answer
+// as it is (daemon_status.h documents its fields).
+#include <cstdio>
+#include <string>
+
+#include "context.h"
+#include "table.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::ctl {
+namespace {
+
+std::string n(const json& v) { return std::to_string(v.get<uint64_t>()); }
+
+void print_status(const json& s) {
+  const json& p = s["process"];
+  const json& b = s["backend"];
+  const json& t = s["transport"];
+  const json& v = s["violations"];
+  std::printf("vgpud pid %s, up %s, backend %s\n", n(p["pid"]).c_str(),
+              policy::format_duration(static_cast<int64_t>(s["uptime_s"].get<double>() * 1e9)).c_str(),
+              b["name"].get<std::string>().c_str());
+  std::printf("process:    %s resident, %s descriptors, %s threads, %s worker processes\n",
+              policy::format_bytes(p["rss_bytes"].get<uint64_t>()).c_str(), n(p["fds"]).c_str(),
+              n(p["threads"]).c_str(), n(p["children"]).c_str());
+  std::printf("device:     %s contexts, %s charged, %s commands queued\n", n(b["contexts"]).c_str(),
+              policy::format_bytes(b["device_bytes"].get<uint64_t>()).c_str(), n(s["queued"]).c_str());
+  std::printf("transport:  %s channels open (%s opened, %s closed), %s requests\n",
+              n(t["channels"]).c_str(), n(t["opened"]).c_str(), n(t["closed"]).c_str(),
+              n(t["requests"]).c_str());
+  std::printf(
+      "violations: %s malformed, %s refused, %s corrupt rings closed, %s stalled channels "
+      "closed\n",
+      n(v["malformed"]).c_str(), n(v["refused"]).c_str(), n(t["corrupt_rings"]).c_str(),
+      n(t["stalled_channels"]).c_str());
+  std::printf("held back:  %s back-pressure pauses, %s reply stalls; %s queued commands failed\n\n",
+              n(v["backpressure"]).c_str(), n(t["reply_stalls"]).c_str(),
+              n(v["work_failed"]).c_str());
+  Table table({"VM", "CHANNELS", "CONTEXTS", "ALLOCS", "MEMORY", "STREAMS", "EVENTS", "MODULES",
+               "QUEUED", "MALFORMED", "REFUSED", "FAILED", "PAUSED"});
+  for (const json& vm : s["tenants"]) {
+    const std::string name = vm["vm"];
+    table.add({name.empty() ? "(tenant " + n(vm["tenant"]) + ")" : name, n(vm["channels"]),
+               n(vm["contexts"]), n(vm["allocations"]),
+               policy::format_bytes(vm["bytes"].get<uint64_t>()), n(vm["streams"]),
+               n(vm["events"]), n(vm["modules"]), n(vm["queued"]), n(vm["malformed"]),
+               n(vm["refused"]), n(vm["work_failed"]), n(vm["backpressure"])});
+  }
+  if (table.empty()) {
+    std::printf("no VM holds anything\n");
+  } else {
+    table.print();
+  }
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app, Context& ctx) {
+  auto* status = app.add_subcommand(
+      "status", "the daemon's own accounting (admins): what each VM holds, queues and did wrong");
+  status->callback(
+      [&ctx] { ctx.action = [&ctx] { return ctx.run({{"op", "status"}}, print_status); }; });
+}
+
+}  // namespace vgpu::ctl

@@ -1,0 +1,182 @@
+#include <cstdio>
+
+#include "shmem_xml.h"
+#include "virt_connection.h"
+#include "vm_commands.h"
+
+namespace vgpu::ctl {
+namespace {
+
+int fail(const std::string& why) {
+  std::fprintf(stderr, "vgpuctl: %s\n", why.c_str());
+  return 1;
+}
+
+bool valid_vm_name(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return false;
+  }
+  return true;
+}
+
+// vgpud's VM attached to domain `uuid` (an empty name if none).
+bool attached_vm(Context& ctx, const std::string& uuid_or_name, json* vm) {
+  json vms;
+  if (!ctx.call({{"op", "vm.list"}}, &vms)) return false;
+  *vm = json::object();
+  for (const json& v : vms) {
+    const std::string uuid = v.value("domain_uuid", "");
+    if (!uuid.empty() && (uuid == uuid_or_name || v.value("name", "") == uuid_or_name)) *vm = v;
+  }
+  return true;
+}
+
+}  // namespace
+
+int attach_domain(Context& ctx, const std::string& domain, const std::string& student,
+                  const std::string& vm_flag) {
+  std::string why;
+  auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
+  if (!conn) return fail(why);
+  virt::Domain d;
+  if (!ok(conn->find(domain, &d, &why))) return fail(why);
+  const virt::DomainInfo info = d.info();
+  if (!info.persistent) {
+    return fail("domain '" + info.name +
+                "' is transient: vgpu attaches to persistent domains (virsh define)");
+  }
+  std::string xml;
+  virt::DomainXml parsed;
+  if (!ok(d.persistent_xml(&xml, &why)) || !virt::parse_domain_xml(xml, &parsed, &why))
+    return fail(why);
+  const std::string vm = vm_flag.empty() ? info.name : vm_flag;
+  if (!parsed.devices.empty()) {
+    // Attaching again as it is attached changes nothing and succeeds (scripts
+    // may run it twice); any other attachment is refused.
+    json bound;
+    if (!attached_vm(ctx, info.uuid, &bound)) return 1;
+    const bool same = parsed.devices.size() == 1 && parsed.devices[0].vm == vm &&
+                      bound.value("name", "") == vm && bound.value("student", "") == student;
+    if (!same) {
+      return fail("domain '" + info.name + "' is already attached (it has the vgpu device " +
+                  parsed.devices[0].name + "): detach it first");
+    }
+    std::printf("domain %s is already attached to vgpu as VM %s for student %s: nothing changed\n",
+                info.name.c_str(), vm.c_str(), student.c_str());
+    return 0;
+  }
+  if (!valid_vm_name(vm)) {
+    return fail("domain name '" + vm +
+                "' is not a valid vgpu VM name (1 to 63 of A-Z a-z 0-9 . _ -): choose one with --vm");
+  }
+  // vgpud checks the student and the VM first (changing nothing) and says
+  // where it serves the VM; then the domain; then the binding.
+  const json request = {{"op", "vm.attach"}, {"vm", vm}, {"uuid", info.uuid}, {"student", student}};
+  json checked = request;
+  checked["dry_run"] = true;
+  json result;
+  if (!ctx.call(checked, &result)) return 1;
+  const std::string socket = result.value("socket", "");
+  const std::string device = virt::device_xml(vm, socket);
+  if (!ok(conn->add_device(d, device, &why))) return fail(why);
+  if (!ctx.call(request, &result)) {
+    std::string undo_why;
+    if (!ok(conn->remove_device(d, std::string(virt::kDevicePrefix) + vm, &undo_why))) {
+      std::fprintf(stderr, "vgpuctl: and the device could not be taken out again: %s\n",
+                   undo_why.c_str());
+    }
+    return 1;
+  }
+  const bool restart = virt::has_process(info.state);
+  if (ctx.json_output) {
+    std::printf("%s\n", json({{"domain", info.name},
+                              {"uuid", info.uuid},
+                              {"vm", vm},
+                              {"student", student},
+                              {"socket", socket},
+                              {"device", device},
+                              {"restart_needed", restart}})
+                            .dump(2)
+                            .c_str());
+    return 0;
+  }
+  std::printf("attached domain %s (%s) to vgpu as VM %s for student %s\n", info.name.c_str(),
+              info.uuid.c_str(), vm.c_str(), student.c_str());
+  std::printf("device: ivshmem-doorbell, server %s, %d MSI vector\n", socket.c_str(),
+              virt::kMsiVectors);
+  if (restart) {
+    std::printf("the domain is %s: shut it down and start it again for the device to appear "
+                "(ivshmem cannot be hot-plugged)\n",
+                std::string(virt::state_name(info.state)).c_str());
+  } else {
+    std::printf("the device appears when the domain starts\n");
+  }
+  if (result.contains("warning")) {
+    std::fprintf(stderr, "vgpuctl: warning: %s\n", result.value("warning", "").c_str());
+  }
+  return 0;
+}
+
+int detach_domain(Context& ctx, const std::string& domain) {
+  std::string why;
+  auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
+  if (!conn) return fail(why);
+  virt::Domain d;
+  const Status found = conn->find(domain, &d, &why);
+  json row;
+  if (!ok(found)) {
+    // Gone from libvirt (undefined): forget the attachment in vgpu.
+    if (found != Status::kInvalidValue || !attached_vm(ctx, domain, &row)) return fail(why);
+    if (row.empty()) return fail(why);
+    json result;
+    const std::string vm = row.value("name", "");
+    if (!ctx.call({{"op", "vm.detach"}, {"vm", vm}}, &result)) return 1;
+    std::printf("domain %s is not defined at %s: detached VM %s in vgpu only\n", domain.c_str(),
+                conn->uri().c_str(), vm.c_str());
+    return 0;
+  }
+  const virt::DomainInfo info = d.info();
+  std::string xml;
+  virt::DomainXml parsed;
+  if (!ok(d.persistent_xml(&xml, &why)) || !virt::parse_domain_xml(xml, &parsed, &why))
+    return fail(why);
+  if (!attached_vm(ctx, info.uuid, &row)) return 1;
+  if (parsed.devices.empty() && row.empty()) {
+    // Detaching what is not attached leaves it so and succeeds (idempotent).
+    std::printf("domain %s is not attached to vgpu: nothing changed\n", info.name.c_str());
+    return 0;
+  }
+  const std::string vm = row.empty() ? parsed.devices[0].vm : row.value("name", "");
+  json result;
+  if (!row.empty() &&
+      !ctx.call({{"op", "vm.detach"}, {"vm", vm}, {"dry_run", true}}, &result))
+    return 1;
+  for (const virt::VgpuDevice& dev : parsed.devices) {
+    if (!ok(conn->remove_device(d, dev.name, &why))) return fail(why);
+  }
+  if (!row.empty() && !ctx.call({{"op", "vm.detach"}, {"vm", vm}}, &result)) return 1;
+  const bool running = virt::has_process(info.state);
+  if (ctx.json_output) {
+    std::printf("%s\n", json({{"domain", info.name},
+                              {"uuid", info.uuid},
+                              {"vm", vm},
+                              {"student", row.value("student", "")},
+                              {"devices_removed", parsed.devices.size()},
+                              {"restart_needed", running}})
+                            .dump(2)
+                            .c_str());
+    return 0;
+  }
+  const std::string student = row.value("student", "");
+  std::printf("detached domain %s from vgpu (VM %s%s)\n", info.name.c_str(), vm.c_str(),
+              student.empty() ? "" : (", student " + student + " unbound").c_str());
+  if (running) {
+    std::printf("the domain is %s: it keeps the GPU until it shuts down\n",
+                std::string(virt::state_name(info.state)).c_str());
+  }
+  return 0;
+}
+
+}  // namespace vgpu::ctl

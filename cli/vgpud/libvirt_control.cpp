@@ -1,0 +1,275 @@
+#include "libvirt_control.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+
+#include "qemu_peer.h"
+#include "vgpu/policy/units.h"
+
+namespace vgpu::daemon {
+namespace {
+
+int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+bool watch_uri(const std::string& uri) { return !uri.empty() && uri != "none"; }
+
+}  // namespace
+
+LibvirtControl::LibvirtControl(policy::Store* store, VmHooks hooks, std::string uri,
+                               virt::WatcherOptions watcher)
+    : store_(store), hooks_(std::move(hooks)), uri_(std::move(uri)) {
+  if (watch_uri(uri_)) {
+    watcher.uri = uri_;
+    watcher_ = std::make_unique<virt::DomainWatcher>(std::move(watcher), this);
+  }
+}
+
+LibvirtControl::~LibvirtControl() { stop(); }
+
+Status LibvirtControl::start(std::string*) {
+  int ended = 0;
+  // A vgpud that stopped without ending its sessions (killed): their QEMUs
+  // lost the connection with it, so they ended then.
+  if (ok(store_->end_open_sessions(unix_now(), "vgpud restarted", &ended)) && ended > 0) {
+    spdlog::info("vgpud: ended {} VM session(s) a previous vgpud left open", ended);
+  }
+  reload();
+  std::vector<policy::DomainAttachment> attached;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [uuid, a] : by_uuid_) attached.push_back(a);
+  }
+  for (const auto& a : attached) {
+    std::string why;
+    if (!ok(hooks_.serve(a.vm, &why))) {
+      // The others are served; this one's domain cannot start until it is fixed.
+      spdlog::error("vm {}: attached to domain {} but cannot be served: {}", a.vm, a.uuid, why);
+    }
+  }
+  if (watcher_) {
+    spdlog::info("vgpud: watching libvirt domains at {} ({} attached)", uri_, attached.size());
+    watcher_->start();
+  }
+  return Status::kSuccess;
+}
+
+void LibvirtControl::stop() {
+  if (watcher_) watcher_->stop();
+  std::lock_guard lock(mu_);
+  for (const auto& [uuid, s] : sessions_) {
+    const uint64_t gpu = hooks_.gpu_ns(s.tenant);
+    store_->end_session(s.id, unix_now(), "vgpud stopped",
+                        gpu > s.gpu_at_start ? gpu - s.gpu_at_start : 0);
+  }
+  sessions_.clear();
+}
+
+void LibvirtControl::reload() {
+  std::vector<policy::DomainAttachment> all;
+  if (!ok(store_->list_attachments(&all))) {
+    spdlog::error("vgpud: cannot read the VMs attached to libvirt domains from the database");
+    return;
+  }
+  std::lock_guard lock(mu_);
+  by_uuid_.clear();
+  for (auto& a : all) by_uuid_[a.uuid] = std::move(a);
+}
+
+void LibvirtControl::after_request(const nlohmann::json& request, nlohmann::json* answer) {
+  const std::string op = request.value("op", "");
+  if ((op != "vm.attach" && op != "vm.detach") || !answer->value("ok", false)) return;
+  const std::string vm = request.value("vm", "");
+  const bool dry_run = request.value("dry_run", false);
+  nlohmann::json& result = (*answer)["result"];
+  if (!result.is_object()) result = nlohmann::json::object();
+  if (op == "vm.attach") {
+    result["socket"] = hooks_.socket_path(vm);
+    if (dry_run) return;
+    std::string why;
+    if (!ok(hooks_.serve(vm, &why))) {
+      spdlog::error("vm {}: attached but cannot be served: {}", vm, why);
+      result["warning"] = "vgpud cannot serve it: " + why;
+    }
+    spdlog::info("vm {}: attached to domain {}; serving {}", vm, request.value("uuid", ""),
+                 hooks_.socket_path(vm));
+  } else if (!dry_run) {
+    // A running domain keeps the channel its QEMU has until it stops.
+    hooks_.unserve(vm);
+    spdlog::info("vm {}: detached; its socket is gone", vm);
+  }
+  reload();
+}
+
+bool LibvirtControl::admit(const std::string& vm, int pid, std::string* why) {
+  std::string uuid;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [u, a] : by_uuid_) {
+      if (a.vm == vm) uuid = u;
+    }
+  }
+  if (uuid.empty()) return true;  // not a libvirt domain vgpu knows
+  const std::string runs = virt::qemu_domain_uuid(pid);
+  if (!runs.empty() && runs != uuid) {
+    *why = "QEMU (pid " + std::to_string(pid) + ") runs domain " + runs + ", not domain " + uuid +
+           " attached as VM " + vm;
+    spdlog::warn("vm {}: turned away: {}", vm, *why);
+    return false;
+  }
+  std::lock_guard lock(mu_);
+  qemu_pid_[vm] = pid;
+  return true;
+}
+
+void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
+  spdlog::info("vgpud: connected to libvirt at {} ({} domain(s))", uri_, domains.size());
+  reload();
+  std::unordered_map<std::string, const virt::DomainInfo*> by_uuid;
+  for (const auto& d : domains) by_uuid[d.uuid] = &d;
+  std::vector<std::pair<std::string, std::string>> attached;  // uuid, VM
+  std::vector<std::string> open;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [uuid, a] : by_uuid_) attached.emplace_back(uuid, a.vm);
+    for (const auto& [uuid, s] : sessions_) open.push_back(uuid);
+  }
+  // What happened while vgpud was not watching.
+  for (const auto& [uuid, vm] : attached) {
+    auto it = by_uuid.find(uuid);
+    if (it == by_uuid.end()) {
+      spdlog::warn("vgpud: domain {} (attached as VM {}) is not defined at {}", uuid, vm, uri_);
+      continue;
+    }
+    if (virt::has_process(it->second->state)) begin_session(uuid, it->second->name);
+  }
+  for (const std::string& uuid : open) {
+    auto it = by_uuid.find(uuid);
+    const auto state = it == by_uuid.end() ? virt::DomainState::kNoState : it->second->state;
+    if (!virt::has_process(state)) {
+      end_session(uuid, it == by_uuid.end() ? "" : it->second->name,
+                  "stopped while libvirt was unreachable", state);
+    }
+  }
+}
+
+void LibvirtControl::unreachable(const std::string& why, int failures,
+                                 std::chrono::milliseconds retry_in) {
+  const double seconds = static_cast<double>(retry_in.count()) / 1000.0;
+  if (failures == 1) {
+    spdlog::warn(
+        "vgpud: libvirt at {} is unreachable: {}; the attached VMs are served all the same "
+        "(their sessions are not recorded); retrying in {:.1f} s, then less often",
+        uri_, why, seconds);
+  } else if (failures % 20 == 0) {
+    spdlog::info("vgpud: libvirt at {} is still unreachable ({} attempts): {}", uri_, failures,
+                 why);
+  } else {
+    spdlog::debug("vgpud: libvirt at {}: attempt {} failed: {}; next in {:.1f} s", uri_,
+                  failures, why, seconds);
+  }
+}
+
+void LibvirtControl::lost(const std::string& why) {
+  spdlog::warn("vgpud: lost libvirt at {} ({}); reconnecting; running VMs are served all the same",
+               uri_, why);
+}
+
+void LibvirtControl::event(const virt::DomainEvent& e) {
+  bool attached = false;
+  std::string other;  // a VM attached under this name to another domain
+  {
+    std::lock_guard lock(mu_);
+    attached = by_uuid_.count(e.uuid) != 0;
+    for (const auto& [uuid, a] : by_uuid_) {
+      if (a.vm == e.name && uuid != e.uuid) other = uuid;
+    }
+  }
+  switch (e.kind) {
+    case virt::EventKind::kStarted:
+      if (attached) {
+        begin_session(e.uuid, e.name);
+      } else if (!other.empty()) {
+        spdlog::warn("vgpud: domain {} ({}) started, but VM {} is attached to domain {}: "
+                     "not this one (a reused name)",
+                     e.name, e.uuid, e.name, other);
+      }
+      break;
+    case virt::EventKind::kStopped:
+      end_session(e.uuid, e.name, e.reason, e.state_now);
+      break;
+    case virt::EventKind::kUndefined:
+      if (attached) {
+        spdlog::info("vgpud: domain {} ({}) was undefined; it stays attached until "
+                     "`vgpuctl vm detach` (defining it again with its UUID keeps its GPU)",
+                     e.name, e.uuid);
+      }
+      break;
+    case virt::EventKind::kDefined:
+      if (attached) {
+        std::string vm, why;
+        {
+          std::lock_guard lock(mu_);
+          vm = by_uuid_[e.uuid].vm;
+        }
+        if (!ok(hooks_.serve(vm, &why))) spdlog::error("vm {}: cannot be served: {}", vm, why);
+      }
+      break;
+    case virt::EventKind::kOther:
+      break;
+  }
+}
+
+void LibvirtControl::begin_session(const std::string& uuid, const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (sessions_.count(uuid)) return;  // seen already (an event and a reconnection)
+  auto it = by_uuid_.find(uuid);
+  if (it == by_uuid_.end()) return;
+  const policy::DomainAttachment& a = it->second;
+  Session s;
+  s.tenant = a.tenant;
+  s.vm = a.vm;
+  s.gpu_at_start = hooks_.gpu_ns(a.tenant);
+  if (!ok(store_->begin_session(a.tenant, uuid, a.student_id, unix_now(), &s.id))) {
+    spdlog::error("vm {}: cannot record the start of its session in the database", a.vm);
+    return;
+  }
+  spdlog::info("vm {}: domain {} ({}) started: session {} ({})", a.vm, name, uuid, s.id,
+               a.student.empty() ? "unassigned" : "student " + a.student);
+  sessions_[uuid] = s;
+}
+
+void LibvirtControl::end_session(const std::string& uuid, const std::string& name,
+                                 const std::string& reason, virt::DomainState now) {
+  Session s;
+  bool open = false;
+  std::string vm;
+  int pid = -1;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = sessions_.find(uuid); it != sessions_.end()) {
+      s = it->second;
+      open = true;
+      sessions_.erase(it);
+      vm = s.vm;
+    } else if (auto a = by_uuid_.find(uuid); a != by_uuid_.end()) {
+      vm = a->second.vm;
+    }
+    if (auto p = qemu_pid_.find(vm); p != qemu_pid_.end()) pid = p->second;
+  }
+  if (vm.empty()) return;  // not a domain vgpu serves
+  // QEMU hanging up has normally released everything already; this makes
+  // sure, unless the domain runs again (a new QEMU holds the channel then).
+  if (!virt::has_process(now)) hooks_.release(vm, pid);
+  if (!open) return;
+  const uint64_t gpu = hooks_.gpu_ns(s.tenant);
+  const uint64_t used = gpu > s.gpu_at_start ? gpu - s.gpu_at_start : 0;
+  if (!ok(store_->end_session(s.id, unix_now(), reason, used))) {
+    spdlog::error("vm {}: cannot record the end of session {} in the database", vm, s.id);
+  }
+  spdlog::info("vm {}: domain {} ({}) stopped ({}): session {} ended ({} of GPU time); its device "
+               "state released",
+               vm, name, uuid, reason, s.id, policy::format_duration(static_cast<int64_t>(used)));
+}
+
+}  // namespace vgpu::daemon

@@ -1,0 +1,110 @@
+// vgpud and libvirt (docs/libvirt.md). The VMs attached to libvirt domains
+// (`vgpuctl vm attach`; the policy store holds the attachments) are served
+// from vgpud's start and from the moment they are attached, so their ivshmem
+// sockets exist whenever a domain starts: QEMU connects before libvirt even
+// says the domain started. Domain events, matched by UUID, open and close
+// the session ledger and release what a stopped domain's VM still held.
+//
+//   started              a session begins (the socket was there already)
+//   stopped, crashed,    the VM's channel is closed if its QEMU still holds
+//   destroyed, failed    it (everything the tenant held is released, its
+//                        queue dropped); the session ends with the reason;
+//                        the socket stays for the next start
+//   undefined            nothing: the attachment (and the socket) stay until
+//                        `vgpuctl vm detach`, so a domain defined again with
+//                        its UUID keeps its GPU; a new domain reusing the name
+//                        is another UUID, and its QEMU is turned away
+//   (re)connected        the domains as they are: sessions begun or ended
+//                        for what happened while libvirt was unreachable
+//
+// A QEMU that connects to an attached VM's socket but runs another domain
+// (its `-uuid`) is turned away.
+//
+// Threads: start/stop on main; after_request on the admin thread; admit on
+// the transport loop thread; DomainEvents on the watcher's thread. mu_ guards
+// the maps.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "domain_watcher.h"
+#include "vgpu/policy/store.h"
+
+namespace vgpu::daemon {
+
+// What the control asks of the daemon.
+struct VmHooks {
+  // Serves VM `vm`'s ivshmem-doorbell socket (nothing to do if it is served).
+  std::function<Status(const std::string& vm, std::string* why)> serve;
+  std::function<void(const std::string& vm)> unserve;
+  // Closes VM `vm`'s channel if QEMU process `pid` (any, if -1) holds it.
+  std::function<void(const std::string& vm, int pid)> release;
+  // The socket path of VM `vm`.
+  std::function<std::string(const std::string& vm)> socket_path;
+  // GPU time tenant `tenant` has used since vgpud started.
+  std::function<uint64_t(policy::TenantId tenant)> gpu_ns;
+};
+
+class LibvirtControl final : public virt::DomainEvents {
+ public:
+  // `uri` empty or "none": attachments are served, but no domain is watched
+  // (and no session recorded).
+  LibvirtControl(policy::Store* store, VmHooks hooks, std::string uri,
+                 virt::WatcherOptions watcher = {});
+  ~LibvirtControl() override;
+
+  // Ends sessions a previous vgpud left open, serves every attached VM,
+  // starts watching. Fails only if an attached VM cannot be served.
+  Status start(std::string* why);
+  void stop();  // open sessions end with "vgpud stopped"
+
+  // Admin thread, after each request: vm.attach adds the socket path to its
+  // result (dry runs too) and serves the VM; vm.detach stops serving it.
+  void after_request(const nlohmann::json& request, nlohmann::json* answer);
+  // Transport loop thread (Daemon::on_open): false, with `why`, for a QEMU of
+  // another domain than the one attached as `vm`.
+  bool admit(const std::string& vm, int pid, std::string* why);
+
+  bool watching() const { return watcher_ != nullptr; }
+  bool connected() const { return watcher_ && watcher_->connected(); }
+  virt::DomainWatcher* watcher() { return watcher_.get(); }  // fault injection (tests)
+
+ private:
+  struct Session {
+    int64_t id = 0;
+    policy::TenantId tenant = 0;
+    std::string vm;
+    uint64_t gpu_at_start = 0;
+  };
+
+  // virt::DomainEvents (watcher thread)
+  void connected(const std::vector<virt::DomainInfo>& domains) override;
+  void unreachable(const std::string& why, int failures,
+                   std::chrono::milliseconds retry_in) override;
+  void lost(const std::string& why) override;
+  void event(const virt::DomainEvent& e) override;
+
+  void reload();  // attachments from the store
+  void begin_session(const std::string& uuid, const std::string& name);
+  // Releases the VM (if its domain has no QEMU now) and ends its session.
+  void end_session(const std::string& uuid, const std::string& name, const std::string& reason,
+                   virt::DomainState now);
+
+  policy::Store* const store_;
+  const VmHooks hooks_;
+  const std::string uri_;
+  std::unique_ptr<virt::DomainWatcher> watcher_;
+
+  std::mutex mu_;
+  std::unordered_map<std::string, policy::DomainAttachment> by_uuid_;
+  std::unordered_map<std::string, Session> sessions_;  // by domain UUID
+  std::unordered_map<std::string, int> qemu_pid_;      // by VM: the last QEMU that connected
+};
+
+}  // namespace vgpu::daemon

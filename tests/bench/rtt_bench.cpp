@@ -1,0 +1,164 @@
+// Null-call round trip: the cheapest call through vgpud next to two baselines
+// measured in the same run.
+//
+//   1. bare ping-pong: the same shared-memory transport and wake mechanism
+//      between two processes, with an echo in place of vgpud (bare_echo.h);
+//   2. vgpud, transport level: the same client (GuestChannel) sending
+//      GetDeviceCount requests to a real vgpud (sim backend): the difference
+//      to 1 is what vgpud adds (decode, validation, call handler, reply);
+//   3. vgpud from a CUDA program (null_call through vgpu-run): what an
+//      application sees, the guest library's lock and encoding included;
+//   4. ONC RPC null procedure over loopback TCP with libtirpc (onc_rpc.h).
+//
+//   rtt_bench [--calls N] [--quick]
+// Exit status 0 when both targets are met: 3 <= 2x 1 and 4 >= 5x 3.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bare_echo.h"
+#include "onc_rpc.h"
+#include "support/procs.h"
+#include "support/stats.h"
+#include "support/vgpud.h"
+#include "vgpu/protocol/codec.h"
+#include "vgpu/transport/guest_channel.h"
+
+namespace {
+
+using namespace vgpu;
+using namespace vgpu::bench;
+using transport::GuestChannel;
+
+double now_ns() {
+  return std::chrono::duration<double, std::nano>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// GetDeviceCount round trips over a guest channel, each timed.
+bool time_null_calls(GuestChannel& ch, long warmup, long calls, std::vector<double>* samples) {
+  uint8_t msg[proto::request_size<proto::Op::GetDeviceCount>(0)];
+  std::vector<uint8_t> reply;
+  for (long i = 0; i < warmup + calls; ++i) {
+    const uint64_t id = static_cast<uint64_t>(i) + 1;
+    proto::encode_request(std::span(msg), id, 0, proto::GetDeviceCountRequest{});
+    const std::span<const uint8_t> parts[1] = {msg};
+    const double t0 = now_ns();
+    if (!ok(ch.send(parts))) return false;
+    for (;;) {
+      if (!ok(ch.receive(&reply, std::chrono::milliseconds(5000)))) return false;
+      vgpu_msg_header h;
+      std::memcpy(&h, reply.data(), sizeof h);
+      if (h.request_id == id) break;
+    }
+    if (i >= warmup) samples->push_back(now_ns() - t0);
+  }
+  return true;
+}
+
+struct Row {
+  std::string name;
+  Summary s;
+};
+
+void print_row(const Row& r) {
+  std::printf("  %-52s %9.0f %9.0f %9.0f\n", r.name.c_str(), r.s.median, r.s.p99, r.s.min);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long calls = 200000;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+      calls = 5000;
+    } else if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) {
+      calls = std::atol(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: rtt_bench [--calls N] [--quick]\n");
+      return 2;
+    }
+  }
+  const long warmup = calls / 10;
+  std::printf("Null-call round trip, %ld calls each after %ld warm-up, ns\n", calls, warmup);
+  std::printf("%s\n\n", machine_line().c_str());
+  std::printf("  %-52s %9s %9s %9s\n", "", "median", "p99", "min");
+
+  // 1. Bare ping-pong.
+  TempDir dir("vgpu-rtt");
+  const std::string bare_sock = dir.path() + "/bare.sock";
+  const pid_t echo = start_bare_echo(bare_sock);
+  std::unique_ptr<GuestChannel> ch;
+  std::string why;
+  std::vector<double> samples;
+  if (echo < 0 || !ok(GuestChannel::connect(bare_sock, "bare", &ch, &why)) ||
+      !time_null_calls(*ch, warmup, calls, &samples)) {
+    std::fprintf(stderr, "rtt_bench: the bare ping-pong failed: %s\n", why.c_str());
+    kill_group(echo);
+    return 1;
+  }
+  ch.reset();
+  kill(echo, SIGKILL);
+  kill_group(echo);
+  const Row bare{"bare shared-memory ping-pong (same transport, echo)", summarize(samples)};
+  print_row(bare);
+
+  // 2 and 3. Through vgpud.
+  Vgpud vgpud;
+  if (!vgpud.ok()) return 1;
+  samples.clear();
+  if (!ok(GuestChannel::connect(vgpud.socket(), "rtt-transport", &ch, &why)) ||
+      !time_null_calls(*ch, warmup, calls, &samples)) {
+    std::fprintf(stderr, "rtt_bench: null calls to vgpud failed: %s\n", why.c_str());
+    return 1;
+  }
+  ch.reset();
+  const Row transport{"vgpud, GetDeviceCount from a guest channel", summarize(samples)};
+  print_row(transport);
+  const auto r = vgpud.run("rtt-cuda", bench_program("null_call"), {std::to_string(calls)});
+  if (r.empty()) return 1;
+  Row cuda{"vgpud, cudaGetDeviceCount from a CUDA program", {}};
+  cuda.s.median = r.at("null_call_ns_median");
+  cuda.s.p99 = r.at("null_call_ns_p99");
+  cuda.s.min = r.at("null_call_ns_min");
+  print_row(cuda);
+  Row query{"vgpud, cudaStreamQuery(0) from a CUDA program", {}};
+  query.s.median = r.at("stream_query_ns_median");
+  query.s.p99 = r.at("stream_query_ns_p99");
+  query.s.min = r.at("stream_query_ns_min");
+  print_row(query);
+
+  // 4. ONC RPC.
+  uint16_t port = 0;
+  const pid_t rpc = start_rpc_server(&port);
+  samples.clear();
+  const long rpc_calls = std::max(1000L, calls / 4);  // each takes longer
+  const bool rpc_ok = rpc > 0 && time_rpc_null(port, rpc_calls / 10, rpc_calls, &samples);
+  kill(rpc, SIGKILL);
+  kill_group(rpc);
+  if (!rpc_ok) {
+    std::fprintf(stderr, "rtt_bench: the ONC RPC baseline failed\n");
+    return 1;
+  }
+  const Row onc{"ONC RPC null call, loopback TCP (libtirpc)", summarize(samples)};
+  print_row(onc);
+
+  std::printf("\nRatios of medians:\n");
+  bool met = true;
+  met &= report_ratio("vgpud (CUDA program) / bare ping-pong", cuda.s.median / bare.s.median,
+                      "<= 2x", cuda.s.median <= 2 * bare.s.median);
+  report_ratio("vgpud (guest channel) / bare ping-pong", transport.s.median / bare.s.median,
+               "<= 2x", transport.s.median <= 2 * bare.s.median);
+  met &= report_ratio("ONC RPC / vgpud (CUDA program): vgpud faster by", onc.s.median / cuda.s.median,
+                      ">= 5x", onc.s.median >= 5 * cuda.s.median);
+  return met || quick ? 0 : 1;  // --quick is a smoke run: figures, no verdict
+}

@@ -1,0 +1,88 @@
+// A VM that floods requests as fast as it can is held back at its queue's
+// bound; a VM that stops reading its replies has its requests left in its
+// ring (and must not cost the daemon a core while it sits there). Meanwhile
+// other VMs run programs: they must PASS, with their GPU work taking no more
+// than a bounded multiple of what it takes alone.
+#include <csignal>
+#include <cstdio>
+#include <regex>
+
+#include <catch2/catch.hpp>
+
+#include "robust_harness.h"
+
+using namespace vgpu::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// busy's own measure: microseconds from its first launch to the synchronize.
+double busy_ms(const RunResult& r) {
+  std::smatch m;
+  if (!std::regex_search(r.output, m, std::regex("elapsed_us ([0-9]+)"))) return -1;
+  return std::stod(m[1]) / 1000.0;
+}
+
+}  // namespace
+
+TEST_CASE("a flooding VM is back-pressured, one that stops reading is left alone, others are "
+          "unaffected",
+          "[backpressure]") {
+  Daemon d;
+  const std::string socket = d.runtime_dir() + "/vgpud.sock";
+  const std::vector<std::string> probe = {"500", "200"};  // 100 ms of kernels
+  const RunResult alone = d.run("probe", "busy", probe);
+  REQUIRE_THAT(alone.output, Catch::Contains("PASS busy"));
+  const double alone_ms = busy_ms(alone);
+
+  // 1. A VM that never reads its replies: its rings fill, then it sits.
+  auto noread = start_test_vm("noread", {"--socket", socket, "--vm", "deaf", "--seconds", "60"},
+                              d.runtime_dir() + "/noread.txt");
+  REQUIRE(eventually(
+      [&] { return read_file(d.runtime_dir() + "/noread.txt").find("ring_full") != std::string::npos; },
+      60s));
+  std::this_thread::sleep_for(300ms);
+  // Nothing else runs: the daemon must be (nearly) idle, not spinning on the deaf VM.
+  const double cpu0 = cpu_seconds(d.pid());
+  std::this_thread::sleep_for(2s);
+  const double idle_cpu = cpu_seconds(d.pid()) - cpu0;
+  CHECK(idle_cpu < 0.4);
+
+  // 2. A flooding VM, while the probe runs again and an honest VM checks
+  // every answer.
+  auto flood = start_test_vm("flood", {"--socket", socket, "--vm", "flood", "--seconds", "8"},
+                             d.runtime_dir() + "/flood.txt");
+  std::this_thread::sleep_for(1s);
+  const RunResult honest = run_test_vm("honest", {"--socket", socket, "--vm", "honest", "--count", "20"});
+  double worst_ms = 0;
+  for (int i = 0; i < 3; ++i) {
+    const RunResult r = d.run("probe", "busy", probe);
+    INFO(r.output);
+    CHECK_THAT(r.output, Catch::Contains("PASS busy"));
+    worst_ms = std::max(worst_ms, busy_ms(r));
+  }
+  const RunResult fr = flood->wait(120s);
+  INFO("flood: " << fr.output << "\nhonest: " << honest.output);
+  CHECK_THAT(fr.output, Catch::Contains("RESULT ok"));
+  CHECK_THAT(honest.output, Catch::Contains("RESULT ok"));
+  // Fair share with one other busy VM: about twice the time alone; allow
+  // for the host CPU the flood's commands cost on two shared cores.
+  CHECK(worst_ms < 4 * alone_ms + 400);
+
+  const json s = daemon_status(d.runtime_dir());
+  INFO(s.dump(2));
+  CHECK(tenant_of(s, "flood").value("backpressure", 0) >= 1);
+  CHECK(s["transport"]["reply_stalls"].get<uint64_t>() >= 1);
+  CHECK(tenant_of(s, "deaf")["channels"] == 1);  // held back, not thrown out
+  const auto flood_report = report_of(fr.output);
+  std::printf("backpressure: probe %.0f ms alone, %.0f ms at worst beside a flood of %s "
+              "requests/s; daemon CPU %.2f s over 2 s beside a VM that does not read\n",
+              alone_ms, worst_ms, flood_report.count("sent_per_s") ? flood_report.at("sent_per_s").c_str() : "?",
+              idle_cpu);
+
+  // The deaf VM goes away: everything it held and queued is released.
+  noread->signal(SIGKILL);
+  noread->wait(10s);
+  CHECK(eventually([&] { return holds_nothing(tenant_of(daemon_status(d.runtime_dir()), "deaf")); },
+                   10s));
+}

@@ -1,0 +1,149 @@
+#include "robust_harness.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "quota_harness.h"
+
+namespace vgpu::test {
+
+using namespace std::chrono_literals;
+
+std::string test_vm_path() { return VGPU_TEST_VM; }
+
+json daemon_status(const std::string& runtime_dir) {
+  const RunResult r = vgpuctl(runtime_dir, {"--json", "status"});
+  if (r.exit_code != 0) return nullptr;
+  const json j = json::parse(r.output, nullptr, false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+json tenant_of(const json& status, const std::string& vm) {
+  if (status.is_object()) {
+    for (const json& t : status["tenants"]) {
+      if (t["vm"] == vm) return t;
+    }
+  }
+  return json::object();
+}
+
+bool holds_nothing(const json& t) {
+  for (const char* key : {"channels", "contexts", "allocations", "bytes", "streams", "events",
+                          "modules", "pending", "queued"}) {
+    if (t.contains(key) && t[key].get<uint64_t>() != 0) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Process> start_test_vm(const std::string& mode,
+                                       const std::vector<std::string>& args,
+                                       const std::string& output_file) {
+  std::vector<std::string> argv = {test_vm_path(), mode};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<Process>(argv, output_file);
+}
+
+RunResult run_test_vm(const std::string& mode, const std::vector<std::string>& args,
+                      std::chrono::milliseconds limit) {
+  char tmpl[] = "/tmp/vgpu-testvm-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  close(fd);
+  RunResult r = start_test_vm(mode, args, tmpl)->wait(limit);
+  unlink(tmpl);
+  return r;
+}
+
+std::map<std::string, std::string> report_of(const std::string& output) {
+  std::map<std::string, std::string> r;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    r.emplace(line.substr(0, space), line.substr(space + 1));
+  }
+  return r;
+}
+
+uint64_t report_u64(const std::map<std::string, std::string>& r, const std::string& key) {
+  auto it = r.find(key);
+  return it == r.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+}
+
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  // Fields after the command name (which may hold spaces): state is field 3,
+  // utime and stime fields 14 and 15.
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+uint64_t rss_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (cond()) return true;
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+Bystanders::Bystanders(Starter start, std::vector<std::string> vms,
+                       std::vector<std::string> programs)
+    : start_(std::move(start)), vms_(std::move(vms)), programs_(std::move(programs)) {
+  for (size_t i = 0; i < vms_.size(); ++i) threads_.emplace_back([this, i] { loop(i); });
+}
+
+Bystanders::~Bystanders() { stop(); }
+
+void Bystanders::stop() {
+  stopping_ = true;
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+std::vector<std::string> Bystanders::failures() const {
+  std::lock_guard lock(mu_);
+  return failures_;
+}
+
+void Bystanders::loop(size_t i) {
+  for (size_t n = i; !stopping_; ++n) {
+    const std::string program = programs_[n % programs_.size()];
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<Process> p;
+    {
+      std::lock_guard lock(mu_);  // starters (Daemon::start) are not thread-safe
+      p = start_(vms_[i], program);
+    }
+    const RunResult r = p->wait(180s);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    runs_++;
+    if (s > slowest_s_) slowest_s_ = s;
+    if (r.exit_code != 0 || r.output.find("PASS " + program) == std::string::npos) {
+      std::lock_guard lock(mu_);
+      failures_.push_back(vms_[i] + " " + program + " (exit " + std::to_string(r.exit_code) +
+                          "): " + r.output.substr(r.output.size() > 600 ? r.output.size() - 600 : 0));
+    }
+  }
+}
+
+}  // namespace vgpu::test

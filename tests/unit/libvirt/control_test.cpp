@@ -1,0 +1,239 @@
+// vgpud's libvirt control on the test driver, with a real policy store and
+// the daemon's hooks faked: attached VMs served from the start, a domain's
+// run recorded as a session, its stop releasing the VM, what was missed while
+// libvirt was unreachable reconciled, a reused name and a foreign QEMU turned
+// away.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "libvirt_control.h"
+#include "test_driver.h"
+
+using namespace vgpu;
+using namespace vgpu::daemon;
+using namespace vgpu::virt;
+using namespace vgpu::virt::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kUuidA = "30000000-0000-4000-8000-00000000000a";
+
+policy::Actor root() { return {0, "root", policy::Role::kAdmin, 0}; }
+
+struct FakeDaemon {
+  std::mutex mu;
+  std::set<std::string> served;
+  std::vector<std::string> unserved;
+  std::vector<std::pair<std::string, int>> released;
+  std::atomic<uint64_t> gpu{0};
+  VmHooks hooks() {
+    VmHooks h;
+    h.serve = [this](const std::string& vm, std::string*) {
+      std::lock_guard lock(mu);
+      served.insert(vm);
+      return Status::kSuccess;
+    };
+    h.unserve = [this](const std::string& vm) {
+      std::lock_guard lock(mu);
+      served.erase(vm);
+      unserved.push_back(vm);
+    };
+    h.release = [this](const std::string& vm, int pid) {
+      std::lock_guard lock(mu);
+      released.emplace_back(vm, pid);
+    };
+    h.socket_path = [](const std::string& vm) { return "/run/test/vms/" + vm + ".sock"; };
+    h.gpu_ns = [this](policy::TenantId) { return gpu.load(); };
+    return h;
+  }
+  bool serves(const std::string& vm) {
+    std::lock_guard lock(mu);
+    return served.count(vm) != 0;
+  }
+  size_t releases() {
+    std::lock_guard lock(mu);
+    return released.size();
+  }
+};
+
+struct Fixture {
+  std::string db = "/tmp/vgpu-libvirt-control-" + std::to_string(getpid()) + "-" +
+                   std::to_string(reinterpret_cast<uintptr_t>(this)) + ".db";
+  std::unique_ptr<policy::Store> store;
+  TestConnection tc;
+  FakeDaemon fake;
+  std::atomic<bool> libvirt_down{false};
+  std::unique_ptr<LibvirtControl> control;
+  std::string why;
+
+  Fixture() {
+    REQUIRE(policy::open_sqlite_store(db, &store, &why) == Status::kSuccess);
+    REQUIRE(store->create_course(root(), "cs101", "", &why) == Status::kSuccess);
+    REQUIRE(store->add_student(root(), "alice", "cs101", {}, &why) == Status::kSuccess);
+  }
+  ~Fixture() {
+    control.reset();
+    store.reset();
+    for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db + s);
+  }
+  void attach(const std::string& vm, const std::string& uuid) {
+    REQUIRE(store->attach_domain(root(), vm, uuid, "alice", false, &why) == Status::kSuccess);
+  }
+  void start() {
+    WatcherOptions o;
+    o.backoff = {20ms, 40ms, 2.0};
+    o.open = [this](const std::string& uri, std::string* w) -> virConnectPtr {
+      if (libvirt_down) {
+        *w = "injected: libvirtd is restarting";
+        return nullptr;
+      }
+      return virConnectOpen(uri.c_str());
+    };
+    control = std::make_unique<LibvirtControl>(store.get(), fake.hooks(), kTestUri, o);
+    REQUIRE(control->start(&why) == Status::kSuccess);
+    REQUIRE(eventually([&] { return control->connected(); }));
+  }
+  std::vector<policy::VmSession> sessions(const std::string& vm) {
+    std::vector<policy::VmSession> out;
+    REQUIRE(store->list_sessions(vm, 0, &out) == Status::kSuccess);
+    return out;
+  }
+  bool session_ended(const std::string& vm, size_t n) {
+    auto s = sessions(vm);
+    return s.size() >= n && s[n - 1].ended_at != 0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an attached domain's runs are sessions; its stop releases the VM") {
+  Fixture f;
+  TestDomain dom(f.tc.get(), "ctl-a", kUuidA);
+  f.attach("ctl-a", kUuidA);
+  f.start();
+  CHECK(f.fake.serves("ctl-a"));  // before the domain ever starts
+
+  REQUIRE(dom.start());
+  REQUIRE(eventually([&] { return f.sessions("ctl-a").size() == 1; }));
+  std::string why;
+  CHECK(f.control->admit("ctl-a", 4242, &why));  // QEMU connects (no -uuid: allowed)
+  f.fake.gpu += 5000;
+  REQUIRE(dom.destroy());
+  REQUIRE(eventually([&] { return f.session_ended("ctl-a", 1); }));
+  auto s = f.sessions("ctl-a");
+  CHECK(s[0].end_reason == "destroyed");
+  CHECK(s[0].gpu_ns == 5000);
+  CHECK(s[0].uuid == kUuidA);
+  {
+    std::lock_guard lock(f.fake.mu);
+    REQUIRE(f.fake.released.size() == 1);
+    CHECK(f.fake.released[0] == std::make_pair(std::string("ctl-a"), 4242));
+  }
+  CHECK(f.fake.serves("ctl-a"));  // for the next start
+
+  REQUIRE(dom.start());
+  REQUIRE(eventually([&] { return f.sessions("ctl-a").size() == 2; }));
+  REQUIRE(dom.shutdown());
+  REQUIRE(eventually([&] { return f.session_ended("ctl-a", 2); }));
+  CHECK(f.sessions("ctl-a")[1].end_reason == "shutdown");
+  CHECK(f.sessions("ctl-a")[1].gpu_ns == 0);
+}
+
+TEST_CASE("sessions across vgpud restarts: left open ones end, running domains begin one") {
+  Fixture f;
+  TestDomain dom(f.tc.get(), "ctl-b", "30000000-0000-4000-8000-00000000000b");
+  f.attach("ctl-b", dom.uuid());
+  std::vector<policy::DomainAttachment> attached;
+  REQUIRE(f.store->list_attachments(&attached) == Status::kSuccess);
+  int64_t stale = 0;  // a session a killed vgpud left open
+  REQUIRE(f.store->begin_session(attached[0].tenant, dom.uuid(), attached[0].student_id, 100,
+                                 &stale) == Status::kSuccess);
+  REQUIRE(dom.start());  // running before vgpud watches
+  f.start();
+  REQUIRE(eventually([&] { return f.sessions("ctl-b").size() == 2; }));
+  auto s = f.sessions("ctl-b");
+  CHECK(s[0].end_reason == "vgpud restarted");
+  CHECK(s[1].ended_at == 0);
+  f.control->stop();
+  s = f.sessions("ctl-b");
+  CHECK(s[1].end_reason == "vgpud stopped");
+}
+
+TEST_CASE("a stop missed while libvirt was unreachable is found on reconnecting") {
+  Fixture f;
+  TestDomain dom(f.tc.get(), "ctl-c", "30000000-0000-4000-8000-00000000000c");
+  f.attach("ctl-c", dom.uuid());
+  f.start();
+  REQUIRE(dom.start());
+  REQUIRE(eventually([&] { return f.sessions("ctl-c").size() == 1; }));
+  f.libvirt_down = true;
+  f.control->watcher()->inject_close("injected: libvirtd stopped");
+  REQUIRE(eventually([&] { return !f.control->connected(); }));
+  REQUIRE(dom.destroy());  // nobody is watching
+  std::this_thread::sleep_for(50ms);
+  CHECK(f.sessions("ctl-c")[0].ended_at == 0);
+  f.libvirt_down = false;
+  REQUIRE(eventually([&] { return f.session_ended("ctl-c", 1); }));
+  CHECK(f.sessions("ctl-c")[0].end_reason == "stopped while libvirt was unreachable");
+  CHECK(f.fake.releases() == 1);
+}
+
+TEST_CASE("a name reused by another domain gets nothing, and its QEMU is turned away") {
+  Fixture f;
+  // VM ctl-d is attached to a domain that was undefined; a new domain took its name.
+  f.attach("ctl-d", "30000000-0000-4000-8000-0000000000d1");
+  TestDomain impostor(f.tc.get(), "ctl-d", "30000000-0000-4000-8000-0000000000d2");
+  f.start();
+  REQUIRE(impostor.start());
+  REQUIRE(impostor.destroy());
+  std::this_thread::sleep_for(100ms);
+  CHECK(f.sessions("ctl-d").empty());
+  CHECK(f.fake.releases() == 0);
+
+  // A process that runs the impostor (QEMU's command line says -uuid).
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  const pid_t qemu = fork();
+  if (qemu == 0) {
+    dup2(pipefd[0], 0);
+    close(pipefd[0]);
+    close(pipefd[1]);  // else `read` never sees the end of its input
+    execl("/bin/sh", "sh", "-c", "read x", "-uuid", impostor.uuid().c_str(), nullptr);
+    _exit(127);
+  }
+  close(pipefd[0]);
+  std::string why;
+  REQUIRE(eventually([&] { return !f.control->admit("ctl-d", qemu, &why); }));
+  CHECK(why == "QEMU (pid " + std::to_string(qemu) + ") runs domain " + impostor.uuid() +
+                   ", not domain 30000000-0000-4000-8000-0000000000d1 attached as VM ctl-d");
+  CHECK(f.control->admit("other-vm", qemu, &why));  // not attached: not vgpu's business
+  close(pipefd[1]);
+  waitpid(qemu, nullptr, 0);
+}
+
+TEST_CASE("attach and detach requests serve and unserve the VM's socket") {
+  Fixture f;
+  f.start();
+  nlohmann::json answer = {{"ok", true}, {"result", nlohmann::json::object()}};
+  nlohmann::json request = {{"op", "vm.attach"}, {"vm", "ctl-e"}, {"uuid", kUuidA},
+                            {"student", "alice"}, {"dry_run", true}};
+  f.control->after_request(request, &answer);
+  CHECK(answer["result"]["socket"] == "/run/test/vms/ctl-e.sock");
+  CHECK_FALSE(f.fake.serves("ctl-e"));  // a dry run serves nothing
+  request.erase("dry_run");
+  f.control->after_request(request, &answer);
+  CHECK(f.fake.serves("ctl-e"));
+  nlohmann::json refused = {{"ok", false}, {"error", "unknown student"}};
+  f.control->after_request({{"op", "vm.detach"}, {"vm", "ctl-e"}}, &refused);
+  CHECK(f.fake.serves("ctl-e"));  // a refused request changes nothing
+  f.control->after_request({{"op", "vm.detach"}, {"vm", "ctl-e"}}, &answer);
+  CHECK_FALSE(f.fake.serves("ctl-e"));
+}

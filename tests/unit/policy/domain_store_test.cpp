@@ -1,0 +1,170 @@
+// VMs attached to libvirt domains and the session ledger, on a real SQLite
+// file: what attach and detach change, what they refuse (changing nothing),
+// and sessions from start to end.
+#include <catch2/catch.hpp>
+
+#include "temp_db.h"
+
+using namespace vgpu;
+using namespace vgpu::policy;
+using namespace vgpu::policy::test;
+
+namespace {
+
+constexpr const char* kUuidA = "6695eb01-f6a4-8304-79aa-97f2502e193f";
+constexpr const char* kUuidB = "0a1b2c3d-0000-4000-8000-00000000000b";
+
+struct Class {
+  TempDb db;
+  std::unique_ptr<Store> s = db.open();
+  std::string why;
+  Class() {
+    REQUIRE(s);
+    REQUIRE(s->create_course(root(), "cs101", "", &why) == Status::kSuccess);
+    REQUIRE(s->add_student(root(), "alice", "cs101", {}, &why) == Status::kSuccess);
+    REQUIRE(s->add_student(root(), "bob", "cs101", {"bob-vm"}, &why) == Status::kSuccess);
+  }
+  std::vector<DomainAttachment> attachments() {
+    std::vector<DomainAttachment> out;
+    REQUIRE(s->list_attachments(&out) == Status::kSuccess);
+    return out;
+  }
+  size_t audit_rows() {
+    std::vector<AuditRow> rows;
+    REQUIRE(s->audit_log(root(), 0, &rows, &why) == Status::kSuccess);
+    return rows.size();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("attaching a domain binds its VM to the student and records the UUID") {
+  Class c;
+  REQUIRE(c.s->attach_domain(root(), "alice-vm", kUuidA, "alice", false, &c.why) ==
+          Status::kSuccess);
+  const auto a = c.attachments();
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].vm == "alice-vm");
+  CHECK(a[0].uuid == kUuidA);
+  CHECK(a[0].student == "alice");
+  CHECK(a[0].attached_at > 0);
+  std::vector<VmRow> vms;
+  REQUIRE(c.s->list_vms(&vms) == Status::kSuccess);
+  CHECK(vms[0].name == "alice-vm");
+  CHECK(vms[0].student == "alice");
+  CHECK(vms[0].domain_uuid == kUuidA);
+  CHECK(vms[0].first_seen == 0);  // never connected yet
+
+  SECTION("attaching again the same way changes nothing") {
+    const size_t audited = c.audit_rows();
+    CHECK(c.s->attach_domain(root(), "alice-vm", kUuidA, "alice", false, &c.why) ==
+          Status::kSuccess);
+    CHECK(c.audit_rows() == audited);
+  }
+  SECTION("detaching unbinds it") {
+    REQUIRE(c.s->detach_domain(root(), "alice-vm", false, &c.why) == Status::kSuccess);
+    CHECK(c.attachments().empty());
+    REQUIRE(c.s->list_vms(&vms) == Status::kSuccess);
+    CHECK(vms[0].student.empty());
+    CHECK(vms[0].domain_uuid.empty());
+    CHECK(c.s->detach_domain(root(), "alice-vm", false, &c.why) == Status::kInvalidValue);
+    CHECK(c.why == "VM 'alice-vm' is not attached to a libvirt domain");
+  }
+}
+
+TEST_CASE("a VM already bound to its student can be attached") {
+  Class c;
+  CHECK(c.s->attach_domain(root(), "bob-vm", kUuidB, "bob", false, &c.why) == Status::kSuccess);
+  CHECK(c.attachments().size() == 1);
+}
+
+TEST_CASE("refused attachments and detachments change nothing") {
+  Class c;
+  REQUIRE(c.s->attach_domain(root(), "alice-vm", kUuidA, "alice", false, &c.why) ==
+          Status::kSuccess);
+  const std::string before = [&] {
+    std::string all;
+    for (const auto& a : c.attachments()) all += a.vm + a.uuid + a.student + ";";
+    return all;
+  }();
+  const size_t audited = c.audit_rows();
+  struct Case {
+    const char* vm;
+    const char* uuid;
+    const char* student;
+    const char* why;
+  };
+  for (const Case& k : {
+           Case{"carol-vm", kUuidB, "carol", "unknown student 'carol'"},
+           Case{"bob-vm", kUuidB, "alice", "VM 'bob-vm' is bound to student 'bob': unbind it first"},
+           Case{"alice-vm", kUuidB, "alice",
+                "VM 'alice-vm' is attached to another domain (6695eb01-f6a4-8304-79aa-97f2502e193f): "
+                "detach it first"},
+           Case{"other", kUuidA, "alice",
+                "domain 6695eb01-f6a4-8304-79aa-97f2502e193f is already attached as VM 'alice-vm'"},
+           Case{"bad name", kUuidB, "alice", "VM name 'bad name' is not valid (1 to 63 of A-Z a-z 0-9 . _ -)"},
+           Case{"x", "6695EB01-F6A4-8304-79AA-97F2502E193F", "alice", nullptr},
+       }) {
+    std::string why;
+    CHECK(c.s->attach_domain(root(), k.vm, k.uuid, k.student, false, &why) ==
+          Status::kInvalidValue);
+    if (k.why) CHECK(why == k.why);
+    CHECK(why.find('\n') == std::string::npos);
+  }
+  CHECK(c.s->detach_domain(root(), "bob-vm", false, &c.why) == Status::kInvalidValue);
+  std::string after;
+  for (const auto& a : c.attachments()) after += a.vm + a.uuid + a.student + ";";
+  CHECK(after == before);
+  CHECK(c.audit_rows() == audited);
+}
+
+TEST_CASE("a dry run checks and changes nothing") {
+  Class c;
+  CHECK(c.s->attach_domain(root(), "alice-vm", kUuidA, "alice", true, &c.why) == Status::kSuccess);
+  CHECK(c.attachments().empty());
+  CHECK(c.s->attach_domain(root(), "alice-vm", kUuidA, "zed", true, &c.why) ==
+        Status::kInvalidValue);
+  REQUIRE(c.s->attach_domain(root(), "alice-vm", kUuidA, "alice", false, &c.why) ==
+          Status::kSuccess);
+  CHECK(c.s->detach_domain(root(), "alice-vm", true, &c.why) == Status::kSuccess);
+  CHECK(c.attachments().size() == 1);
+}
+
+TEST_CASE("teachers attach and detach only their own courses' VMs") {
+  Class c;
+  REQUIRE(c.s->add_user(root(), {0, "tina", 1001, Role::kTeacher, 0}, &c.why) == Status::kSuccess);
+  Actor tina;
+  REQUIRE(c.s->actor_for_uid(1001, &tina, &c.why) == Status::kSuccess);
+  CHECK(c.s->attach_domain(tina, "alice-vm", kUuidA, "alice", false, &c.why) ==
+        Status::kNotPermitted);
+  CHECK(c.attachments().empty());
+}
+
+TEST_CASE("sessions record each run of a domain, and open ones are ended after a restart") {
+  Class c;
+  REQUIRE(c.s->attach_domain(root(), "alice-vm", kUuidA, "alice", false, &c.why) ==
+          Status::kSuccess);
+  const TenantId tenant = c.attachments()[0].tenant;
+  int64_t first = 0, second = 0;
+  REQUIRE(c.s->begin_session(tenant, kUuidA, 1, 1000, &first) == Status::kSuccess);
+  REQUIRE(c.s->end_session(first, 1060, "shutdown", 5000) == Status::kSuccess);
+  REQUIRE(c.s->begin_session(tenant, kUuidA, 1, 2000, &second) == Status::kSuccess);
+  int ended = 0;
+  REQUIRE(c.s->end_open_sessions(2100, "vgpud restarted", &ended) == Status::kSuccess);
+  CHECK(ended == 1);
+  // Ending a session twice keeps the first end.
+  REQUIRE(c.s->end_session(second, 2200, "destroyed", 1) == Status::kSuccess);
+  std::vector<VmSession> sessions;
+  REQUIRE(c.s->list_sessions("alice-vm", 0, &sessions) == Status::kSuccess);
+  REQUIRE(sessions.size() == 2);
+  CHECK(sessions[0].vm == "alice-vm");
+  CHECK(sessions[0].uuid == kUuidA);
+  CHECK(sessions[0].started_at == 1000);
+  CHECK(sessions[0].ended_at == 1060);
+  CHECK(sessions[0].end_reason == "shutdown");
+  CHECK(sessions[0].gpu_ns == 5000);
+  CHECK(sessions[1].ended_at == 2100);
+  CHECK(sessions[1].end_reason == "vgpud restarted");
+  REQUIRE(c.s->list_sessions("", 1500, &sessions) == Status::kSuccess);
+  CHECK(sessions.size() == 1);
+}

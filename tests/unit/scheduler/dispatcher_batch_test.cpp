@@ -1,0 +1,166 @@
+// The dispatcher's batches: consecutive launches of one context reach the
+// backend together (Backend::execute_batch), nothing else does, order holds,
+// and what the backend did not run goes back to the front of the queue.
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/round_robin.h"
+
+using namespace vgpu;
+using namespace vgpu::scheduler;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A launch's sequence number travels in its grid.x; a memset's in its value.
+int seq_of(const executor::Work& w) {
+  if (auto* l = std::get_if<executor::Launch>(&w.op)) return static_cast<int>(l->grid[0]);
+  return std::get<executor::Memset>(w.op).value;
+}
+
+class BatchBackend final : public executor::Backend {
+ public:
+  std::mutex mu;
+  std::vector<int> executed;               // sequence numbers, in execution order
+  std::vector<std::vector<int>> batches;   // what each execute_batch call was handed
+  std::atomic<size_t> run_at_most{1000};   // per batch: the rest "did not fit the budget"
+
+  std::string_view name() const override { return "batch"; }
+  const executor::DeviceInfo& device() const override { return info_; }
+  Status create_context(executor::TenantId, executor::ContextId*) override { return Status::kSuccess; }
+  void destroy_context(executor::ContextId) override {}
+  void set_memory_cap(executor::TenantId, uint64_t) override {}
+  executor::TenantMemory tenant_memory(executor::TenantId) const override { return {}; }
+  Status mem_alloc(executor::ContextId, uint64_t, uint64_t*) override { return Status::kSuccess; }
+  Status mem_info(executor::ContextId, uint64_t*, uint64_t*) override { return Status::kSuccess; }
+  Status stream_create(executor::ContextId, uint32_t, int32_t, executor::Handle*) override { return Status::kSuccess; }
+  Status stream_query(executor::ContextId, executor::Handle) override { return Status::kSuccess; }
+  Status event_create(executor::ContextId, uint32_t, executor::Handle*) override { return Status::kSuccess; }
+  Status event_query(executor::ContextId, executor::Handle) override { return Status::kSuccess; }
+  Status event_elapsed(executor::ContextId, executor::Handle, executor::Handle, int64_t*) override { return Status::kSuccess; }
+  Status module_load(executor::ContextId, std::span<const uint8_t>, executor::Handle*) override { return Status::kSuccess; }
+  Status function_get(executor::ContextId, executor::Handle, std::string_view, executor::Handle*, executor::FunctionInfo*) override { return Status::kSuccess; }
+  Status var_get(executor::ContextId, executor::Handle, std::string_view, uint64_t, uint64_t*) override { return Status::kSuccess; }
+  Status func_attributes(executor::ContextId, executor::Handle, executor::FunctionAttributes*) override { return Status::kSuccess; }
+  Status accept(const executor::Work&) override { return Status::kSuccess; }
+  executor::ExecResult execute(const executor::Work& w) override {
+    std::lock_guard lock(mu);
+    executed.push_back(seq_of(w));
+    return {Status::kSuccess, 1000};
+  }
+  size_t execute_batch(std::span<const executor::Work* const> works, uint64_t,
+                       executor::ExecResult* results) override {
+    std::lock_guard lock(mu);
+    batches.emplace_back();
+    for (const executor::Work* w : works) batches.back().push_back(seq_of(*w));
+    const size_t n = std::min(works.size(), run_at_most.load());
+    for (size_t i = 0; i < n; ++i) {
+      executed.push_back(seq_of(*works[i]));
+      results[i] = {Status::kSuccess, 1000};
+    }
+    return n;
+  }
+  void discard(const executor::Work&) override {}
+
+ private:
+  executor::DeviceInfo info_;
+};
+
+struct Harness {
+  BatchBackend backend;
+  UnlimitedGate gate;
+  SteadyClock clock;
+  std::atomic<int> completions{0};
+  Dispatcher dispatcher;
+
+  explicit Harness(size_t max_batch = 64)
+      : dispatcher(&backend, std::make_unique<RoundRobinPolicy>(2 * kMillisecond), &gate, &clock,
+                   DispatcherConfig{4096, 1, max_batch},
+                   [this](const Command&, const executor::ExecResult&) { completions++; }, [] {}) {
+    dispatcher.add_tenant(1, {});
+  }
+  void launch(executor::ContextId ctx, int seq) {
+    Command c;
+    c.tenant = 1;
+    c.work.context = ctx;
+    c.work.op = executor::Launch{7, {static_cast<uint32_t>(seq), 1, 1}, {1, 1, 1}, 0, {}};
+    dispatcher.submit(std::move(c));
+  }
+  void memset(executor::ContextId ctx, int seq) {
+    Command c;
+    c.tenant = 1;
+    c.work.context = ctx;
+    c.work.op = executor::Memset{0, 1, static_cast<uint8_t>(seq)};
+    dispatcher.submit(std::move(c));
+  }
+  void run_all(int n) {
+    dispatcher.start();
+    for (int i = 0; i < 5000 && completions.load() < n; ++i) std::this_thread::sleep_for(1ms);
+    REQUIRE(completions.load() == n);
+  }
+};
+
+std::vector<int> iota(int from, int to) {
+  std::vector<int> v;
+  for (int i = from; i < to; ++i) v.push_back(i);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("dispatcher batches: consecutive launches of a context go together, in order") {
+  Harness h;
+  for (int i = 0; i < 10; ++i) h.launch(5, i);  // queued before the dispatcher starts
+  h.run_all(10);
+  std::lock_guard lock(h.backend.mu);
+  REQUIRE(h.backend.batches.size() == 1);
+  CHECK(h.backend.batches[0] == iota(0, 10));
+  CHECK(h.backend.executed == iota(0, 10));
+}
+
+TEST_CASE("dispatcher batches: other work and other contexts end a batch") {
+  Harness h;
+  h.launch(5, 0);
+  h.launch(5, 1);
+  h.memset(5, 2);
+  h.launch(5, 3);
+  h.launch(6, 4);  // another process of the same VM
+  h.launch(6, 5);
+  h.launch(5, 6);
+  h.run_all(7);
+  std::lock_guard lock(h.backend.mu);
+  CHECK(h.backend.executed == iota(0, 7));
+  REQUIRE(h.backend.batches.size() == 4);
+  CHECK(h.backend.batches[0] == std::vector<int>{0, 1});
+  CHECK(h.backend.batches[1] == std::vector<int>{3});
+  CHECK(h.backend.batches[2] == std::vector<int>{4, 5});
+  CHECK(h.backend.batches[3] == std::vector<int>{6});
+}
+
+TEST_CASE("dispatcher batches: what the backend did not run goes first next time") {
+  Harness h(4);
+  h.backend.run_at_most = 3;
+  for (int i = 0; i < 10; ++i) h.launch(5, i);
+  h.memset(5, 10);
+  h.run_all(11);
+  std::lock_guard lock(h.backend.mu);
+  CHECK(h.backend.executed == iota(0, 11));
+  REQUIRE(h.backend.batches.size() == 4);
+  CHECK(h.backend.batches[0] == std::vector<int>{0, 1, 2, 3});  // at most max_batch
+  CHECK(h.backend.batches[1] == std::vector<int>{3, 4, 5, 6});  // 3 did not run: it leads
+  CHECK(h.backend.batches[2] == std::vector<int>{6, 7, 8, 9});
+  CHECK(h.backend.batches[3] == std::vector<int>{9});
+}
+
+TEST_CASE("dispatcher batches: max_batch 1 runs every launch on its own") {
+  Harness h(1);
+  for (int i = 0; i < 5; ++i) h.launch(5, i);
+  h.run_all(5);
+  std::lock_guard lock(h.backend.mu);
+  CHECK(h.backend.batches.empty());
+  CHECK(h.backend.executed == iota(0, 5));
+}
