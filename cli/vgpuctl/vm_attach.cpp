@@ -63,6 +63,16 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
       return fail("domain '" + info.name + "' is already attached (it has the vgpu device " +
                   parsed.devices[0].name + "): detach it first");
     }
+    if (ctx.json_output) {
+      std::printf("%s\n", json({{"domain", info.name},
+                                {"uuid", info.uuid},
+                                {"vm", vm},
+                                {"student", student},
+                                {"changed", false}})
+                              .dump(2)
+                              .c_str());
+      return 0;
+    }
     std::printf("domain %s is already attached to vgpu as VM %s for student %s: nothing changed\n",
                 info.name.c_str(), vm.c_str(), student.c_str());
     return 0;
@@ -145,6 +155,12 @@ int detach_domain(Context& ctx, const std::string& domain) {
   if (!attached_vm(ctx, info.uuid, &row)) return 1;
   if (parsed.devices.empty() && row.empty()) {
     // Detaching what is not attached leaves it so and succeeds (idempotent).
+    if (ctx.json_output) {
+      std::printf("%s\n", json({{"domain", info.name}, {"uuid", info.uuid}, {"changed", false}})
+                              .dump(2)
+                              .c_str());
+      return 0;
+    }
     std::printf("domain %s is not attached to vgpu: nothing changed\n", info.name.c_str());
     return 0;
   }

@@ -135,6 +135,11 @@ TEST_CASE("attach adds exactly the vgpu device and the binding; detach takes bot
   CHECK(again.code == 0);
   CHECK_THAT(again.out, Catch::Contains("nothing changed"));
   CHECK(lab.domain.persistent_xml() == after);
+  lab.ctx.json_output = true;  // and as JSON, for scripts
+  const Captured again_json = lab.attach("lab-1", "alice");
+  lab.ctx.json_output = false;
+  CHECK(again_json.code == 0);
+  CHECK(json::parse(again_json.out)["changed"] == false);
 
   // Detach: the XML is what it was before, byte for byte; the binding is gone.
   const Captured d = lab.detach("lab-1");
