@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/work_check.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
 #include "launch_limits.h"
@@ -14,98 +15,15 @@
 namespace vgpu::executor::cuda {
 namespace {
 
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
+using common::Overloaded;
 
-// accept(): what can be known now, and the marks that keep later work from
-// using what queued work will destroy. Called with ctx.mu held.
+// accept(): the checks both backends share (common/work_check.h), with this
+// GPU's launch limits. Called with ctx.mu held.
 Status check(Context& ctx, const DeviceInfo& device, const WorkOp& op) {
-  uint64_t start = 0;
-  auto in_one = [&](uint64_t addr, uint64_t size) {
-    return ctx.allocations.resolve(addr, size, false, &start);
-  };
-  return std::visit(
-      Overloaded{
-          [&](const CopyHtoD& c) {
-            if (c.size == 0) return Status::kSuccess;
-            return c.src && in_one(c.dst, c.size) ? Status::kSuccess : Status::kInvalidValue;
-          },
-          [&](const CopyDtoH& c) {
-            if (c.size == 0) return Status::kSuccess;
-            return c.dst && in_one(c.src, c.size) ? Status::kSuccess : Status::kInvalidValue;
-          },
-          [&](const CopyDtoD& c) {
-            if (c.size == 0) return Status::kSuccess;
-            return in_one(c.src, c.size) && in_one(c.dst, c.size) ? Status::kSuccess
-                                                                  : Status::kInvalidValue;
-          },
-          [&](const Memset& m) {
-            if (m.size == 0) return Status::kSuccess;
-            return in_one(m.dst, m.size) ? Status::kSuccess : Status::kInvalidValue;
-          },
-          [&](const Launch& l) {
-            auto f = ctx.functions.find(l.function);
-            if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
-            auto m = ctx.modules.find(f->second.module);
-            if (m == ctx.modules.end() || m->second.unloading) {
-              return Status::kInvalidResourceHandle;
-            }
-            if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
-            return check_launch(device, l.grid, l.block, l.shared_mem);
-          },
-          [&](const RecordEvent& r) {
-            auto e = ctx.events.find(r.event);
-            if (e == ctx.events.end() || e->second.destroying) {
-              return Status::kInvalidResourceHandle;
-            }
-            ++e->second.pending;
-            return Status::kSuccess;
-          },
-          [&](const WaitEvent& w) {
-            auto e = ctx.events.find(w.event);
-            return e == ctx.events.end() || e->second.destroying ? Status::kInvalidResourceHandle
-                                                                 : Status::kSuccess;
-          },
-          [&](const Free& f) {
-            if (f.dptr == 0) return Status::kSuccess;  // cudaFree(NULL)
-            Allocation* a = ctx.allocations.find_start(f.dptr);
-            if (!a || a->kind != AllocKind::kUser || a->free_pending) return Status::kInvalidValue;
-            a->free_pending = true;
-            return Status::kSuccess;
-          },
-          [&](const DestroyStream& d) {
-            if (d.stream <= 2) return Status::kInvalidResourceHandle;
-            auto s = ctx.streams.find(d.stream);
-            if (s == ctx.streams.end() || s->second.destroying) {
-              return Status::kInvalidResourceHandle;
-            }
-            s->second.destroying = true;
-            return Status::kSuccess;
-          },
-          [&](const DestroyEvent& d) {
-            auto e = ctx.events.find(d.event);
-            if (e == ctx.events.end() || e->second.destroying) {
-              return Status::kInvalidResourceHandle;
-            }
-            e->second.destroying = true;
-            return Status::kSuccess;
-          },
-          [&](const UnloadModule& u) {
-            auto m = ctx.modules.find(u.module);
-            if (m == ctx.modules.end() || m->second.unloading) {
-              return Status::kInvalidResourceHandle;
-            }
-            m->second.unloading = true;
-            return Status::kSuccess;
-          },
-          [&](const Synchronize&) { return Status::kSuccess; },
-          [&](const Reset&) { return Status::kSuccess; },
-      },
-      op);
+  return common::check_work(ctx, op, [&](const uint32_t* grid, const uint32_t* block,
+                                         uint32_t shared) {
+    return check_launch(device, grid, block, shared);
+  });
 }
 
 uint64_t elapsed_since(std::chrono::steady_clock::time_point t) {

@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/work_check.h"
 #include "device_model.h"
 #include "engine_clock.h"
 #include "sim_backend_impl.h"
@@ -16,105 +17,12 @@
 namespace vgpu::executor::sim {
 namespace {
 
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
+using common::Overloaded;
 
-// accept(): what can be known now, and the marks that keep later work from
-// using what queued work will destroy. Called with ctx.mu held.
+// accept(): the checks both backends share (common/work_check.h), with the
+// sim device's launch limits. Called with ctx.mu held.
 Status check(Context& ctx, const WorkOp& op) {
-  uint64_t off = 0;
-  return std::visit(
-      Overloaded{
-          [&](const CopyHtoD& c) {
-            if (c.size == 0) return Status::kSuccess;
-            if (!c.src || !ctx.allocations.resolve(c.dst, c.size, false, &off)) {
-              return Status::kInvalidValue;
-            }
-            return Status::kSuccess;
-          },
-          [&](const CopyDtoH& c) {
-            if (c.size == 0) return Status::kSuccess;
-            if (!c.dst || !ctx.allocations.resolve(c.src, c.size, false, &off)) {
-              return Status::kInvalidValue;
-            }
-            return Status::kSuccess;
-          },
-          [&](const CopyDtoD& c) {
-            if (c.size == 0) return Status::kSuccess;
-            if (!ctx.allocations.resolve(c.src, c.size, false, &off) ||
-                !ctx.allocations.resolve(c.dst, c.size, false, &off)) {
-              return Status::kInvalidValue;
-            }
-            return Status::kSuccess;
-          },
-          [&](const Memset& m) {
-            if (m.size == 0) return Status::kSuccess;
-            return ctx.allocations.resolve(m.dst, m.size, false, &off) ? Status::kSuccess
-                                                                       : Status::kInvalidValue;
-          },
-          [&](const Launch& l) {
-            auto f = ctx.functions.find(l.function);
-            if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
-            auto m = ctx.modules.find(f->second.module);
-            if (m == ctx.modules.end() || m->second.unloading) {
-              return Status::kInvalidResourceHandle;
-            }
-            if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
-            return check_launch_config(l.grid, l.block, l.shared_mem);
-          },
-          [&](const RecordEvent& r) {
-            auto e = ctx.events.find(r.event);
-            if (e == ctx.events.end() || e->second.destroying) {
-              return Status::kInvalidResourceHandle;
-            }
-            ++e->second.pending;
-            return Status::kSuccess;
-          },
-          [&](const WaitEvent& w) {
-            auto e = ctx.events.find(w.event);
-            return e == ctx.events.end() || e->second.destroying ? Status::kInvalidResourceHandle
-                                                                 : Status::kSuccess;
-          },
-          [&](const Free& f) {
-            if (f.dptr == 0) return Status::kSuccess;  // cudaFree(NULL)
-            Allocation* a = ctx.allocations.find_start(f.dptr);
-            if (!a || a->kind != AllocKind::kUser || a->free_pending) return Status::kInvalidValue;
-            a->free_pending = true;
-            return Status::kSuccess;
-          },
-          [&](const DestroyStream& d) {
-            if (d.stream <= 2) return Status::kInvalidResourceHandle;
-            auto s = ctx.streams.find(d.stream);
-            if (s == ctx.streams.end() || s->second.destroying) {
-              return Status::kInvalidResourceHandle;
-            }
-            s->second.destroying = true;
-            return Status::kSuccess;
-          },
-          [&](const DestroyEvent& d) {
-            auto e = ctx.events.find(d.event);
-            if (e == ctx.events.end() || e->second.destroying) {
-              return Status::kInvalidResourceHandle;
-            }
-            e->second.destroying = true;
-            return Status::kSuccess;
-          },
-          [&](const UnloadModule& u) {
-            auto m = ctx.modules.find(u.module);
-            if (m == ctx.modules.end() || m->second.unloading) {
-              return Status::kInvalidResourceHandle;
-            }
-            m->second.unloading = true;
-            return Status::kSuccess;
-          },
-          [&](const Synchronize&) { return Status::kSuccess; },
-          [&](const Reset&) { return Status::kSuccess; },
-      },
-      op);
+  return common::check_work(ctx, op, check_launch_config);
 }
 
 }  // namespace

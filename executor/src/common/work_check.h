@@ -1,0 +1,113 @@
+// What accept() checks of a work item before it is queued, shared by the sim
+// and cuda backends so both hold a guest to the same rules: every device range
+// lies inside one of the context's own allocations, every handle is the
+// context's and not being destroyed, a launch's parameters are the size its
+// function takes. It also marks what queued work will destroy, so later work
+// cannot use it. Only the launch limits differ (the backend's device).
+#pragma once
+
+#include <type_traits>
+#include <variant>
+
+#include "allocation_map.h"
+#include "vgpu/executor/backend.h"
+
+namespace vgpu::executor::common {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// `Ctx` has allocations (resolve), streams, events, modules, functions (maps
+// by handle); `launch_limits(grid, block, shared_mem)` returns a Status.
+// Called with the context's lock held.
+template <class Ctx, class LaunchLimits>
+Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
+  uint64_t start = 0;
+  auto in_one = [&](uint64_t addr, uint64_t size) {
+    return ctx.allocations.resolve(addr, size, false, &start);
+  };
+  return std::visit(
+      Overloaded{
+          [&](const CopyHtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            return c.src && in_one(c.dst, c.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const CopyDtoH& c) {
+            if (c.size == 0) return Status::kSuccess;
+            return c.dst && in_one(c.src, c.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const CopyDtoD& c) {
+            if (c.size == 0) return Status::kSuccess;
+            return in_one(c.src, c.size) && in_one(c.dst, c.size) ? Status::kSuccess
+                                                                  : Status::kInvalidValue;
+          },
+          [&](const Memset& m) {
+            if (m.size == 0) return Status::kSuccess;
+            return in_one(m.dst, m.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const Launch& l) {
+            auto f = ctx.functions.find(l.function);
+            if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
+            auto m = ctx.modules.find(f->second.module);
+            if (m == ctx.modules.end() || m->second.unloading) {
+              return Status::kInvalidResourceHandle;
+            }
+            if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
+            return launch_limits(l.grid, l.block, l.shared_mem);
+          },
+          [&](const RecordEvent& r) {
+            auto e = ctx.events.find(r.event);
+            if (e == ctx.events.end() || e->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            ++e->second.pending;
+            return Status::kSuccess;
+          },
+          [&](const WaitEvent& w) {
+            auto e = ctx.events.find(w.event);
+            return e == ctx.events.end() || e->second.destroying ? Status::kInvalidResourceHandle
+                                                                 : Status::kSuccess;
+          },
+          [&](const Free& f) {
+            if (f.dptr == 0) return Status::kSuccess;  // cudaFree(NULL)
+            auto* a = ctx.allocations.find_start(f.dptr);
+            if (!a || a->kind != AllocKind::kUser || a->free_pending) return Status::kInvalidValue;
+            a->free_pending = true;
+            return Status::kSuccess;
+          },
+          [&](const DestroyStream& d) {
+            if (d.stream <= 2) return Status::kInvalidResourceHandle;  // the default streams
+            auto s = ctx.streams.find(d.stream);
+            if (s == ctx.streams.end() || s->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            s->second.destroying = true;
+            return Status::kSuccess;
+          },
+          [&](const DestroyEvent& d) {
+            auto e = ctx.events.find(d.event);
+            if (e == ctx.events.end() || e->second.destroying) {
+              return Status::kInvalidResourceHandle;
+            }
+            e->second.destroying = true;
+            return Status::kSuccess;
+          },
+          [&](const UnloadModule& u) {
+            auto m = ctx.modules.find(u.module);
+            if (m == ctx.modules.end() || m->second.unloading) {
+              return Status::kInvalidResourceHandle;
+            }
+            m->second.unloading = true;
+            return Status::kSuccess;
+          },
+          [&](const Synchronize&) { return Status::kSuccess; },
+          [&](const Reset&) { return Status::kSuccess; },
+      },
+      op);
+}
+
+}  // namespace vgpu::executor::common
