@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "quiet_backend.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/round_robin.h"
 
@@ -22,31 +23,14 @@ int seq_of(const executor::Work& w) {
   return std::get<executor::Memset>(w.op).value;
 }
 
-class BatchBackend final : public executor::Backend {
+class BatchBackend final : public test::QuietBackend {
  public:
+  BatchBackend() : QuietBackend("batch") {}
   std::mutex mu;
   std::vector<int> executed;               // sequence numbers, in execution order
   std::vector<std::vector<int>> batches;   // what each execute_batch call was handed
   std::atomic<size_t> run_at_most{1000};   // per batch: the rest "did not fit the budget"
 
-  std::string_view name() const override { return "batch"; }
-  const executor::DeviceInfo& device() const override { return info_; }
-  Status create_context(executor::TenantId, executor::ContextId*) override { return Status::kSuccess; }
-  void destroy_context(executor::ContextId) override {}
-  void set_memory_cap(executor::TenantId, uint64_t) override {}
-  executor::TenantMemory tenant_memory(executor::TenantId) const override { return {}; }
-  Status mem_alloc(executor::ContextId, uint64_t, uint64_t*) override { return Status::kSuccess; }
-  Status mem_info(executor::ContextId, uint64_t*, uint64_t*) override { return Status::kSuccess; }
-  Status stream_create(executor::ContextId, uint32_t, int32_t, executor::Handle*) override { return Status::kSuccess; }
-  Status stream_query(executor::ContextId, executor::Handle) override { return Status::kSuccess; }
-  Status event_create(executor::ContextId, uint32_t, executor::Handle*) override { return Status::kSuccess; }
-  Status event_query(executor::ContextId, executor::Handle) override { return Status::kSuccess; }
-  Status event_elapsed(executor::ContextId, executor::Handle, executor::Handle, int64_t*) override { return Status::kSuccess; }
-  Status module_load(executor::ContextId, std::span<const uint8_t>, executor::Handle*) override { return Status::kSuccess; }
-  Status function_get(executor::ContextId, executor::Handle, std::string_view, executor::Handle*, executor::FunctionInfo*) override { return Status::kSuccess; }
-  Status var_get(executor::ContextId, executor::Handle, std::string_view, uint64_t, uint64_t*) override { return Status::kSuccess; }
-  Status func_attributes(executor::ContextId, executor::Handle, executor::FunctionAttributes*) override { return Status::kSuccess; }
-  Status accept(const executor::Work&) override { return Status::kSuccess; }
   executor::ExecResult execute(const executor::Work& w) override {
     std::lock_guard lock(mu);
     executed.push_back(seq_of(w));
@@ -65,9 +49,6 @@ class BatchBackend final : public executor::Backend {
     return n;
   }
   void discard(const executor::Work&) override {}
-
- private:
-  executor::DeviceInfo info_;
 };
 
 struct Harness {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "quiet_backend.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/fair_policy.h"
 #include "vgpu/scheduler/round_robin.h"
@@ -17,31 +18,14 @@ namespace {
 
 // Runs nothing; records the order of executed and discarded work (by the
 // Memset value, used as a sequence number) and can be made slow.
-class RecordingBackend final : public executor::Backend {
+class RecordingBackend final : public test::QuietBackend {
  public:
+  RecordingBackend() : QuietBackend("recording") {}
   std::mutex mu;
   std::vector<std::pair<executor::ContextId, int>> executed;
   std::vector<int> discarded;
   std::atomic<int> delay_us{0};
 
-  std::string_view name() const override { return "recording"; }
-  const executor::DeviceInfo& device() const override { return info_; }
-  Status create_context(executor::TenantId, executor::ContextId*) override { return Status::kSuccess; }
-  void destroy_context(executor::ContextId) override {}
-  void set_memory_cap(executor::TenantId, uint64_t) override {}
-  executor::TenantMemory tenant_memory(executor::TenantId) const override { return {}; }
-  Status mem_alloc(executor::ContextId, uint64_t, uint64_t*) override { return Status::kSuccess; }
-  Status mem_info(executor::ContextId, uint64_t*, uint64_t*) override { return Status::kSuccess; }
-  Status stream_create(executor::ContextId, uint32_t, int32_t, executor::Handle*) override { return Status::kSuccess; }
-  Status stream_query(executor::ContextId, executor::Handle) override { return Status::kSuccess; }
-  Status event_create(executor::ContextId, uint32_t, executor::Handle*) override { return Status::kSuccess; }
-  Status event_query(executor::ContextId, executor::Handle) override { return Status::kSuccess; }
-  Status event_elapsed(executor::ContextId, executor::Handle, executor::Handle, int64_t*) override { return Status::kSuccess; }
-  Status module_load(executor::ContextId, std::span<const uint8_t>, executor::Handle*) override { return Status::kSuccess; }
-  Status function_get(executor::ContextId, executor::Handle, std::string_view, executor::Handle*, executor::FunctionInfo*) override { return Status::kSuccess; }
-  Status var_get(executor::ContextId, executor::Handle, std::string_view, uint64_t, uint64_t*) override { return Status::kSuccess; }
-  Status func_attributes(executor::ContextId, executor::Handle, executor::FunctionAttributes*) override { return Status::kSuccess; }
-  Status accept(const executor::Work&) override { return Status::kSuccess; }
   executor::ExecResult execute(const executor::Work& w) override {
     if (delay_us) std::this_thread::sleep_for(std::chrono::microseconds(delay_us.load()));
     std::lock_guard lock(mu);
@@ -53,9 +37,6 @@ class RecordingBackend final : public executor::Backend {
     std::lock_guard lock(mu);
     discarded.push_back(std::get<executor::Memset>(w.op).value);
   }
-
- private:
-  executor::DeviceInfo info_;
 };
 
 // A gate whose answer the test sets.
