@@ -179,7 +179,16 @@ bool Daemon::accepting(uint64_t channel) {
   return room;
 }
 
+void Daemon::on_burst_end(uint64_t) { hand_on_burst(); }
+
+void Daemon::hand_on_burst() {
+  if (burst_.empty()) return;
+  dispatcher_->submit(burst_tenant_, burst_);
+  burst_.clear();
+}
+
 void Daemon::end_session(Channel& ch, uint32_t client) {
+  hand_on_burst();  // the purge below must see everything the session queued
   auto it = ch.sessions.find(client);
   if (it == ch.sessions.end()) return;
   dispatcher_->purge_context(ch.tenant, it->second.context);
@@ -188,6 +197,7 @@ void Daemon::end_session(Channel& ch, uint32_t client) {
 }
 
 void Daemon::on_close(uint64_t channel) {
+  hand_on_burst();
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& ch = *it->second;
@@ -205,7 +215,9 @@ void Daemon::on_close(uint64_t channel) {
 }
 
 void Daemon::submit(executor::TenantId tenant, executor::Work&& work, const proto::ReplyTo& reply) {
-  dispatcher_->submit(scheduler::Command{tenant, std::move(work), reply});
+  if (!burst_.empty() && burst_tenant_ != tenant) hand_on_burst();
+  burst_tenant_ = tenant;
+  burst_.push_back(scheduler::Command{tenant, std::move(work), reply});
 }
 
 void Daemon::on_complete(const scheduler::Command& command, const executor::ExecResult& result) {

@@ -56,6 +56,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
                  std::span<uint8_t> data_area, std::string* why) override;
   void on_request(uint64_t channel, std::span<const uint8_t> message) override;
   bool accepting(uint64_t channel) override;
+  void on_burst_end(uint64_t channel) override;
   void on_close(uint64_t channel) override;
 
   // executor::WorkSink (loop thread)
@@ -66,6 +67,8 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   void on_complete(const scheduler::Command& command, const executor::ExecResult& result);
 
   void send_reply(const proto::ReplyTo& to, Status status, std::span<const uint8_t> payload);
+  // Hands the work queued during the current burst to the dispatcher.
+  void hand_on_burst();
   void end_session(Channel& ch, uint32_t client);
   void flush_usage();
   void flusher();
@@ -87,6 +90,11 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   // Loop thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::unordered_map<scheduler::TenantId, int> channels_per_tenant_;
+  // Work accepted during the burst being served (one channel's, so one
+  // tenant's), handed to the dispatcher together when the burst ends: the
+  // loop and dispatcher threads meet once per burst, not once per call.
+  std::vector<scheduler::Command> burst_;
+  scheduler::TenantId burst_tenant_ = 0;
 
   // Usage already written to the store, per tenant (flusher thread only).
   std::unordered_map<scheduler::TenantId, scheduler::TenantUsage> flushed_;

@@ -78,6 +78,12 @@ int main(int argc, char** argv) {
   app.add_option("--vm-group", vm_group,
                  "the group that may connect to the VM sockets (QEMU's); default: libvirt-qemu "
                  "if that group exists; none: the daemon's own");
+  uint64_t data_area_mib = transport::RegionGeometry{}.data_size >> 20;
+  app.add_option("--data-area-mib", data_area_mib,
+                 "data area of each simulated VM (vgpu-run): room for its staged copies and "
+                 "up to three quarters of it for pinned host memory")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
@@ -111,6 +117,7 @@ int main(int argc, char** argv) {
   for (const auto& vm : vm_plain)
     config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kPlain));
   config.libvirt_uri = libvirt_uri;
+  config.geometry.data_size = data_area_mib << 20;
   if (vm_group != "none") {
     const group* g = getgrnam(vm_group == "auto" ? "libvirt-qemu" : vm_group.c_str());
     if (g) {

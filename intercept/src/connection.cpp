@@ -1,5 +1,6 @@
 #include "connection.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -33,7 +34,13 @@ Status Connection::ensure() {
     log_line("%s", why.c_str());
     return refused_status_ = s;
   }
-  staging_ = std::make_unique<Staging>(channel_->data().size());
+  // Pinned host memory may take the top three quarters of the data area; the
+  // staging ring has all of it until pinned blocks claim their part.
+  const uint64_t total = channel_->data().size();
+  const uint64_t page = PinnedArea::kPage;
+  const uint64_t pinned_begin = (total / 4 + page - 1) & ~(page - 1);
+  pinned_ = PinnedArea(pinned_begin, total > pinned_begin ? (total - pinned_begin) & ~(page - 1) : 0);
+  staging_ = std::make_unique<Staging>(total);
   refused_ = false;
   return Status::kSuccess;
 }
@@ -60,6 +67,7 @@ Status Connection::lost(Status s) {
   if (s == Status::kDevicesUnavailable) {
     log_once("lost", "lost the connection to vgpud; every CUDA call now fails");
     pending_.clear();  // no reply will come; nothing may touch their buffers
+    pinned_in_flight_ = 0;
   }
   return s;
 }
@@ -100,6 +108,7 @@ void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
   }
   const Completion c = it->second;
   pending_.erase(it);
+  if (c.pinned) --pinned_in_flight_;
   if (ok(status) && c.copy_to) std::memcpy(c.copy_to, data(c.staging_offset), c.copy_size);
   if (c.release_staging) staging_->release(c.staging_offset);
   if (c.result) {
@@ -133,8 +142,9 @@ Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_siz
   }
 }
 
-Status Connection::drain_until(uint64_t id) {
-  while (pending_.count(id)) {
+template <class Done>
+Status Connection::handle_replies_until(Done done) {
+  while (!done()) {
     if (Status s = receive_one(&buffer_); !ok(s)) return s;
     vgpu_msg_header h;
     std::memcpy(&h, buffer_.data(), sizeof h);
@@ -143,9 +153,20 @@ Status Connection::drain_until(uint64_t id) {
   return Status::kSuccess;
 }
 
+Status Connection::drain_until(uint64_t id) {
+  return handle_replies_until([&] { return pending_.count(id) == 0; });
+}
+
 Status Connection::stage(uint64_t size, uint64_t* offset) {
   if (Status s = ensure(); !ok(s)) return s;
-  if (size > staging_->capacity()) return Status::kInvalidValue;
+  // The ring ends below the lowest pinned block; it moves up again (once the
+  // ring is empty) after pinned blocks were freed.
+  if (staging_->empty()) staging_->resize(pinned_.boundary());
+  if (size > staging_->capacity()) {
+    if (size > pinned_.boundary()) return Status::kInvalidValue;  // can never fit
+    if (Status s = handle_replies_until([&] { return staging_->empty(); }); !ok(s)) return s;
+    staging_->resize(pinned_.boundary());
+  }
   for (;;) {
     if (auto o = staging_->try_alloc(size)) {
       *offset = *o;
@@ -157,6 +178,52 @@ Status Connection::stage(uint64_t size, uint64_t* offset) {
     std::memcpy(&h, buffer_.data(), sizeof h);
     complete(h, {buffer_.data() + sizeof h, h.payload_len});
   }
+}
+
+Status Connection::pin(uint64_t size, void** ptr) {
+  if (Status s = ensure(); !ok(s)) return s;
+  const auto offset = pinned_.allocate(size);
+  if (!offset) return Status::kMemoryAllocation;
+  if (*offset < staging_->capacity()) {
+    // The block reaches into the staging ring: let the ring empty, then end
+    // it below the block.
+    if (Status s = handle_replies_until([&] { return staging_->empty(); }); !ok(s)) {
+      pinned_.release(*offset);
+      return s;
+    }
+    staging_->resize(pinned_.boundary());
+  }
+  *ptr = data(*offset);
+  return Status::kSuccess;
+}
+
+std::optional<uint64_t> Connection::pinned_offset(const void* p, uint64_t size) const {
+  if (!channel_ || pinned_.in_use() == 0) return std::nullopt;
+  const auto base = reinterpret_cast<uintptr_t>(channel_->data().data());
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  if (at < base || at - base >= channel_->data().size()) return std::nullopt;
+  const uint64_t offset = at - base;
+  if (!pinned_.holds(offset, size)) return std::nullopt;
+  return offset;
+}
+
+Status Connection::unpin(void* ptr, bool* was_pinned) {
+  *was_pinned = false;
+  const auto offset = pinned_offset(ptr, 1);
+  if (!offset || !pinned_.starts_block(*offset)) return Status::kSuccess;
+  *was_pinned = true;
+  // The host may still read or write pinned memory for a request in flight.
+  const Status s = handle_replies_until([&] { return pinned_in_flight_ == 0; });
+  pinned_.release(*offset);
+  return s;
+}
+
+Connection::PollGuard Connection::poll_for_copy(uint64_t bytes) {
+  if (!channel_) return PollGuard(nullptr);
+  const auto expected = std::chrono::microseconds(bytes / 4000);  // 4 GB/s: 4000 bytes a microsecond
+  channel_->set_poll(std::clamp<std::chrono::microseconds>(
+      transport::kPollBeforeSleep + expected, transport::kPollBeforeSleep, 1000us));
+  return PollGuard(channel_.get());
 }
 
 Status Connection::take_async_error() {

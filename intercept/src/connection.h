@@ -9,12 +9,15 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
 
+#include "pinned_area.h"
 #include "staging.h"
 #include "vgpu/protocol/codec.h"
+#include "vgpu/transport/doorbell.h"
 #include "vgpu/transport/guest_transport.h"
 
 namespace vgpu::intercept {
@@ -26,6 +29,7 @@ struct Completion {
   void* copy_to = nullptr;  // device-to-host: copy the staged bytes here on success
   uint64_t copy_size = 0;
   Status* result = nullptr;  // where a waiting caller wants this request's status
+  bool pinned = false;       // the request reads or writes pinned host memory
 };
 
 class Connection {
@@ -55,7 +59,10 @@ class Connection {
               uint64_t* id_out = nullptr) {
     uint64_t id = 0;
     if (Status s = send(req, tail, completion ? 0 : VGPU_MSG_QUIET, &id); !ok(s)) return s;
-    if (completion) pending_[id] = *completion;
+    if (completion) {
+      pending_[id] = *completion;
+      if (completion->pinned) ++pinned_in_flight_;
+    }
     if (id_out) *id_out = id;
     return Status::kSuccess;
   }
@@ -67,8 +74,37 @@ class Connection {
   // free space). kInvalidValue if it can never fit.
   Status stage(uint64_t size, uint64_t* offset);
   void unstage(uint64_t offset) { staging_->release(offset); }
+
+  // Pinned host memory: a block of the data area above the staging ring
+  // (pinned_area.h), at most three quarters of it; the ring keeps the rest.
+  // kMemoryAllocation when no block that large is free.
+  Status pin(uint64_t size, void** ptr);
+  // Frees a block pin() returned, after every request in flight that uses
+  // pinned memory has been answered. *was_pinned is false (and nothing
+  // happens) when `ptr` is not such a block.
+  Status unpin(void* ptr, bool* was_pinned);
+  // The data-area offset of [p, p + size) when it lies inside one pinned block.
+  std::optional<uint64_t> pinned_offset(const void* p, uint64_t size) const;
   uint8_t* data(uint64_t offset) { return channel_->data().data() + offset; }
   uint64_t chunk_size() const { return staging_->chunk(); }
+
+  // While a copy of `bytes` is on its way, waiting for a reply polls for about
+  // as long as the copy should take (at 4 GB/s, at most 1 ms) before it
+  // sleeps: the reply then finds the program awake, not behind a wake-up.
+  // Back to the usual poll when the returned guard goes.
+  class PollGuard {
+   public:
+    explicit PollGuard(transport::GuestTransport* channel) : channel_(channel) {}
+    PollGuard(const PollGuard&) = delete;
+    PollGuard& operator=(const PollGuard&) = delete;
+    ~PollGuard() {
+      if (channel_) channel_->set_poll(transport::kPollBeforeSleep);
+    }
+
+   private:
+    transport::GuestTransport* channel_;
+  };
+  [[nodiscard]] PollGuard poll_for_copy(uint64_t bytes);
 
   // The first error an asynchronous request reported since the last call to
   // this (then cleared), or success.
@@ -93,6 +129,9 @@ class Connection {
   void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload);
   // Reads one reply, blocking. kDevicesUnavailable if the daemon went away.
   Status receive_one(std::vector<uint8_t>* out);
+  // Handles replies until `done()` holds.
+  template <class Done>
+  Status handle_replies_until(Done done);
   Status lost(Status s);
   // A simulated VM: the daemon socket and VM name vgpu-run passes in the environment.
   Status connect_simulated(std::string* why);
@@ -100,6 +139,8 @@ class Connection {
   std::mutex mu_;
   std::unique_ptr<transport::GuestTransport> channel_;  // /dev/vgpu or a simulated VM's channel
   std::unique_ptr<Staging> staging_;
+  PinnedArea pinned_;
+  uint64_t pinned_in_flight_ = 0;  // pending requests with Completion::pinned
   bool refused_ = false;  // connecting failed once: do not retry on every call
   Status refused_status_ = Status::kNoDevice;
   uint64_t next_id_ = 1;

@@ -9,12 +9,44 @@ namespace vgpu::intercept {
 
 namespace {
 
+// Pinned copies go to the host in commands of at most this many bytes, so
+// one large copy does not hold the GPU (or the sim) for long in one go.
+constexpr uint64_t kPinnedPiece = 8ull << 20;
+
+// A copy whose host side is pinned memory (in the data area): the host reads
+// or writes the program's buffer in place; no staging copy.
+Status copy_pinned(Connection& c, bool to_device, uint64_t offset, uint64_t device, uint64_t size,
+                   uint64_t stream, bool sync) {
+  const auto poll = c.poll_for_copy(size);
+  Status status = Status::kSuccess;
+  uint64_t last = 0;
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t len = std::min(kPinnedPiece, size - done);
+    Completion comp;
+    comp.pinned = true;
+    comp.result = sync ? &status : nullptr;
+    const Status sent =
+        to_device
+            ? c.post(proto::MemcpyHtoDRequest{device + done, offset + done, len, stream}, {}, &comp, &last)
+            : c.post(proto::MemcpyDtoHRequest{device + done, offset + done, len, stream}, {}, &comp, &last);
+    if (!ok(sent)) return sent;
+    done += len;
+  }
+  if (!sync) return Status::kSuccess;
+  if (Status s = c.drain_until(last); !ok(s)) return s;
+  return with_async_errors(c, status);
+}
+
 // Moves `size` bytes between host memory and the device in chunks that fit the
 // data area, several in flight. `to_device` picks the direction.
 Status copy_chunks(Connection& c, bool to_device, uint8_t* host, uint64_t device, uint64_t size,
                    uint64_t stream, bool sync) {
   if (Status s = c.ensure(); !ok(s)) return s;
   if (size == 0) return sync ? with_async_errors(c, Status::kSuccess) : Status::kSuccess;
+  if (const auto offset = c.pinned_offset(host, size)) {
+    return copy_pinned(c, to_device, *offset, device, size, stream, sync);
+  }
+  const auto poll = c.poll_for_copy(size);
   Status status = Status::kSuccess;
   uint64_t last = 0;
   for (uint64_t done = 0; done < size;) {

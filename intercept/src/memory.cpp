@@ -7,6 +7,7 @@
 #include "api.h"
 #include "copy.h"
 #include "device_memory.h"
+#include "log.h"
 
 using namespace vgpu;
 using namespace vgpu::intercept;
@@ -45,16 +46,27 @@ Status memcpy_any(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   }
 }
 
-// Pinned host memory is ordinary page-aligned memory here: the bytes cross
-// into the VM's data area either way.
+// Pinned host memory lives in the data area (Connection::pin), so copies from
+// and to it need no staging copy. What does not fit there is ordinary
+// page-aligned memory, whose copies are staged like pageable ones.
 std::mutex host_mu;
-std::unordered_set<void*>& host_allocations() {
+std::unordered_set<void*>& host_allocations() {  // the ordinary ones
   static auto* s = new std::unordered_set<void*>;
   return *s;
 }
 
 cudaError_t host_alloc(void** ptr, size_t size) {
   if (!ptr) return result(Status::kInvalidValue);
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    const Status s = c.pin(size, ptr);
+    if (ok(s)) return cudaSuccess;
+    if (s != Status::kMemoryAllocation) return result(s);  // no device, as with CUDA
+  }
+  log_once("pinned-full",
+           "pinned host memory past what this process's data area holds is ordinary memory: "
+           "copies from and to it are staged");
   void* p = nullptr;
   if (posix_memalign(&p, 4096, size ? size : 1) != 0) return result(Status::kMemoryAllocation);
   std::lock_guard lock(host_mu);
@@ -140,6 +152,13 @@ cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int) { return host
 
 cudaError_t cudaFreeHost(void* ptr) {
   if (!ptr) return cudaSuccess;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    bool was_pinned = false;
+    const Status s = c.unpin(ptr, &was_pinned);
+    if (was_pinned) return result(s);
+  }
   {
     std::lock_guard lock(host_mu);
     if (!host_allocations().erase(ptr)) return result(Status::kInvalidValue);

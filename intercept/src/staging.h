@@ -1,7 +1,7 @@
 // The guest's use of its data area: a ring of staging buffers for bulk bytes
-// (copies, fat binaries). Each buffer is held until the host has answered the
-// request that uses it; buffers may be released out of order, and space is
-// reclaimed in order.
+// (copies, fat binaries), below any pinned host memory (pinned_area.h). Each
+// buffer is held until the host has answered the request that uses it;
+// buffers may be released out of order, and space is reclaimed in order.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,11 @@ class Staging {
   explicit Staging(uint64_t capacity) : capacity_(capacity) {}
 
   uint64_t capacity() const { return capacity_; }
+  // Moves the end of the ring (pinned memory above it grew or shrank); only
+  // while no buffer is live.
+  void resize(uint64_t capacity) {
+    if (empty()) capacity_ = capacity;
+  }
   // The largest piece a copy should use, so several can be in flight.
   uint64_t chunk() const { return capacity_ / 4; }
   // Offset of `size` contiguous bytes, or nothing until earlier buffers are released.
@@ -30,7 +35,7 @@ class Staging {
   };
   void reclaim();
 
-  const uint64_t capacity_;
+  uint64_t capacity_;
   std::deque<Buffer> live_;  // in allocation order
   uint64_t head_ = 0;        // next free offset
   uint64_t used_ = 0;        // bytes between the oldest live buffer and head_, wrap gap included

@@ -20,15 +20,19 @@ struct Dispatcher::Usage {
 struct Dispatcher::Tenant {
   TenantId id = 0;
   TenantParams params;  // guarded by mu_: as added/updated, before any pin
-  tbb::concurrent_queue<Command> queue;
-  std::atomic<size_t> queued{0};
+  // Submitted commands, in order. The transport thread appends a whole burst
+  // under one lock; the dispatcher takes everything at once (swaps it into
+  // `taken`), so the two threads meet once per burst, not once per command.
+  std::mutex inbox_mu;
+  std::deque<Command> inbox;
+  std::atomic<size_t> queued{0};  // in `inbox` and `taken`
   std::atomic<bool> told_full{false};
   std::shared_ptr<Usage> usage;
   // Dispatcher thread only: contexts whose commands are dropped when popped.
   std::unordered_set<executor::ContextId> dead_contexts;
-  // Dispatcher thread only: commands taken off `queue` but not run (the rest
-  // of a batch), ahead of everything in `queue`. Counted in `queued`.
-  std::deque<Command> put_back;
+  // Dispatcher thread only: commands taken from `inbox` and not yet run
+  // (including the rest of a batch put back), ahead of everything in `inbox`.
+  std::deque<Command> taken;
 };
 
 // The tenants' queues as a turn sees them (turn.h).
@@ -233,16 +237,26 @@ void Dispatcher::remove_tenant(TenantId tenant) {
 }
 
 void Dispatcher::submit(Command&& command) {
-  auto t = find(command.tenant);
+  const TenantId tenant = command.tenant;
+  submit(tenant, {&command, 1});
+}
+
+void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
+  if (commands.empty()) return;
+  auto t = find(tenant);
   if (!t) {
-    backend_->discard(command.work);
-    on_complete_(command, {Status::kDevicesUnavailable, 0});
+    for (Command& c : commands) {
+      backend_->discard(c.work);
+      on_complete_(c, {Status::kDevicesUnavailable, 0});
+    }
     return;
   }
-  const TenantId id = command.tenant;
-  t->queue.push(std::move(command));
-  if (t->queued.fetch_add(1) == 0) {
-    became_runnable_.push(id);
+  {
+    std::lock_guard lock(t->inbox_mu);
+    for (Command& c : commands) t->inbox.push_back(std::move(c));
+  }
+  if (t->queued.fetch_add(commands.size()) == 0) {
+    became_runnable_.push(tenant);
     std::lock_guard lock(mu_);
     wake_ = true;
     cv_.notify_one();
@@ -368,9 +382,13 @@ void Dispatcher::fail_queue(Tenant& t, Status error) {
 }
 
 bool Dispatcher::pop(Tenant& t, Command* out) {
-  if (t.put_back.empty()) return t.queue.try_pop(*out);
-  *out = std::move(t.put_back.front());
-  t.put_back.pop_front();
+  if (t.taken.empty()) {
+    std::lock_guard lock(t.inbox_mu);
+    t.taken.swap(t.inbox);
+  }
+  if (t.taken.empty()) return false;
+  *out = std::move(t.taken.front());
+  t.taken.pop_front();
   return true;
 }
 
@@ -396,7 +414,7 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
     Command next;
     while (batch_.size() < config_.max_batch && pop(*t, &next)) {
       if (!is_launch(next) || next.work.context != context) {
-        t->put_back.push_front(std::move(next));
+        t->taken.push_front(std::move(next));
         break;
       }
       batch_.push_back(std::move(next));
@@ -432,7 +450,7 @@ size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
   t.usage->gpu_ns += gpu;
   t.usage->commands += ran;
   t.usage->kernels += kernels;
-  for (size_t i = batch_.size(); i > ran; --i) t.put_back.push_front(std::move(batch_[i - 1]));
+  for (size_t i = batch_.size(); i > ran; --i) t.taken.push_front(std::move(batch_[i - 1]));
   *gpu_time = static_cast<Nanos>(gpu);
   return ran;
 }

@@ -157,8 +157,9 @@ RT=""
 start_vgpud() {  # start_vgpud NAME [ENV=VALUE...]
   RT=$(mktemp -d "/tmp/vgpu-gpu-$1-XXXXXX")
   shift
+  # A 1 GiB data area: bench.cu's 256 MiB pinned buffer lives in it.
   env "$@" "$BUILD/bin/vgpud" --backend cuda --runtime-dir "$RT" --db "$RT/vgpu.db" \
-    > "$RT/vgpud.log" 2>&1 &
+    --data-area-mib 1024 --libvirt none > "$RT/vgpud.log" 2>&1 &
   DAEMON_PID=$!
   for _ in $(seq 1 300); do
     [[ -S $RT/vgpud.sock ]] && return 0

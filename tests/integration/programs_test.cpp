@@ -25,7 +25,7 @@ void require_pass(const RunResult& r, const std::string& name) {
 TEST_CASE("each test program passes as a simulated VM") {
   Daemon d;
   for (const char* name : {"saxpy", "vector_add", "device_query", "struct_param", "constant_memory",
-                           "streams_events"}) {
+                           "streams_events", "pinned_memory"}) {
     SECTION(name) { require_pass(d.run("alice", name), name); }
   }
 }

@@ -126,11 +126,11 @@ Status GuestChannel::send(std::span<const std::span<const uint8_t>> parts) {
 
 Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  const auto poll_until = Clock::now() + kPollBeforeSleep;
+  const auto poll_until = Clock::now() + poll_;
   for (;;) {
     switch (replies_.read(out)) {
       case RingReader::Result::kMessage:
-        if (replies_.producer_waiting()) host_bell_.ring();
+        if (replies_.producer_needs_wake()) host_bell_.ring();
         return Status::kSuccess;
       case RingReader::Result::kCorrupt:
         gone_ = true;

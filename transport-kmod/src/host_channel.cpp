@@ -39,7 +39,7 @@ RingReader::Result HostChannel::read_request(std::vector<uint8_t>* out) {
   if (r == RingReader::Result::kCorrupt) {
     std::lock_guard lock(reply_mu_);
     corrupt_ = true;
-  } else if (r == RingReader::Result::kMessage && requests_.producer_waiting()) {
+  } else if (r == RingReader::Result::kMessage && requests_.producer_needs_wake()) {
     guest_bell_.ring();  // the guest waits for room in its request ring
   }
   return r;
@@ -75,6 +75,7 @@ void HostChannel::write_reply(std::span<const std::span<const uint8_t>> parts) {
 
 bool HostChannel::flush() {
   std::lock_guard lock(reply_mu_);
+  if (outbox_.empty()) return true;  // the common case: nothing waits, nothing to clear
   while (!outbox_.empty()) {
     const std::span<const uint8_t> part(outbox_.front());
     if (!write_locked({&part, 1})) return false;

@@ -20,7 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace loop_tags;
 
-constexpr int kRequestsPerTurn = 64;  // per channel per pass: keeps channels fair
 
 void refuse(int sock, Status status, const std::string& why) {
   vgpu_welcome w{};
@@ -161,14 +160,20 @@ bool HostLoop::serve_channels() {
       continue;
     }
     peer->replies_stuck = false;
-    for (int i = 0; i < kRequestsPerTurn && events_->accepting(id); ++i) {
-      const auto r = ch.read_request(&msg);
-      if (r == RingReader::Result::kEmpty) break;
-      if (r == RingReader::Result::kCorrupt) break;  // counted when the channel is closed
-      requests_++;
+    int burst = 0;
+    if (ch.requests_pending() && events_->accepting(id)) {
+      for (; burst < kRequestsPerBurst; ++burst) {
+        const auto r = ch.read_request(&msg);
+        if (r == RingReader::Result::kEmpty) break;
+        if (r == RingReader::Result::kCorrupt) break;  // counted when the channel is closed
+        if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
+        events_->on_request(id, msg);
+      }
+    }
+    if (burst > 0) {
+      events_->on_burst_end(id);
+      requests_ += burst;
       worked = true;
-      if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
-      events_->on_request(id, msg);
     }
     doomed(id, *peer);
   }
@@ -179,9 +184,6 @@ bool HostLoop::serve_channels() {
 void HostLoop::sleep_until_event() {
   bool pending = false;
   for (const auto& [id, peer] : channels_) {
-    peer->channel->set_sleeping(true);  // includes a full barrier
-  }
-  for (const auto& [id, peer] : channels_) {
     HostChannel& ch = *peer->channel;
     // A guest that does not read its replies gets nothing more read until it
     // does (it rings when it reads): its pending requests must not keep the
@@ -189,7 +191,12 @@ void HostLoop::sleep_until_event() {
     const bool had_outbox = ch.has_outbox();
     const bool stuck = had_outbox && !ch.flush();
     if (had_outbox && !stuck) pending = true;  // it caught up: serve it now
-    if (!stuck && ch.requests_pending() && events_->accepting(id)) pending = true;
+    // Only a channel the loop would read asks its guest to ring: one whose
+    // tenant may not queue more is woken by wake() when there is room, and a
+    // guest ringing for every request meanwhile would only spin the loop.
+    const bool serve = !stuck && events_->accepting(id);
+    ch.set_sleeping(serve);  // includes a full barrier
+    if (serve && ch.requests_pending()) pending = true;
   }
   if (!pending) {
     sleeps_++;

@@ -154,9 +154,13 @@ void RingReader::set_consumer_waiting(bool waiting) {
   full_barrier();
 }
 
-bool RingReader::producer_waiting() const {
+bool RingReader::producer_needs_wake() const {
   full_barrier();
-  return load_acquire(ctl_->producer_waiting) != 0;
+  if (load_acquire(ctl_->producer_waiting) == 0) return false;
+  // The producer's head is untrusted: a value it cannot have wakes it anyway
+  // (harmless), and the next read reports the corruption.
+  const uint32_t used = load_acquire(ctl_->head) - tail_;
+  return used > size_ || used <= size_ / 2;
 }
 
 }  // namespace vgpu::transport

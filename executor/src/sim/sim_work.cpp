@@ -11,6 +11,7 @@
 
 #include "common/work_check.h"
 #include "device_model.h"
+#include "dma_copy.h"
 #include "engine_clock.h"
 #include "sim_backend_impl.h"
 
@@ -129,7 +130,7 @@ Status SimBackend::run(Context& ctx, const WorkOp& op) {
               return Status::kInvalidValue;
             }
             lock.unlock();
-            std::memcpy(arena.at(a), c.src, c.size);
+            dma_copy(arena.at(a), c.src, c.size);
             return Status::kSuccess;
           },
           [&](const CopyDtoH& c) {
@@ -138,7 +139,7 @@ Status SimBackend::run(Context& ctx, const WorkOp& op) {
               return Status::kInvalidValue;
             }
             lock.unlock();
-            std::memcpy(c.dst, arena.at(a), c.size);
+            dma_copy(c.dst, arena.at(a), c.size);
             return Status::kSuccess;
           },
           [&](const CopyDtoD& c) {

@@ -1,6 +1,8 @@
-// copy_bw [MAX_MIB]: cudaMemcpy bandwidth, host to device and device to host,
-// from pageable memory, at sizes of 4 KiB to MAX_MIB MiB (default 256), next
-// to memcpy of the same size between two host buffers in this same process.
+// copy_bw [MAX_MIB] [pageable|pinned]: cudaMemcpy bandwidth, host to device
+// and device to host, at sizes of 4 KiB to MAX_MIB MiB (default 256), from
+// pageable memory (malloc, the default) or pinned memory (cudaMallocHost),
+// next to memcpy of the same size between the same two host buffers in this
+// same process.
 // Each size runs a warm-up copy, then samples for about 0.3 s (at least 5);
 // a sample is as many back-to-back copies as make 1 MiB (one copy from
 // 1 MiB up), so the clock's own cost does not count. Each figure is the
@@ -34,8 +36,15 @@ double median_gbps(uint64_t size, F&& copy) {
 
 int main(int argc, char** argv) {
   const uint64_t max = static_cast<uint64_t>(bp::arg(argc, argv, 1, 256)) << 20;
-  auto* src = static_cast<uint8_t*>(std::malloc(max));
-  auto* dst = static_cast<uint8_t*>(std::malloc(max));
+  const bool pinned = argc > 2 && !std::strcmp(argv[2], "pinned");
+  uint8_t *src = nullptr, *dst = nullptr;
+  if (pinned) {
+    BP_OK(cudaMallocHost(reinterpret_cast<void**>(&src), max));
+    BP_OK(cudaMallocHost(reinterpret_cast<void**>(&dst), max));
+  } else {
+    src = static_cast<uint8_t*>(std::malloc(max));
+    dst = static_cast<uint8_t*>(std::malloc(max));
+  }
   for (uint64_t i = 0; i < max; ++i) src[i] = static_cast<uint8_t>(i * 131 + 7);
   std::memset(dst, 0, max);
   void* dev = nullptr;
@@ -68,7 +77,12 @@ int main(int argc, char** argv) {
     bp::result(key, mc);
   }
   BP_OK(cudaFree(dev));
-  std::free(src);
-  std::free(dst);
+  if (pinned) {
+    BP_OK(cudaFreeHost(src));
+    BP_OK(cudaFreeHost(dst));
+  } else {
+    std::free(src);
+    std::free(dst);
+  }
   return 0;
 }

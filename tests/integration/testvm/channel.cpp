@@ -96,7 +96,7 @@ bool Channel::send(std::span<const uint8_t> message, std::chrono::milliseconds l
 
 transport::RingReader::Result Channel::try_receive(std::vector<uint8_t>* out) {
   const auto r = replies_.read(out);
-  if (r == transport::RingReader::Result::kMessage && replies_.producer_waiting()) ring_host();
+  if (r == transport::RingReader::Result::kMessage && replies_.producer_needs_wake()) ring_host();
   return r;
 }
 

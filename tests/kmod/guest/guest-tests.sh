@@ -30,7 +30,8 @@ load() {
 
 programs() {
   run vgpu_abi
-  for p in device_query saxpy vector_add struct_param constant_memory streams_events unsupported_call; do
+  for p in device_query saxpy vector_add struct_param constant_memory streams_events pinned_memory \
+           unsupported_call; do
     run $p
   done
   run error_paths --sim

@@ -103,6 +103,45 @@ TEST_CASE("a tenant's commands run in the order they were submitted") {
   for (int i = 0; i < 200; ++i) CHECK(h.backend.executed[static_cast<size_t>(i)].second == i);
 }
 
+TEST_CASE("a burst submitted at once runs in order, interleaved with single submits") {
+  Harness h;
+  h.dispatcher.add_tenant(1, {});
+  h.dispatcher.start();
+  int seq = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Command> burst;
+    for (int i = 0; i < 9; ++i) {
+      Command c;
+      c.tenant = 1;
+      c.work.context = 10;
+      c.work.op = executor::Memset{0, 1, static_cast<uint8_t>(seq++)};
+      burst.push_back(std::move(c));
+    }
+    h.dispatcher.submit(1, burst);
+    h.submit(1, 10, seq++);
+  }
+  REQUIRE(eventually([&] { return h.completions() == 200; }));
+  std::lock_guard lock(h.backend.mu);
+  for (int i = 0; i < 200; ++i) CHECK(h.backend.executed[static_cast<size_t>(i)].second == i);
+  CHECK(h.dispatcher.usage(1).queued == 0);
+}
+
+TEST_CASE("a burst for an unknown tenant is answered command by command, none run") {
+  Harness h;
+  h.dispatcher.start();
+  std::vector<Command> burst(3);
+  for (int i = 0; i < 3; ++i) {
+    burst[i].tenant = 42;
+    burst[i].work.op = executor::Memset{0, 1, static_cast<uint8_t>(i)};
+  }
+  h.dispatcher.submit(42, burst);
+  REQUIRE(h.completions() == 3);  // answered at once, on the caller's thread
+  std::lock_guard lock(h.mu);
+  for (const auto& [seq, status] : h.completed) CHECK(status == Status::kDevicesUnavailable);
+  CHECK(h.backend.executed.empty());
+  CHECK(h.backend.discarded.size() == 3);
+}
+
 TEST_CASE("two busy tenants share the device, one slice each in turn") {
   Harness h;
   h.backend.delay_us = 200;

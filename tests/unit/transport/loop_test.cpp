@@ -28,6 +28,9 @@ struct EchoEvents : ChannelEvents {
   std::atomic<int> closed{0};
   std::atomic<bool> accept{true};
   std::atomic<uint64_t> last_channel{0};
+  // Requests per burst (loop thread only while it runs).
+  int in_burst = 0;
+  std::vector<int> bursts;
   Status on_open(uint64_t channel, const std::string& vm, const PeerCredentials&,
                  std::span<uint8_t>, std::string* why) override {
     if (vm == "refused") {
@@ -46,6 +49,12 @@ struct EchoEvents : ChannelEvents {
     const std::span<const uint8_t> parts[2] = {
         {reinterpret_cast<const uint8_t*>(&h), sizeof h}, m.subspan(sizeof h)};
     loop->reply(channel, parts);
+    ++in_burst;
+  }
+  void on_burst_end(uint64_t) override {
+    std::lock_guard lock(mu);
+    bursts.push_back(in_burst);
+    in_burst = 0;
   }
   bool accepting(uint64_t) override { return accept; }
   void on_close(uint64_t) override { closed++; }
@@ -208,4 +217,34 @@ TEST_CASE("a guest whose ring is corrupted loses only its own channel") {
   REQUIRE(send(*good, request(5, 8)) == Status::kSuccess);
   CHECK(good->receive(&reply, 5000ms) == Status::kSuccess);
   CHECK(bad->receive(&reply, 2000ms) == Status::kDevicesUnavailable);
+}
+
+TEST_CASE("requests are handed on in bursts of at most kRequestsPerBurst, each one ended") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+  f.events.accept = false;  // let them pile up in the ring
+  for (uint64_t id = 1; id <= 300; ++id) REQUIRE(send(*guest, request(id, 16)) == Status::kSuccess);
+  f.events.accept = true;
+  f.loop.wake();
+  std::vector<uint8_t> reply;
+  for (uint64_t id = 1; id <= 300; ++id) {
+    REQUIRE(guest->receive(&reply, 5000ms) == Status::kSuccess);
+    vgpu_msg_header h;
+    std::memcpy(&h, reply.data(), sizeof h);
+    CHECK(h.request_id == id);
+  }
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(f.events.mu);
+    int total = 0;
+    for (int b : f.events.bursts) total += b;
+    return total == 300;
+  }));
+  std::lock_guard lock(f.events.mu);
+  CHECK(f.events.bursts.size() >= 300 / kRequestsPerBurst);
+  for (int b : f.events.bursts) {
+    CHECK(b >= 1);
+    CHECK(b <= kRequestsPerBurst);
+  }
 }

@@ -70,6 +70,31 @@ TEST_CASE("a full ring refuses a message without writing, then takes it once rea
   CHECK(r.read(&out) == RingReader::Result::kEmpty);
 }
 
+TEST_CASE("a waiting producer is woken once half the ring is free, not after every message") {
+  TestRing ring(1 << 17);
+  auto w = ring.writer();
+  auto r = ring.reader();
+  const auto small = message(1, 1000);  // 1,032 bytes a record
+  int written = 0;
+  while (put(w, small) == RingWriter::Result::kOk) ++written;
+  REQUIRE(written > 100);
+  std::vector<uint8_t> out;
+  CHECK_FALSE(r.producer_needs_wake());  // nobody waits
+  w.set_producer_waiting(true);
+  int read = 0, woken_at = -1;
+  while (r.read(&out) == RingReader::Result::kMessage) {
+    ++read;
+    if (r.producer_needs_wake()) {
+      woken_at = read;
+      break;
+    }
+  }
+  // Not while more than half the ring is still in use.
+  CHECK(woken_at == (written + 1) / 2);
+  w.set_producer_waiting(false);
+  CHECK_FALSE(r.producer_needs_wake());
+}
+
 TEST_CASE("messages of every size survive many wrap-arounds, including the index overflow") {
   TestRing ring(1 << 17);
   // Start near 2^32 so the free-running indices overflow during the test.

@@ -21,8 +21,10 @@
  * full barrier, checks the ring once more, then blocks. A producer publishes
  * head with release order, issues a full barrier, and rings the other side's
  * doorbell if consumer_waiting is set. A producer facing a full ring does the
- * same with producer_waiting, and the consumer rings after it frees space. So
- * a busy side is never woken per message, and an idle side sleeps.
+ * same with producer_waiting, and the consumer rings once it has freed at
+ * least half the ring or emptied it (a producer that keeps filling the ring
+ * then sleeps once per half ring, not once per message). So a busy side is
+ * never woken per message, and an idle side sleeps.
  */
 #ifndef VGPU_PROTOCOL_REGION_H
 #define VGPU_PROTOCOL_REGION_H

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -43,7 +44,7 @@ struct DispatcherConfig {
   uint32_t overlap_depth = 1;
   // Consecutive kernel launches of one context are handed to the backend as
   // one batch of at most this many (Backend::execute_batch); 1: never batch.
-  size_t max_batch = 64;
+  size_t max_batch = 256;
 };
 
 inline constexpr uint32_t kMaxOverlapDepth = 16;
@@ -116,6 +117,9 @@ class Dispatcher {
 
   // Queues a command; the backend must already have accepted its work.
   void submit(Command&& command);
+  // Queues several commands of one tenant, in order (moved from `commands`),
+  // with one hand-over to the dispatcher thread.
+  void submit(TenantId tenant, std::span<Command> commands);
   bool accepting(TenantId tenant) const;
 
   // Blocks until no command of `context` can run any more: queued ones are

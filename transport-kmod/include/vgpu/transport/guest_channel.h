@@ -35,6 +35,7 @@ class GuestChannel final : public GuestTransport {
   // The next reply, waiting up to `timeout` (polling first, then sleeping).
   // kNotReady on timeout, kDevicesUnavailable once the daemon has gone away.
   Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) override;
+  void set_poll(std::chrono::microseconds poll) override { poll_ = poll; }
 
   bool daemon_gone() const override { return gone_; }
 
@@ -51,6 +52,7 @@ class GuestChannel final : public GuestTransport {
   RingWriter requests_;
   RingReader replies_;
   bool gone_ = false;
+  std::chrono::microseconds poll_ = kPollBeforeSleep;
 };
 
 }  // namespace vgpu::transport

@@ -37,6 +37,10 @@ struct PeerCredentials {
 };
 
 // What the loop reports to its owner (the daemon). Called on the loop thread.
+// Requests read from one channel before the loop turns to the next: keeps
+// channels fair, and is the unit in which queued work is handed on.
+inline constexpr int kRequestsPerBurst = 64;
+
 class ChannelEvents {
  public:
   virtual ~ChannelEvents() = default;
@@ -48,8 +52,13 @@ class ChannelEvents {
   // One request, copied out of shared memory.
   virtual void on_request(uint64_t channel, std::span<const uint8_t> message) = 0;
   // False while the channel's tenant may not queue more (back-pressure): its
-  // requests stay in its ring until wake() is called.
+  // requests stay in its ring until wake() is called. Asked before each burst
+  // of up to kRequestsPerBurst requests, so a tenant may go over its bound by
+  // less than one burst.
   virtual bool accepting(uint64_t channel) = 0;
+  // The end of a burst of on_request calls for one channel: work the requests
+  // queued may be handed on now, all at once.
+  virtual void on_burst_end(uint64_t channel) { (void)channel; }
   // The client went away or broke the protocol. Everything it held must be
   // released before this returns; the region is unmapped afterwards.
   virtual void on_close(uint64_t channel) = 0;

@@ -55,7 +55,10 @@ class RingReader {
   bool empty() const;
   // Sleep protocol: set, full barrier, then the caller re-checks empty().
   void set_consumer_waiting(bool waiting);
-  bool producer_waiting() const;  // after a full barrier
+  // Whether to ring a producer that waits for room (after a full barrier):
+  // only once at least half the ring is free, so a producer that outruns the
+  // consumer is woken once per half ring rather than after every message.
+  bool producer_needs_wake() const;
 
  private:
   vgpu_ring_ctl* ctl_ = nullptr;
