@@ -86,7 +86,7 @@ class Connection {
   // The data-area offset of [p, p + size) when it lies inside one pinned block.
   std::optional<uint64_t> pinned_offset(const void* p, uint64_t size) const;
   uint8_t* data(uint64_t offset) { return channel_->data().data() + offset; }
-  uint64_t chunk_size() const { return staging_->chunk(); }
+  uint64_t chunk_size(uint64_t copy_size) const { return staging_->chunk_for(copy_size); }
 
   // While a copy of `bytes` is on its way, waiting for a reply polls for about
   // as long as the copy should take (at 4 GB/s, at most 1 ms) before it

@@ -50,7 +50,7 @@ Status copy_chunks(Connection& c, bool to_device, uint8_t* host, uint64_t device
   Status status = Status::kSuccess;
   uint64_t last = 0;
   for (uint64_t done = 0; done < size;) {
-    const uint64_t len = std::min(c.chunk_size(), size - done);
+    const uint64_t len = std::min(c.chunk_size(size), size - done);
     uint64_t offset = 0;
     if (Status s = c.stage(len, &offset); !ok(s)) return s;
     Completion comp;

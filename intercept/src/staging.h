@@ -4,6 +4,7 @@
 // buffers may be released out of order, and space is reclaimed in order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -20,8 +21,12 @@ class Staging {
   void resize(uint64_t capacity) {
     if (empty()) capacity_ = capacity;
   }
-  // The largest piece a copy should use, so several can be in flight.
-  uint64_t chunk() const { return capacity_ / 4; }
+  // The piece a copy of `size` bytes moves in: about an eighth of it (at
+  // least 256 KiB), so the guest fills the next piece while the host copies
+  // this one, and never more than a quarter of the ring, so several fit.
+  uint64_t chunk_for(uint64_t size) const {
+    return std::min<uint64_t>(std::max<uint64_t>(size / 8, 256 << 10), capacity_ / 4);
+  }
   // Offset of `size` contiguous bytes, or nothing until earlier buffers are released.
   std::optional<uint64_t> try_alloc(uint64_t size);
   void release(uint64_t offset);

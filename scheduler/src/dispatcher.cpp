@@ -1,5 +1,7 @@
 #include "vgpu/scheduler/dispatcher.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <deque>
 #include <variant>
@@ -483,11 +485,28 @@ bool Dispatcher::run_one_slice() {
   return true;
 }
 
+bool Dispatcher::poll_for_work() const {
+  const auto start = std::chrono::steady_clock::now();
+  for (auto now = start; now - start < config_.poll_before_sleep;
+       now = std::chrono::steady_clock::now()) {
+    if (wake_.load(std::memory_order_relaxed) || !became_runnable_.empty()) return true;
+    // Pause briefly, then give the core to whoever has work (the program or
+    // the transport thread may be waiting for one).
+    if (now - start < std::chrono::microseconds(5)) {
+      __builtin_ia32_pause();
+    } else {
+      sched_yield();
+    }
+  }
+  return false;
+}
+
 void Dispatcher::run() {
   while (running_) {
     apply_control();
     note_runnable();
     if (run_one_slice()) continue;
+    if (poll_for_work()) continue;
     // Nothing runnable: sleep until a submit, a control op, or a periodic
     // re-check of tenants the gate holds back.
     std::unique_lock lock(mu_);

@@ -16,7 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void cpu_relax() { __builtin_ia32_pause(); }
 
 }  // namespace
 
@@ -81,14 +80,18 @@ GuestChannel::GuestChannel(int sock, std::unique_ptr<Region> region, Doorbell ho
 
 GuestChannel::~GuestChannel() { close(sock_); }
 
-bool GuestChannel::check_alive() {
-  if (gone_) return false;
-  const uint32_t state = std::atomic_ref<uint32_t>(region_->header()->host_state)
-                             .load(std::memory_order_acquire);
-  pollfd p{sock_, POLLIN, 0};
-  if (state == VGPU_HOST_CLOSED || (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN)))) {
+bool GuestChannel::host_closed() {
+  if (std::atomic_ref<uint32_t>(region_->header()->host_state).load(std::memory_order_acquire) ==
+      VGPU_HOST_CLOSED) {
     gone_ = true;
   }
+  return gone_;
+}
+
+bool GuestChannel::check_alive() {
+  if (host_closed()) return false;
+  pollfd p{sock_, POLLIN, 0};
+  if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN))) gone_ = true;
   return !gone_;
 }
 
@@ -125,8 +128,9 @@ Status GuestChannel::send(std::span<const std::span<const uint8_t>> parts) {
 }
 
 Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  const auto poll_until = Clock::now() + poll_;
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  const auto poll_until = start + poll_;
   for (;;) {
     switch (replies_.read(out)) {
       case RingReader::Result::kMessage:
@@ -138,13 +142,16 @@ Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::millisecond
       case RingReader::Result::kEmpty:
         break;
     }
-    if (!check_alive()) return Status::kDevicesUnavailable;
+    // While polling only the region's flag (no system call); the socket
+    // (a daemon that died without closing) before sleeping.
+    if (host_closed()) return Status::kDevicesUnavailable;
     const auto now = Clock::now();
-    if (now >= deadline) return Status::kNotReady;
-    if (now < poll_until) {
-      cpu_relax();
+    if (now < poll_until && now < deadline) {
+      poll_step(start);
       continue;
     }
+    if (!check_alive()) return Status::kDevicesUnavailable;
+    if (now >= deadline) return Status::kNotReady;
     replies_.set_consumer_waiting(true);
     if (replies_.empty()) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);

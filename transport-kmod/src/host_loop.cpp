@@ -20,6 +20,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace loop_tags;
 
+constexpr std::chrono::microseconds kEventsEvery{20};  // while busy or polling
+
 
 void refuse(int sock, Status status, const std::string& why) {
   vgpu_welcome w{};
@@ -119,16 +121,22 @@ size_t HostLoop::channel_count() const {
 void HostLoop::run() {
   apply_pending_vms();
   auto last_work = Clock::now();
+  auto last_events = last_work;
   while (running_) {
     const bool worked = serve_channels();
-    handle_events(0);
+    // Sockets and doorbells (new clients, hang-ups) every few microseconds,
+    // not on every pass: each look is a system call.
+    if (const auto now = Clock::now(); now - last_events >= kEventsEvery) {
+      handle_events(0);
+      last_events = now;
+    }
     if (worked) {
       last_work = Clock::now();
       plain_nap_us_ = 0;
       continue;
     }
     if (Clock::now() - last_work < kPollBeforeSleep) {
-      __builtin_ia32_pause();
+      poll_step(last_work);
       continue;
     }
     sleep_until_event();

@@ -46,7 +46,11 @@ TEST_CASE("a full ring refuses until the oldest buffer is released") {
   CHECK_FALSE(s.try_alloc(8192));
 }
 
-TEST_CASE("a chunk is a quarter of the area so several copies overlap") {
+TEST_CASE("a copy moves in eighths of at least 256 KiB, at most a quarter of the ring") {
   Staging s(64 << 20);
-  CHECK(s.chunk() == 16 << 20);
+  CHECK(s.chunk_for(1 << 20) == 256 << 10);      // small copies: 256 KiB pieces
+  CHECK(s.chunk_for(16 << 20) == 2 << 20);       // an eighth
+  CHECK(s.chunk_for(256ull << 20) == 16 << 20);  // a quarter of the ring at most
+  Staging small(512 << 10);
+  CHECK(small.chunk_for(1 << 20) == 128 << 10);  // the ring's quarter wins
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <future>
@@ -45,6 +46,10 @@ struct DispatcherConfig {
   // Consecutive kernel launches of one context are handed to the backend as
   // one batch of at most this many (Backend::execute_batch); 1: never batch.
   size_t max_batch = 256;
+  // With nothing to run, the dispatcher polls for new work this long before it
+  // sleeps (yielding the CPU between looks): a program's next call usually
+  // follows at once, and waking a sleeping thread costs more than the call.
+  std::chrono::microseconds poll_before_sleep{50};
 };
 
 inline constexpr uint32_t kMaxOverlapDepth = 16;
@@ -142,6 +147,8 @@ class Dispatcher {
   void apply_control();
   void note_runnable();
   bool run_one_slice();
+  // True if work or a control op arrived within config_.poll_before_sleep.
+  bool poll_for_work() const;
   void fail_queue(Tenant& t, Status error);
   std::shared_ptr<Tenant> find(TenantId id) const;
   void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
@@ -168,7 +175,7 @@ class Dispatcher {
   std::unordered_map<TenantId, ParamsOverride> pins_;
   std::string policy_name_;
   std::vector<std::function<void()>> control_;  // run on the dispatcher thread
-  bool wake_ = false;
+  std::atomic<bool> wake_{false};  // set under mu_; polled without it
 
   tbb::concurrent_queue<TenantId> became_runnable_;
   std::unordered_set<TenantId> waiting_;  // dispatcher thread: tenants the gate holds back

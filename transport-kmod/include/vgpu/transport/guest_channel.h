@@ -43,7 +43,8 @@ class GuestChannel final : public GuestTransport {
   GuestChannel(int sock, std::unique_ptr<Region> region, Doorbell host_bell, Doorbell own_bell);
   // Sleeps until the own doorbell rings, the socket hangs up, or the timeout.
   void sleep_until_rung(std::chrono::milliseconds timeout);
-  bool check_alive();
+  bool host_closed();  // the region says so (no system call)
+  bool check_alive();  // that, or the hand-over socket hung up
 
   int sock_;
   std::unique_ptr<Region> region_;
