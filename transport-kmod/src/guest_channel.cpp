@@ -16,7 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 }  // namespace
 
 Status GuestChannel::connect(const std::string& socket_path, const std::string& vm,

@@ -22,7 +22,6 @@ using namespace loop_tags;
 
 constexpr std::chrono::microseconds kEventsEvery{20};  // while busy or polling
 
-
 void refuse(int sock, Status status, const std::string& why) {
   vgpu_welcome w{};
   w.magic = VGPU_WELCOME_MAGIC;
