@@ -29,10 +29,13 @@
 #include <thread>
 #include <vector>
 
+#include "support/procs.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using vgpu::bench::spawn;
 
 struct Options {
   int seconds = 20;
@@ -62,22 +65,6 @@ bool parse(int argc, char** argv, Options* o) {
     }
   }
   return argc % 2 == 1 && o->seconds > 0 && o->kernel_us > 0 && !o->weights.empty();
-}
-
-// A child in its own process group, output to `log`.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    std::freopen(log.c_str(), "w", stdout);
-    std::freopen(log.c_str(), "a", stderr);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
 }
 
 // GPU time per VM name, as vgpud last flushed it.
