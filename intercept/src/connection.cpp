@@ -167,17 +167,12 @@ Status Connection::stage(uint64_t size, uint64_t* offset) {
     if (Status s = handle_replies_until([&] { return staging_->empty(); }); !ok(s)) return s;
     staging_->resize(pinned_.boundary());
   }
-  for (;;) {
-    if (auto o = staging_->try_alloc(size)) {
-      *offset = *o;
-      return Status::kSuccess;
-    }
-    // Full: earlier requests still hold buffers. Their replies free them.
-    if (Status s = receive_one(&buffer_); !ok(s)) return s;
-    vgpu_msg_header h;
-    std::memcpy(&h, buffer_.data(), sizeof h);
-    complete(h, {buffer_.data() + sizeof h, h.payload_len});
-  }
+  // While full, earlier requests still hold buffers; their replies free them.
+  return handle_replies_until([&] {
+    const auto o = staging_->try_alloc(size);
+    if (o) *offset = *o;
+    return o.has_value();
+  });
 }
 
 Status Connection::pin(uint64_t size, void** ptr) {
