@@ -57,6 +57,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   void on_request(uint64_t channel, std::span<const uint8_t> message) override;
   bool accepting(uint64_t channel) override;
   void on_burst_end(uint64_t channel) override;
+  void on_pass_end() override;
   void on_close(uint64_t channel) override;
 
   // executor::WorkSink (loop thread)
@@ -95,6 +96,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   // loop and dispatcher threads meet once per burst, not once per call.
   std::vector<scheduler::Command> burst_;
   scheduler::TenantId burst_tenant_ = 0;
+  bool handed_this_pass_ = false;  // the loop's pass handed work to the dispatcher
 
   // Usage already written to the store, per tenant (flusher thread only).
   std::unordered_map<scheduler::TenantId, scheduler::TenantUsage> flushed_;

@@ -486,13 +486,18 @@ bool Dispatcher::run_one_slice() {
 }
 
 bool Dispatcher::poll_for_work() const {
+  // The work just finished was someone's answer, and the program waiting for
+  // it, or the transport thread that will bring the next request, may share
+  // this core: give it the core at once, not after the pause below.
+  sched_yield();
   const auto start = std::chrono::steady_clock::now();
   for (auto now = start; now - start < config_.poll_before_sleep;
        now = std::chrono::steady_clock::now()) {
     if (wake_.load(std::memory_order_relaxed) || !became_runnable_.empty()) return true;
     // Pause briefly, then give the core to whoever has work (the program or
-    // the transport thread may be waiting for one).
-    if (now - start < std::chrono::microseconds(5)) {
+    // the transport thread may be waiting for one). The same 1 µs as the
+    // transport's poll_step, which this module may not depend on.
+    if (now - start < std::chrono::microseconds(1)) {
       __builtin_ia32_pause();
     } else {
       sched_yield();

@@ -1,11 +1,13 @@
 #include "vgpu/transport/guest_channel.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "vgpu/protocol/handover.h"
@@ -130,6 +132,7 @@ Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::millisecond
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   const auto poll_until = start + poll_;
+  std::optional<Clock::time_point> taken;  // when the host was seen to have our requests
   for (;;) {
     switch (replies_.read(out)) {
       case RingReader::Result::kMessage:
@@ -146,7 +149,15 @@ Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::millisecond
     if (host_closed()) return Status::kDevicesUnavailable;
     const auto now = Clock::now();
     if (now < poll_until && now < deadline) {
-      poll_step(start);
+      // Until the host's loop has taken our requests it is not running, and
+      // may be waiting for this very core: give it away at once. Once taken,
+      // an answer from a thread on another core is usually a pause away.
+      if (!taken && requests_.all_read()) taken = now;
+      if (taken) {
+        poll_step(*taken);
+      } else {
+        sched_yield();
+      }
       continue;
     }
     if (!check_alive()) return Status::kDevicesUnavailable;

@@ -39,6 +39,7 @@ RingReader::Result HostChannel::read_request(std::vector<uint8_t>* out) {
   if (r == RingReader::Result::kCorrupt) {
     std::lock_guard lock(reply_mu_);
     corrupt_ = true;
+    broken_.store(true, std::memory_order_release);
   } else if (r == RingReader::Result::kMessage && requests_.producer_needs_wake()) {
     guest_bell_.ring();  // the guest waits for room in its request ring
   }
@@ -52,6 +53,7 @@ bool HostChannel::write_locked(std::span<const std::span<const uint8_t>> parts) 
       return true;
     case RingWriter::Result::kCorrupt:
       corrupt_ = true;
+      broken_.store(true, std::memory_order_release);
       return true;  // dropped: the channel is being torn down
     case RingWriter::Result::kFull:
       return false;
@@ -68,33 +70,35 @@ void HostChannel::write_reply(std::span<const std::span<const uint8_t>> parts) {
   for (const auto& p : parts) copy.insert(copy.end(), p.begin(), p.end());
   outbox_bytes_ += copy.size();
   outbox_.push_back(std::move(copy));
-  if (outbox_bytes_ > kMaxOutboxBytes) stalled_ = true;
+  outbox_waiting_.store(true, std::memory_order_release);
+  if (outbox_bytes_ > kMaxOutboxBytes) {
+    stalled_ = true;
+    broken_.store(true, std::memory_order_release);
+  }
   // Ask the guest to ring us when it has read replies and made room.
   replies_.set_producer_waiting(true);
 }
 
 bool HostChannel::flush() {
+  // The common case, without the lock: nothing waits. A reply queued just
+  // after this look is flushed on the loop's next pass, as it would be if it
+  // had been queued just after a look under the lock.
+  if (!outbox_waiting_.load(std::memory_order_acquire)) return true;
   std::lock_guard lock(reply_mu_);
-  if (outbox_.empty()) return true;  // the common case: nothing waits, nothing to clear
   while (!outbox_.empty()) {
     const std::span<const uint8_t> part(outbox_.front());
     if (!write_locked({&part, 1})) return false;
     outbox_bytes_ -= outbox_.front().size();
     outbox_.pop_front();
   }
+  outbox_waiting_.store(false, std::memory_order_release);
   replies_.set_producer_waiting(false);
   return true;
 }
 
-bool HostChannel::has_outbox() const {
-  std::lock_guard lock(reply_mu_);
-  return !outbox_.empty();
-}
+bool HostChannel::has_outbox() const { return outbox_waiting_.load(std::memory_order_acquire); }
 
-bool HostChannel::broken() const {
-  std::lock_guard lock(reply_mu_);
-  return corrupt_ || stalled_;
-}
+bool HostChannel::broken() const { return broken_.load(std::memory_order_acquire); }
 
 bool HostChannel::stalled() const {
   std::lock_guard lock(reply_mu_);

@@ -184,6 +184,7 @@ bool HostLoop::serve_channels() {
     }
     doomed(id, *peer);
   }
+  if (worked) events_->on_pass_end();
   for (uint64_t id : broken) close_channel(id);
   return worked;
 }

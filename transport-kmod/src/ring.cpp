@@ -35,6 +35,8 @@ bool RingWriter::has_room(uint32_t record) const {
   return room_for(tail, need);
 }
 
+bool RingWriter::all_read() const { return load_acquire(ctl_->tail) == head_; }
+
 RingWriter::Result RingWriter::write(std::span<const std::span<const uint8_t>> parts) {
   if (corrupt_) return Result::kCorrupt;
   uint32_t len = 0;

@@ -55,6 +55,15 @@ struct EchoEvents : ChannelEvents {
     std::lock_guard lock(mu);
     bursts.push_back(in_burst);
     in_burst = 0;
+    ++bursts_this_pass;
+  }
+  // Bursts in each pass that read any (loop thread only while it runs).
+  int bursts_this_pass = 0;
+  std::vector<int> passes;
+  void on_pass_end() override {
+    std::lock_guard lock(mu);
+    passes.push_back(bursts_this_pass);
+    bursts_this_pass = 0;
   }
   bool accepting(uint64_t) override { return accept; }
   void on_close(uint64_t) override { closed++; }
@@ -247,4 +256,35 @@ TEST_CASE("requests are handed on in bursts of at most kRequestsPerBurst, each o
     CHECK(b >= 1);
     CHECK(b <= kRequestsPerBurst);
   }
+}
+
+TEST_CASE("a pass over the channels that read bursts is ended once, after all of them") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> a, b;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &a, &why) == Status::kSuccess);
+  REQUIRE(GuestChannel::connect(f.path, "bob", &b, &why) == Status::kSuccess);
+  f.events.accept = false;  // both rings fill before the loop reads either
+  for (uint64_t id = 1; id <= 100; ++id) {
+    REQUIRE(send(*a, request(id, 16)) == Status::kSuccess);
+    REQUIRE(send(*b, request(id, 16)) == Status::kSuccess);
+  }
+  f.events.accept = true;
+  f.loop.wake();
+  std::vector<uint8_t> reply;
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(a->receive(&reply, 5000ms) == Status::kSuccess);
+    REQUIRE(b->receive(&reply, 5000ms) == Status::kSuccess);
+  }
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(f.events.mu);
+    int total = 0;
+    for (int n : f.events.passes) total += n;
+    return total == static_cast<int>(f.events.bursts.size());
+  }));
+  std::lock_guard lock(f.events.mu);
+  // The first pass found both channels full: one end for their two bursts.
+  REQUIRE(!f.events.passes.empty());
+  CHECK(f.events.passes.front() == 2);
+  for (int n : f.events.passes) CHECK(n >= 1);  // no end for a pass that read nothing
 }

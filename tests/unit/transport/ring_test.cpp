@@ -95,6 +95,21 @@ TEST_CASE("a waiting producer is woken once half the ring is free, not after eve
   CHECK_FALSE(r.producer_needs_wake());
 }
 
+TEST_CASE("the writer sees when the reader has taken everything it wrote") {
+  TestRing ring(1 << 17);
+  auto w = ring.writer();
+  auto r = ring.reader();
+  CHECK(w.all_read());  // nothing written yet
+  REQUIRE(put(w, message(1, 10)) == RingWriter::Result::kOk);
+  REQUIRE(put(w, message(2, 10)) == RingWriter::Result::kOk);
+  CHECK_FALSE(w.all_read());
+  std::vector<uint8_t> out;
+  REQUIRE(r.read(&out) == RingReader::Result::kMessage);
+  CHECK_FALSE(w.all_read());  // one of two still waits
+  REQUIRE(r.read(&out) == RingReader::Result::kMessage);
+  CHECK(w.all_read());
+}
+
 TEST_CASE("messages of every size survive many wrap-arounds, including the index overflow") {
   TestRing ring(1 << 17);
   // Start near 2^32 so the free-running indices overflow during the test.

@@ -32,13 +32,20 @@ class Doorbell {
 // CPU.
 inline constexpr std::chrono::microseconds kPollBeforeSleep{50};
 
+// How long a poller only pauses before it starts yielding the CPU between
+// looks. A peer on another core answers a quick call within it; a peer that
+// shares this core (fewer cores than busy threads: the program, vgpud's loop
+// and its dispatcher) gets the core after it. Measured on 2 cores: with 5 µs
+// a queued call took 15 µs (each hand-off waited out a pause), with 1 µs
+// 5–7 µs, and an inline call stayed at 1.1–1.6 µs (docs/performance.md).
+inline constexpr std::chrono::nanoseconds kPauseBeforeYield{1000};
+
 // One step of a polling loop that has been waiting since `since`: a pause at
-// first, then, after a few microseconds, the CPU is yielded between checks.
-// On a host with fewer cores than busy threads (the program, vgpud's loop
-// and its dispatcher), a poller that only paused would keep the thread that
-// has the work to do off a core until the scheduler's next tick.
+// first, then the CPU is yielded between checks. A poller that only paused
+// would keep the thread that has the work to do off a shared core until the
+// scheduler's next tick.
 inline void poll_step(std::chrono::steady_clock::time_point since) {
-  if (std::chrono::steady_clock::now() - since < std::chrono::microseconds(5)) {
+  if (std::chrono::steady_clock::now() - since < kPauseBeforeYield) {
     __builtin_ia32_pause();
   } else {
     sched_yield();

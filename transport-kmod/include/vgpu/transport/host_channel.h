@@ -4,6 +4,7 @@
 // queued work).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -62,12 +63,17 @@ class HostChannel {
   Doorbell guest_bell_;
   RingReader requests_;
 
-  mutable std::mutex reply_mu_;  // guards everything below
+  mutable std::mutex reply_mu_;  // guards everything below but the atomics
   RingWriter replies_;
   std::deque<std::vector<uint8_t>> outbox_;
   size_t outbox_bytes_ = 0;
   bool stalled_ = false;
   bool corrupt_ = false;
+  // Copies of "outbox_ is not empty" and "corrupt_ || stalled_", written under
+  // the lock: the loop asks both of every channel on every pass, and an
+  // atomic load spares it two locks per channel.
+  std::atomic<bool> outbox_waiting_{false};
+  std::atomic<bool> broken_{false};
 };
 
 }  // namespace vgpu::transport

@@ -59,6 +59,8 @@ class ChannelEvents {
   // The end of a burst of on_request calls for one channel: work the requests
   // queued may be handed on now, all at once.
   virtual void on_burst_end(uint64_t channel) { (void)channel; }
+  // The end of a pass over all channels in which at least one burst was read.
+  virtual void on_pass_end() {}
   // The client went away or broke the protocol. Everything it held must be
   // released before this returns; the region is unmapped afterwards.
   virtual void on_close(uint64_t channel) = 0;

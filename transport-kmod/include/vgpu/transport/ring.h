@@ -32,6 +32,8 @@ class RingWriter {
   void set_producer_waiting(bool waiting);
   // True if the consumer has made room since the last kFull.
   bool has_room(uint32_t record) const;
+  // True once the consumer has taken every message written so far.
+  bool all_read() const;
 
  private:
   bool room_for(uint32_t tail, uint32_t need) const;
