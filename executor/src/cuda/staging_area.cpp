@@ -70,7 +70,12 @@ StagingArea::Wait StagingArea::wait(std::atomic<uint32_t>& counter, uint32_t n,
   for (;;) {
     const uint32_t seen = counter.load(std::memory_order_acquire);
     if (seen >= n) return Wait::kReady;
-    if (stop && stop()) return Wait::kStopped;
+    // What stops the wait may come right after the counter's last step (the
+    // worker publishes the last chunk, then answers): a `stop` seen after
+    // `seen` was read says nothing of the counter now, so look once more.
+    if (stop && stop()) {
+      return counter.load(std::memory_order_acquire) >= n ? Wait::kReady : Wait::kStopped;
+    }
     const uint64_t now = monotonic_ns();
     if (now >= deadline_ns) return Wait::kTimedOut;
     const uint64_t slice = std::min(deadline_ns - now, kWaitSliceNs);

@@ -68,7 +68,8 @@ class StagingArea {
 
   enum class Wait { kReady, kStopped, kTimedOut };
   // Waits until the counter reaches n. `stop` (may be empty) is asked every
-  // few milliseconds while waiting and ends the wait when it returns true.
+  // few milliseconds while waiting and ends the wait when it returns true,
+  // unless the counter reached n meanwhile (kReady wins over kStopped).
   Wait wait_filled(uint32_t n, uint64_t deadline_ns, const std::function<bool()>& stop) const {
     return wait(header()->filled, n, deadline_ns, stop);
   }

@@ -1,6 +1,9 @@
 // The cuda backend's logic that needs neither a driver nor a worker.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <vector>
+
 #include "common/allocation_map.h"
 #include "common/tenant_ledger.h"
 #include "cu_status.h"
@@ -8,6 +11,7 @@
 #include "launch_limits.h"
 #include "param_layout.h"
 #include "staging_area.h"
+#include "staging_transfer.h"
 
 using namespace vgpu;
 using namespace vgpu::executor;
@@ -125,6 +129,34 @@ TEST_CASE("cuda: copies are cut into slot-sized chunks") {
         cuda::StagingArea::Wait::kStopped);
   s.reset();
   CHECK(s.filled() == 0);
+}
+
+// The worker fills the last chunk and then answers; the daemon may read the
+// counter before the fill and see the answer after it. The copy is complete
+// then, and its bytes must be taken (a flaky cuda_backend_test once got the
+// answer of a copy from the device with the bytes left in the slot).
+TEST_CASE("cuda: a wait that is stopped after its counter moved is ready") {
+  std::vector<uint8_t> region(cuda::StagingArea::region_bytes(4096));
+  cuda::StagingArea s(region.data(), 4096);
+  const uint64_t deadline = cuda::monotonic_ns() + 1'000'000'000;
+  const uint64_t word = 0x1122334455667788ull;
+  uint64_t back = 0;
+  // `stop` is first asked once the counter was seen short: the worker runs now.
+  int asked = 0;
+  auto worker_finishes_then_answers = [&] {
+    if (asked++ == 0) {
+      std::memcpy(s.slot_for(0), &word, sizeof word);
+      s.publish_filled(1);
+    }
+    return true;  // its answer is waiting
+  };
+  CHECK(cuda::drain_chunks(s, reinterpret_cast<uint8_t*>(&back), sizeof back, deadline,
+                           worker_finishes_then_answers) == cuda::StagingArea::Wait::kReady);
+  CHECK(asked == 1);
+  CHECK(back == word);
+  CHECK(s.consumed() == 1);
+  // An answer with the counter still short (an error mid-copy) still stops it.
+  CHECK(s.wait_filled(2, deadline, [] { return true; }) == cuda::StagingArea::Wait::kStopped);
 }
 
 TEST_CASE("cuda: VGPU_CUDA_* variables configure the backend") {
