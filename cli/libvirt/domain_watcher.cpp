@@ -1,6 +1,7 @@
 #include "domain_watcher.h"
 
 #include <libvirt/virterror.h>
+#include <pthread.h>
 
 #include "virt_event_loop.h"
 #include "virt_error.h"
@@ -57,7 +58,10 @@ DomainWatcher::~DomainWatcher() { stop(); }
 
 void DomainWatcher::start() {
   ensure_event_loop();  // before the connection: libvirt delivers its events there
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "vgpu-libvirt");  // for top -H, perf, gdb
+    run();
+  });
 }
 
 void DomainWatcher::stop() {

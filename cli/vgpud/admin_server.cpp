@@ -1,6 +1,7 @@
 #include "admin_server.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -61,7 +62,10 @@ Status AdminServer::start(std::string* why) {
   }
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "vgpu-admin");  // for top -H, perf, gdb
+    run();
+  });
   return Status::kSuccess;
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -74,7 +75,10 @@ Status Daemon::start(std::string* why) {
     return s;
   }
   libvirt_->start(why);  // serves the attached VMs, watches their domains
-  flush_thread_ = std::thread([this] { flusher(); });
+  flush_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "vgpu-ledger");  // for top -H, perf, gdb
+    flusher();
+  });
   spdlog::info("vgpud: serving on {} (backend {}, device \"{}\", database {})", socket_path(),
                backend_->name(), backend_->device().name, config_.db_path);
   return Status::kSuccess;

@@ -1,5 +1,6 @@
 #include "vgpu/scheduler/dispatcher.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -78,7 +79,10 @@ Dispatcher::~Dispatcher() { stop(); }
 
 void Dispatcher::start() {
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "vgpu-dispatch");  // for top -H, perf, gdb
+    run();
+  });
 }
 
 void Dispatcher::stop() {

@@ -2,6 +2,8 @@
 // end through vgpu-run, the intercept library, vgpud and the sim backend.
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -133,4 +135,20 @@ TEST_CASE("a runtime call vgpu does not forward fails cleanly with one log line"
   const RunResult r = d.run("alice", "unsupported_call");
   require_pass(r, "unsupported_call");
   CHECK_THAT(r.output, Catch::Contains("vgpu: cudaGraphCreate is not supported by vgpu"));
+}
+
+TEST_CASE("vgpud's threads carry names an operator can find in top -H or perf") {
+  Daemon d;
+  std::set<std::string> names;
+  const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
+  for (const auto& t : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream comm(t.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.insert(name);
+  }
+  INFO("threads: " << names.size());
+  for (const char* name : {"vgpu-loop", "vgpu-dispatch", "vgpu-admin", "vgpu-ledger"}) {
+    CHECK(names.count(name) == 1);
+  }
 }

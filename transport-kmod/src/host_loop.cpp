@@ -1,5 +1,6 @@
 #include "vgpu/transport/host_loop.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -69,7 +70,10 @@ Status HostLoop::start(std::string* why) {
   ev.data.u64 = tag(kWake, wake_.fd());
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_.fd(), &ev);
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "vgpu-loop");  // for top -H, perf, gdb
+    run();
+  });
   return Status::kSuccess;
 }
 

@@ -1,5 +1,6 @@
 #include "worker_pool.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 namespace vgpu::executor::cuda {
@@ -10,7 +11,10 @@ constexpr std::chrono::milliseconds kRetryAfter{1000};  // after a failed start,
 WorkerPool::WorkerPool(WorkerSpec spec, Reaper* reaper, size_t spares,
                        std::chrono::milliseconds start_limit)
     : spec_(std::move(spec)), reaper_(reaper), spares_(spares), start_limit_(start_limit) {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "vgpu-workers");  // for top -H, perf, gdb
+    run();
+  });
 }
 
 WorkerPool::~WorkerPool() {
