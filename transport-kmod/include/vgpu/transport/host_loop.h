@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -172,6 +173,11 @@ class HostLoop {
   std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
   int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
   int plain_nap_us_ = 0;     // loop thread: the current one
+  // When the loop last read requests (loop thread), and when a reply was last
+  // written (any thread; steady_clock ticks): polling lasts longer while an
+  // answer is owed.
+  std::chrono::steady_clock::time_point last_read_{};
+  std::atomic<int64_t> last_reply_ns_{0};
 
   std::atomic<uint64_t> opened_{0}, closed_{0}, requests_{0}, corrupt_{0}, sleeps_{0};
   std::atomic<uint64_t> stalled_{0}, reply_stalls_{0};
