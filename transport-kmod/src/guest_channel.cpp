@@ -154,7 +154,7 @@ Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::millisecond
       // an answer from a thread on another core is usually a pause away.
       if (!taken && requests_.all_read()) taken = now;
       if (taken) {
-        poll_step(*taken);
+        poll_step(now - *taken);
       } else {
         sched_yield();
       }

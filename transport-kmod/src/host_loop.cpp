@@ -134,14 +134,15 @@ void HostLoop::run() {
   auto last_events = last_work;
   while (running_) {
     const bool worked = serve_channels();
+    const auto now = Clock::now();  // one clock read per pass
     // Sockets and doorbells (new clients, hang-ups) every few microseconds,
     // not on every pass: each look is a system call.
-    if (const auto now = Clock::now(); now - last_events >= kEventsEvery) {
+    if (now - last_events >= kEventsEvery) {
       handle_events(0);
       last_events = now;
     }
     if (worked) {
-      last_work = Clock::now();
+      last_work = now;
       plain_nap_us_ = 0;
       continue;
     }
@@ -150,8 +151,8 @@ void HostLoop::run() {
     const Clock::time_point replied{Clock::duration(last_reply_ns_.load(std::memory_order_relaxed))};
     const bool owed = replied < last_read_;
     const auto since = std::max(last_work, replied);
-    if (Clock::now() - since < (owed ? kPollWhileOwed : kPollBeforeSleep)) {
-      poll_step(since);
+    if (now - since < (owed ? kPollWhileOwed : kPollBeforeSleep)) {
+      poll_step(now - since);
       continue;
     }
     sleep_until_event();

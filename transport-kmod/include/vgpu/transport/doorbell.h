@@ -40,12 +40,12 @@ inline constexpr std::chrono::microseconds kPollBeforeSleep{50};
 // 5–7 µs, and an inline call stayed at 1.1–1.6 µs (docs/performance.md).
 inline constexpr std::chrono::nanoseconds kPauseBeforeYield{1000};
 
-// One step of a polling loop that has been waiting since `since`: a pause at
-// first, then the CPU is yielded between checks. A poller that only paused
-// would keep the thread that has the work to do off a shared core until the
-// scheduler's next tick.
-inline void poll_step(std::chrono::steady_clock::time_point since) {
-  if (std::chrono::steady_clock::now() - since < kPauseBeforeYield) {
+// One step of a polling loop that has waited `waited` so far (the caller has
+// just read the clock): a pause at first, then the CPU is yielded between
+// checks. A poller that only paused would keep the thread that has the work
+// to do off a shared core until the scheduler's next tick.
+inline void poll_step(std::chrono::steady_clock::duration waited) {
+  if (waited < kPauseBeforeYield) {
     __builtin_ia32_pause();
   } else {
     sched_yield();
