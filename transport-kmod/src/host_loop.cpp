@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host_loop_internal.h"
+#include "loop_polling.h"
 #include "vgpu/protocol/handover.h"
 #include "vgpu/transport/unix_socket.h"
 
@@ -22,12 +23,6 @@ using Clock = std::chrono::steady_clock;
 using namespace loop_tags;
 
 constexpr std::chrono::microseconds kEventsEvery{20};  // while busy or polling
-// How long the loop keeps polling while an answer is owed: a request was read
-// after the last reply written, so its program is waiting for queued work
-// and will send again as soon as the answer lands. The same bound as a
-// program's own poll for a copy. Without it the loop slept in the middle of
-// a 1 MiB copy (~50 µs) and a quarter of the next requests had to wake it.
-constexpr std::chrono::microseconds kPollWhileOwed{1000};
 
 void refuse(int sock, Status status, const std::string& why) {
   vgpu_welcome w{};
@@ -146,13 +141,9 @@ void HostLoop::run() {
       plain_nap_us_ = 0;
       continue;
     }
-    // Polling restarts at the last reply too: the program that got it
-    // usually sends its next request at once.
     const Clock::time_point replied{Clock::duration(last_reply_ns_.load(std::memory_order_relaxed))};
-    const bool owed = replied < last_read_;
-    const auto since = std::max(last_work, replied);
-    if (now - since < (owed ? kPollWhileOwed : kPollBeforeSleep)) {
-      poll_step(now - since);
+    if (const auto waited = polled_so_far({last_work, last_read_, replied}, now)) {
+      poll_step(*waited);
       continue;
     }
     sleep_until_event();
@@ -186,11 +177,15 @@ bool HostLoop::serve_channels() {
     peer->replies_stuck = false;
     int burst = 0;
     if (ch.requests_pending() && events_->accepting(id)) {
-      last_read_ = Clock::now();  // before any reply to what is read now
+      bool stamped = false;
       for (; burst < kRequestsPerBurst; ++burst) {
         const auto r = ch.read_request(&msg);
         if (r == RingReader::Result::kEmpty) break;
         if (r == RingReader::Result::kCorrupt) break;  // counted when the channel is closed
+        if (!stamped && wants_reply(msg)) {
+          last_read_ = Clock::now();  // before the reply to it, if that comes at once
+          stamped = true;
+        }
         if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
         events_->on_request(id, msg);
       }

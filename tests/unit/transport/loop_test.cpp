@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -289,60 +287,4 @@ TEST_CASE("a pass over the channels that read bursts is ended once, after all of
   REQUIRE(!f.events.passes.empty());
   CHECK(f.events.passes.front() == 2);
   for (int n : f.events.passes) CHECK(n >= 1);  // no end for a pass that read nothing
-}
-
-TEST_CASE("while an answer is owed the loop keeps polling, so the next request needs no wake-up") {
-  // Every request is answered 300 µs later from another thread, as queued
-  // work is by the dispatcher: longer than the loop's ordinary 50 µs of
-  // polling, shorter than the 1 ms it polls while an answer is owed.
-  struct LateEvents : EchoEvents {
-    std::mutex q_mu;
-    std::condition_variable q_cv;
-    std::deque<std::pair<uint64_t, std::vector<uint8_t>>> queue;
-    void on_request(uint64_t channel, std::span<const uint8_t> m) override {
-      std::lock_guard lock(q_mu);
-      queue.emplace_back(channel, std::vector<uint8_t>(m.begin(), m.end()));
-      q_cv.notify_one();
-    }
-  };
-  LateEvents events;
-  const std::string path = temp_socket();
-  HostLoop loop(path, RegionGeometry{1u << 17, 1u << 20}, &events);
-  events.loop = &loop;
-  std::string why;
-  REQUIRE(loop.start(&why) == Status::kSuccess);
-  std::atomic<bool> done{false};
-  std::thread dispatcher([&] {
-    while (!done) {
-      std::unique_lock lock(events.q_mu);
-      if (!events.q_cv.wait_for(lock, 10ms, [&] { return !events.queue.empty(); })) continue;
-      auto [channel, m] = std::move(events.queue.front());
-      events.queue.pop_front();
-      lock.unlock();
-      std::this_thread::sleep_for(300us);
-      vgpu_msg_header h;
-      std::memcpy(&h, m.data(), sizeof h);
-      h.flags = VGPU_MSG_REPLY;
-      const std::span<const uint8_t> parts[2] = {
-          {reinterpret_cast<const uint8_t*>(&h), sizeof h}, std::span<const uint8_t>(m).subspan(sizeof h)};
-      loop.reply(channel, parts);
-    }
-  });
-  std::unique_ptr<GuestChannel> guest;
-  REQUIRE(GuestChannel::connect(path, "alice", &guest, &why) == Status::kSuccess);
-  std::vector<uint8_t> reply;
-  const int calls = 50;
-  const uint64_t sleeps_before = loop.stats().sleeps;
-  for (uint64_t id = 1; id <= calls; ++id) {
-    REQUIRE(send(*guest, request(id, 8)) == Status::kSuccess);
-    REQUIRE(guest->receive(&reply, 5000ms) == Status::kSuccess);
-  }
-  const uint64_t sleeps = loop.stats().sleeps - sleeps_before;
-  done = true;
-  dispatcher.join();
-  // Polling only 50 µs after each request, the loop would sleep in every
-  // call. A loop thread kept off the CPU for over 1 ms (a loaded machine)
-  // may still sleep now and then.
-  INFO("loop sleeps in " << calls << " calls: " << sleeps);
-  CHECK(sleeps < calls / 2);
 }

@@ -173,9 +173,9 @@ class HostLoop {
   std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
   int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
   int plain_nap_us_ = 0;     // loop thread: the current one
-  // When the loop last read requests (loop thread), and when a reply was last
-  // written (any thread; steady_clock ticks): polling lasts longer while an
-  // answer is owed.
+  // When the loop last read a request that wants an answer (loop thread),
+  // and when a reply was last written (any thread; steady_clock ticks):
+  // polling lasts longer while an answer is owed.
   std::chrono::steady_clock::time_point last_read_{};
   std::atomic<int64_t> last_reply_ns_{0};
 
