@@ -12,6 +12,7 @@
 //   the worker cannot be started              kLaunchFailure (logged)
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <string>
 
 #include "device_model.h"
@@ -125,17 +126,19 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   const size_t reported = reply.kind == WorkerReply::Kind::kDone ? reply.done.size()
                           : reply.faulted                        ? reply.done.size()
                                                                  : 0;
-  uint64_t modeled_total = 0;
-  std::vector<uint64_t>& modeled = ctx.estimates;  // becomes each launch's modeled time
+  // Each launch's device time: its modeled duration, or the time its CPU
+  // implementation ran if that was longer. The estimates become it.
+  std::vector<uint64_t>& device = ctx.estimates;
+  uint64_t device_total = 0;
   for (size_t i = 0; i < reported; ++i) {
     const wire::LaunchDone& done = reply.done[i];
     Status st = Status::kSuccess;
-    modeled[i] = done.modeled_ns;
+    uint64_t modeled = done.modeled_ns;
     switch (done.outcome) {
       case wire::Outcome::kOk:
         if (done.modeled_ns > watchdog_ns) {
           // A GPU would have run it until its watchdog fired.
-          modeled[i] = watchdog_ns;
+          modeled = watchdog_ns;
           spdlog::warn("sim: context {} (tenant {}): kernel {} is modeled to run {} ns, past the "
                        "{} ms watchdog; context faulted",
                        ctx.id, ctx.tenant, kernel_name(ctx, *works[i]), done.modeled_ns,
@@ -144,7 +147,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
         }
         break;
       case wire::Outcome::kNoImplementation:
-        modeled[i] = 0;
+        modeled = 0;
         if (const std::string kernel = kernel_name(ctx, *works[i]);
             ctx.reported_missing.insert(kernel).second) {
           spdlog::warn("sim: context {}: no CPU implementation of kernel {}: no plug-in exports {}{}",
@@ -153,20 +156,21 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
         st = Status::kInvalidDeviceFunction;
         break;
       case wire::Outcome::kPluginError:
-        modeled[i] = 0;
+        modeled = 0;
         spdlog::warn("sim: context {}: kernel {} failed (plug-in returned {}); context faulted",
                      ctx.id, kernel_name(ctx, *works[i]), done.plugin_rc);
         st = fault(ctx, Status::kLaunchFailure);
         break;
       default:
-        modeled[i] = 0;
+        modeled = 0;
         spdlog::error("sim: context {}: worker rejected the launch of {}", ctx.id,
                       kernel_name(ctx, *works[i]));
         st = fault(ctx, Status::kLaunchFailure);
         break;
     }
-    results[i] = {st, 0};
-    modeled_total += modeled[i];
+    device[i] = std::max(modeled, done.ran_ns);
+    results[i] = {st, device[i]};
+    device_total += device[i];
   }
   size_t ran = reported;
   if (reply.kind == WorkerReply::Kind::kDied) {
@@ -174,28 +178,19 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
     spdlog::warn("sim: context {} (tenant {}): kernel {} ended its worker ({}); context faulted",
                  ctx.id, ctx.tenant, kernel_name(ctx, *works[reported]), reply.detail);
     const Status st = fault(ctx, Status::kIllegalAddress);
-    // The rest of the batch did not run; it would fail on the faulted context.
-    for (size_t i = reported; i < sent; ++i) {
-      results[i] = {st, 0};
-      modeled[i] = 0;
-    }
+    // The launch it died in is charged the rest of the batch's real time; the
+    // rest of the batch did not run and would fail on the faulted context.
+    const uint64_t elapsed = engine_now_ns() - start;
+    results[reported] = {st, elapsed > device_total ? elapsed - device_total : 0};
+    device_total += results[reported].gpu_ns;
+    for (size_t i = reported + 1; i < sent; ++i) results[i] = {st, 0};
     ran = sent;
   }
-  // The engine is busy for the modeled time of what ran, in real time; each
-  // launch is charged its part of the whole (by modeled time, or evenly).
-  engine_busy_until(start + modeled_total);
-  const uint64_t elapsed = engine_now_ns() - start;
-  uint64_t charged = 0;
-  for (size_t i = 0; i < ran; ++i) {
-    const uint64_t share =
-        i + 1 == ran ? elapsed - charged
-        : modeled_total > 0
-            ? static_cast<uint64_t>(static_cast<double>(elapsed) * static_cast<double>(modeled[i]) /
-                                    static_cast<double>(modeled_total))
-            : elapsed / ran;
-    results[i].gpu_ns = std::min(share, elapsed - charged);
-    charged += results[i].gpu_ns;
-  }
+  // The engine is busy for the device time of what ran, in real time. Each
+  // launch is charged its own device time, not the real time the batch took:
+  // on a loaded host the worker's reply or this thread's wake-up can come
+  // late, and that is not the tenant's GPU time.
+  engine_busy_until(start + device_total);
   return ran;
 }
 

@@ -227,14 +227,18 @@ class Worker {
     g_in_batch = 1;
     const uint64_t start = now_ns();
     uint64_t modeled = 0;
+    uint64_t began = start;
     for (uint32_t i = 0; i < b.count; ++i) {
-      const wire::LaunchDone done = run(bytes + offsets_[i]);
+      wire::LaunchDone done = run(bytes + offsets_[i]);
+      const uint64_t ended = now_ns();
+      done.ran_ns = ended - began;
+      began = ended;
       g_reply.done[i] = done;
       std::atomic_signal_fence(std::memory_order_seq_cst);  // the record before the count
       g_reply.head.count = i + 1;
       modeled += done.modeled_ns;
       if (done.outcome == wire::Outcome::kPluginError || done.modeled_ns > b.watchdog_ns) break;
-      if (modeled >= b.budget_ns || now_ns() - start >= b.slice_ns) break;
+      if (modeled >= b.budget_ns || ended - start >= b.slice_ns) break;
     }
     g_in_batch = 0;
     if (!send_packet(&g_reply, sizeof g_reply.head + g_reply.head.count * sizeof(wire::LaunchDone))) {

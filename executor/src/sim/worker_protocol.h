@@ -30,7 +30,7 @@
 
 namespace vgpu::executor::sim::wire {
 
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 inline constexpr int kSocketFd = 3;
 inline constexpr int kMemFd = 4;
 inline constexpr uint32_t kMaxNameBytes = 16384;
@@ -104,6 +104,7 @@ struct LaunchDone {
   int32_t plugin_rc = 0;
   uint32_t reserved = 0;
   uint64_t modeled_ns = 0;
+  uint64_t ran_ns = 0;  // real time the CPU implementation took, measured in the worker
 };
 
 struct BatchDone {  // followed by `count` LaunchDone, one per launch that ran, in order
@@ -126,7 +127,7 @@ static_assert(std::is_trivially_copyable_v<Ready> && sizeof(Ready) == 512);
 static_assert(std::is_trivially_copyable_v<SymbolsReset> && sizeof(SymbolsReset) == 8);
 static_assert(std::is_trivially_copyable_v<Symbol> && sizeof(Symbol) == 32);
 static_assert(std::is_trivially_copyable_v<Launch> && sizeof(Launch) == 64);
-static_assert(std::is_trivially_copyable_v<LaunchDone> && sizeof(LaunchDone) == 24);
+static_assert(std::is_trivially_copyable_v<LaunchDone> && sizeof(LaunchDone) == 32);
 static_assert(std::is_trivially_copyable_v<LaunchBatch> && sizeof(LaunchBatch) == 32);
 static_assert(std::is_trivially_copyable_v<BatchDone> && sizeof(BatchDone) == 16);
 

@@ -314,6 +314,55 @@ TEST_CASE("sim: the engine stays busy for the modeled duration") {
   CHECK(r.gpu_ns < 5'000'000'000);
 }
 
+TEST_CASE("sim: a launch is charged its device time, not the host's delays") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const Handle slow = function(*b, ctx, m, "_Z4slowy");
+
+  // Threads that keep both cores busy make the worker's replies and the
+  // engine's wake-ups late, as on a loaded host. Each launch still costs
+  // exactly its modeled 2 ms: the delays past it are not GPU time.
+  std::atomic<bool> loaded{true};
+  std::vector<std::thread> hogs;
+  for (int i = 0; i < 2; ++i) {
+    hogs.emplace_back([&loaded] {
+      while (loaded.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  uint64_t charged = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    const ExecResult r = run(*b, ctx, launch(slow, Params(8).at(0, uint64_t{2'000'000}).take()));
+    REQUIRE(r.status == Status::kSuccess);
+    CHECK(r.gpu_ns == 2'000'000);
+    charged += r.gpu_ns;
+  }
+  const auto took = std::chrono::steady_clock::now() - t0;
+  loaded = false;
+  for (std::thread& t : hogs) t.join();
+  CHECK(charged == 40'000'000);
+  CHECK(took >= std::chrono::milliseconds(40));  // the engine still kept each launch's time
+}
+
+TEST_CASE("sim: a CPU implementation slower than its model is charged its run time") {
+  auto b = make_backend();  // 5 us for one thread
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const Handle saxpy = function(*b, ctx, m, "_Z5saxpyfPKfPfi");
+  constexpr int kN = 2 << 20;  // 8 MiB of floats each: milliseconds of CPU work
+  const uint64_t x = alloc(*b, ctx, kN * sizeof(float));
+  const uint64_t y = alloc(*b, ctx, kN * sizeof(float));
+  const auto t0 = std::chrono::steady_clock::now();
+  const ExecResult r = run(*b, ctx,
+                           launch(saxpy, Params(28).at(0, 2.0f).at(8, x).at(16, y).at(24, kN).take()));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  REQUIRE(r.status == Status::kSuccess);
+  CHECK(r.gpu_ns >= 1'000'000);  // far past the modeled 5 us
+  CHECK(r.gpu_ns <= static_cast<uint64_t>(std::chrono::nanoseconds(took).count()));
+}
+
 TEST_CASE("sim: immediate calls are served while a kernel runs") {
   SimConfig config = test_config();
   config.watchdog = std::chrono::seconds(5);

@@ -12,7 +12,11 @@
 //  - Time is modeled: a launch keeps the engine busy for
 //        modeled_ns = kernel_base_ns + ns_per_thread * (grid threads)
 //    (or what the plug-in reports), in real time, so the scheduler and the
-//    usage ledger see durations that behave like a GPU's.
+//    usage ledger see durations that behave like a GPU's. A launch whose CPU
+//    implementation runs longer than that takes (and is charged) its run
+//    time. The charge is this device time, not the wall time the launch
+//    took on the host: a loaded host delays the engine, but a GPU would not
+//    charge a tenant for that.
 //
 // Device address layout: contexts get slots of slot_bytes(config) each,
 // starting at kSimSlotRegionBase and never reaching kSimSlotRegionEnd. That
