@@ -1,35 +1,77 @@
-// copy_bw [MAX_MIB] [pageable|pinned]: cudaMemcpy bandwidth, host to device
-// and device to host, at sizes of 4 KiB to MAX_MIB MiB (default 256), from
+// copy_bw [MAX_MIB] [pageable|pinned]: copy bandwidth, host to device and
+// device to host, at sizes of 4 KiB to MAX_MIB MiB (default 256), from
 // pageable memory (malloc, the default) or pinned memory (cudaMallocHost),
 // next to memcpy of the same size between the same two host buffers in this
 // same process.
-// Each size runs a warm-up copy, then samples for about 0.3 s (at least 5);
-// a sample is as many back-to-back copies as make 1 MiB (one copy from
-// 1 MiB up), so the clock's own cost does not count. Each figure is the
+// The copies are timed the way CUDA's bandwidthTest times them: pinned as
+// back-to-back cudaMemcpyAsync on the default stream then one synchronize,
+// pageable as cudaMemcpy one after another. For pinned memory the
+// synchronous cudaMemcpy is timed too (h2d_sync_, d2h_sync_): each copy then
+// also pays one round trip to the host.
+// At each size the three timed kinds (h2d, d2h, memcpy) take turns, one
+// sample of each per round, for about 0.9 s (at least 5 rounds), so all see
+// the same machine. A sample is as many back-to-back copies as make 32 MiB
+// (at least 4), as bandwidthTest times 100 copies: the one synchronize, and
+// the host threads waking for the first copy, weigh little. The synchronous
+// pinned figures are sampled after, one kind at a time, for 0.3 s each, a
+// sample being 1 MiB of copies (one copy from 1 MiB up). Each figure is the
 // median sample's bandwidth in GB/s (10^9 bytes/s). The bytes are checked
-// after one round trip at the largest size first.
-// Prints h2d_<KiB>, d2h_<KiB> and memcpy_<KiB>.
+// after one round trip at the largest size first, and at each size the
+// device memory is cleared before the timed copies and read back after.
+// Prints h2d_<KiB>, d2h_<KiB>, memcpy_<KiB> (and, pinned, h2d_sync_<KiB>,
+// d2h_sync_<KiB>).
 #include <cstring>
+#include <functional>
+#include <utility>
 
 #include "bench_program.h"
 
 namespace {
 
-template <class F>
-double median_gbps(uint64_t size, F&& copy) {
-  copy();  // warm-up: pages faulted in on both sides
-  const uint64_t inner = std::max<uint64_t>(1, (1u << 20) / size);
-  // Samples for 0.3 s of wall time (at least 5, at most 2000), however fast
-  // the copies are (a Debug build with sanitizers is many times slower).
-  std::vector<double> gbps;
-  const double start = bp::now_ns();
-  while (gbps.size() < 5 || (gbps.size() < 2000 && bp::now_ns() - start < 0.3e9)) {
-    const double t0 = bp::now_ns();
-    for (uint64_t k = 0; k < inner; ++k) copy();
-    gbps.push_back(static_cast<double>(size * inner) / (bp::now_ns() - t0));
+// One kind of copy to time: a sample is `copies` calls of `copy`, then
+// `finish` (inside the timing).
+struct Kind {
+  explicit Kind(std::function<void()> c, std::function<void()> f = [] {})
+      : copy(std::move(c)), finish(std::move(f)) {}
+  std::function<void()> copy;
+  std::function<void()> finish;
+  std::vector<double> gbps;  // one per sample
+};
+
+double median(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Samples the kinds in turn, one sample of each per round, for `seconds` of
+// wall time (at least 5 rounds, at most 2000), however fast the copies are (a
+// Debug build with sanitizers is many times slower). Taking turns gives every
+// kind the same machine: on a shared host a core's memory bandwidth drifts
+// by a quarter from one second to the next.
+void sample_in_turn(uint64_t size, uint64_t copies, double seconds, std::vector<Kind*> kinds) {
+  for (Kind* k : kinds) {  // warm-up: pages faulted in on both sides
+    k->copy();
+    k->finish();
   }
-  std::sort(gbps.begin(), gbps.end());
-  return gbps[gbps.size() / 2];
+  const double start = bp::now_ns();
+  for (size_t round = 0; round < 5 || (round < 2000 && bp::now_ns() - start < seconds * 1e9);
+       ++round) {
+    for (Kind* k : kinds) {
+      const double t0 = bp::now_ns();
+      for (uint64_t i = 0; i < copies; ++i) k->copy();
+      k->finish();
+      k->gbps.push_back(static_cast<double>(size * copies) / (bp::now_ns() - t0));
+    }
+  }
+}
+
+uint64_t one_mib_of(uint64_t size) { return std::max<uint64_t>(1, (1u << 20) / size); }
+uint64_t batch_of(uint64_t size) { return std::max<uint64_t>(4, (32u << 20) / size); }
+
+void record(const char* what, uint64_t size, double gbps) {
+  char key[64];
+  std::snprintf(key, sizeof key, "%s_%llu", what, static_cast<unsigned long long>(size >> 10));
+  bp::result(key, gbps);
 }
 
 }  // namespace
@@ -58,23 +100,42 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("%10s %10s %10s %10s\n", "KiB", "h2d GB/s", "d2h GB/s", "memcpy");
+  const auto synchronize = [] { BP_OK(cudaStreamSynchronize(0)); };
   for (uint64_t size = 4096; size <= max; size *= 4) {
-    const double h2d = median_gbps(size, [&] {
-      BP_OK(cudaMemcpy(dev, src, size, cudaMemcpyHostToDevice));
-    });
-    const double d2h = median_gbps(size, [&] {
-      BP_OK(cudaMemcpy(dst, dev, size, cudaMemcpyDeviceToHost));
-    });
-    const double mc = median_gbps(size, [&] { std::memcpy(dst, src, size); });
-    std::printf("%10llu %10.2f %10.2f %10.2f\n", static_cast<unsigned long long>(size >> 10), h2d,
-                d2h, mc);
-    char key[64];
-    std::snprintf(key, sizeof key, "h2d_%llu", static_cast<unsigned long long>(size >> 10));
-    bp::result(key, h2d);
-    std::snprintf(key, sizeof key, "d2h_%llu", static_cast<unsigned long long>(size >> 10));
-    bp::result(key, d2h);
-    std::snprintf(key, sizeof key, "memcpy_%llu", static_cast<unsigned long long>(size >> 10));
-    bp::result(key, mc);
+    const auto h2d_sync = [&] { BP_OK(cudaMemcpy(dev, src, size, cudaMemcpyHostToDevice)); };
+    const auto d2h_sync = [&] { BP_OK(cudaMemcpy(dst, dev, size, cudaMemcpyDeviceToHost)); };
+    BP_OK(cudaMemset(dev, 0, size));  // the copies timed must fill it again
+    Kind h2d(h2d_sync), d2h(d2h_sync), mc([&] { std::memcpy(dst, src, size); });
+    if (pinned) {
+      h2d = Kind([&] { BP_OK(cudaMemcpyAsync(dev, src, size, cudaMemcpyHostToDevice, 0)); },
+                 synchronize);
+      d2h = Kind([&] { BP_OK(cudaMemcpyAsync(dst, dev, size, cudaMemcpyDeviceToHost, 0)); },
+                 synchronize);
+    }
+    sample_in_turn(size, batch_of(size), 0.9, {&h2d, &d2h, &mc});
+    // The device memory holds what the timed h2d copies wrote; one more copy
+    // the timed way brings it back into a cleared buffer.
+    std::memset(dst, 0, size);
+    d2h.copy();
+    d2h.finish();
+    if (std::memcmp(src, dst, size) != 0) {
+      std::printf("error: bytes changed on the way at %llu KiB\n",
+                  static_cast<unsigned long long>(size >> 10));
+      return 1;
+    }
+    if (pinned) {
+      Kind h2d_s(h2d_sync), d2h_s(d2h_sync);
+      sample_in_turn(size, one_mib_of(size), 0.3, {&h2d_s});
+      sample_in_turn(size, one_mib_of(size), 0.3, {&d2h_s});
+      record("h2d_sync", size, median(h2d_s.gbps));
+      record("d2h_sync", size, median(d2h_s.gbps));
+    }
+    const double h2d_gbps = median(h2d.gbps), d2h_gbps = median(d2h.gbps), mc_gbps = median(mc.gbps);
+    std::printf("%10llu %10.2f %10.2f %10.2f\n", static_cast<unsigned long long>(size >> 10),
+                h2d_gbps, d2h_gbps, mc_gbps);
+    record("h2d", size, h2d_gbps);
+    record("d2h", size, d2h_gbps);
+    record("memcpy", size, mc_gbps);
   }
   BP_OK(cudaFree(dev));
   if (pinned) {
