@@ -10,11 +10,13 @@
 // also pays one round trip to the host.
 // At each size the three timed kinds (h2d, d2h, memcpy) take turns, one
 // sample of each per round, for about 0.9 s (at least 5 rounds), so all see
-// the same machine. A sample is as many back-to-back copies as make 32 MiB
-// (at least 4), as bandwidthTest times 100 copies: the one synchronize, and
-// the host threads waking for the first copy, weigh little. The synchronous
-// pinned figures are sampled after, one kind at a time, for 0.3 s each, a
-// sample being 1 MiB of copies (one copy from 1 MiB up). Each figure is the
+// the same machine. A sample of cudaMemcpyAsync is as many back-to-back
+// copies as make 32 MiB (at least 4), as bandwidthTest times 100 copies:
+// the one synchronize, and the host threads waking for the first copy,
+// weigh little; a sample of cudaMemcpy is as many as make 1 MiB (one copy
+// from 1 MiB up), so the clock's own cost does not count. The memcpy sample
+// is as large as the one it is compared with. The synchronous pinned figures
+// are sampled after, one kind at a time, for 0.3 s each. Each figure is the
 // median sample's bandwidth in GB/s (10^9 bytes/s). The bytes are checked
 // after one round trip at the largest size first, and at each size the
 // device memory is cleared before the timed copies and read back after.
@@ -112,7 +114,9 @@ int main(int argc, char** argv) {
       d2h = Kind([&] { BP_OK(cudaMemcpyAsync(dst, dev, size, cudaMemcpyDeviceToHost, 0)); },
                  synchronize);
     }
-    sample_in_turn(size, batch_of(size), 0.9, {&h2d, &d2h, &mc});
+    // Synchronous copies each end in a round trip: 1 MiB of them makes a
+    // sample. Asynchronous ones share one: 32 MiB of them.
+    sample_in_turn(size, pinned ? batch_of(size) : one_mib_of(size), 0.9, {&h2d, &d2h, &mc});
     // The device memory holds what the timed h2d copies wrote; one more copy
     // the timed way brings it back into a cleared buffer.
     std::memset(dst, 0, size);
