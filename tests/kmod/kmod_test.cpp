@@ -43,6 +43,20 @@ Guest boot(const Daemon& d, const std::string& name, const std::string& scenario
   return g;
 }
 
+// Boots guest vm1 in the hoststop scenario and waits until its process
+// holds device memory and keeps calling vgpud.
+Guest boot_holding(const Daemon& d) {
+  Guest g = boot(d, "vm1", "hoststop", false);
+  bool holding = false;
+  const auto end = std::chrono::steady_clock::now() + 300s;
+  while (!holding && g.qemu->running() && std::chrono::steady_clock::now() < end) {
+    holding = read_file(g.console).find("VGPU-HOLDING") != std::string::npos;
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(holding);
+  return g;
+}
+
 std::vector<std::string> lines_with(const std::string& text, const std::string& prefix) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -146,14 +160,18 @@ TEST_CASE("two guests at once are two tenants (one over doorbells, one polling)"
 
 TEST_CASE("one guest: vgpud stopping gives the guest's processes an error, not a hang") {
   auto d = std::make_unique<Daemon>(std::vector<std::string>{"--vm-socket", "vm1"});
-  Guest g = boot(*d, "vm1", "hoststop", false);
-  bool holding = false;
-  const auto end = std::chrono::steady_clock::now() + 300s;
-  while (!holding && g.qemu->running() && std::chrono::steady_clock::now() < end) {
-    holding = read_file(g.console).find("VGPU-HOLDING") != std::string::npos;
-    std::this_thread::sleep_for(50ms);
-  }
-  REQUIRE(holding);
+  Guest g = boot_holding(*d);
   CHECK(d->stop().exit_code == 0);  // closes the VM's channel: the guest is told
   check_guest(g, {"insmod", "host-stop", "channel-closed"});
+}
+
+TEST_CASE("one guest: vgpud killed outright gives the guest's processes an error, not a hang") {
+  auto d = std::make_unique<Daemon>(std::vector<std::string>{"--vm-socket", "vm1"});
+  Guest g = boot_holding(*d);
+  // Nothing closes the channel now: QEMU keeps the region and tells the guest
+  // nothing. The module sees the host's heartbeat stand still and fails the
+  // calls waiting on it, and every later open.
+  d->kill9();
+  check_guest(g, {"insmod", "host-stop", "channel-closed"});
+  CHECK(read_file(g.console).find("the host stopped answering") != std::string::npos);
 }

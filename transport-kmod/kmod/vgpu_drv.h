@@ -121,6 +121,14 @@ struct vgpu_device {
 	bool removed;
 
 	struct delayed_work service; /* owed Goodbyes; polling when interrupts are off */
+	/* Liveness (protocol/region.h): while callers wait for replies, the
+	 * watchdog rings the host every second and fails everything once the
+	 * host's heartbeat has stood still for VGPU_HOST_SILENT_CHECKS looks.
+	 * last_wait, seen_heartbeat and silent_checks: under lock. */
+	struct delayed_work watchdog;
+	unsigned long last_wait; /* jiffies a caller last slept for a reply */
+	u64 seen_heartbeat;
+	unsigned int silent_checks;
 	struct miscdevice misc;
 	bool misc_registered;
 };
@@ -162,6 +170,8 @@ bool vgpu_replies_pending(struct vgpu_device *dev);
 void vgpu_want_irq(struct vgpu_device *dev, int delta);
 void vgpu_publish_irq_wish(struct vgpu_device *dev); /* rx_lock held */
 void vgpu_kick_service(struct vgpu_device *dev, unsigned long delay);
+/* A caller is about to sleep for a reply: the watchdog keeps watching. */
+void vgpu_note_wait(struct vgpu_device *dev);
 int vgpu_dead_errno(struct vgpu_device *dev);
 
 #endif /* VGPU_KMOD_DRV_H */

@@ -263,6 +263,7 @@ static int vgpu_wait(struct vgpu_file *f, ktime_t deadline, unsigned int *nap_us
 			return 0;
 		left = min_t(long, left, nsecs_to_jiffies(ns) + 1);
 	}
+	vgpu_note_wait(dev);
 	if (!dev->interrupts) {
 		ktime_t nap = ns_to_ktime((u64)*nap_us * NSEC_PER_USEC);
 

@@ -14,6 +14,8 @@
 #include "vgpu_drv.h"
 
 #define VGPU_SERVICE_POLL_MS 2
+#define VGPU_WATCHDOG_MS 1000    /* a look at the host's heartbeat while callers wait */
+#define VGPU_HOST_SILENT_CHECKS 5 /* looks without a beat before the host counts as gone */
 #define VGPU_ATTACH_WAIT_MS 2000
 
 static DEFINE_MUTEX(vgpu_probe_lock);
@@ -261,6 +263,63 @@ void vgpu_kick_service(struct vgpu_device *dev, unsigned long delay)
 	spin_unlock(&dev->lock);
 }
 
+static void vgpu_arm_watchdog(struct vgpu_device *dev)
+{
+	spin_lock(&dev->lock);
+	if (!dev->dead)
+		queue_delayed_work(system_wq, &dev->watchdog, msecs_to_jiffies(VGPU_WATCHDOG_MS));
+	spin_unlock(&dev->lock);
+}
+
+void vgpu_note_wait(struct vgpu_device *dev)
+{
+	spin_lock(&dev->lock);
+	dev->last_wait = jiffies;
+	spin_unlock(&dev->lock);
+	vgpu_arm_watchdog(dev); /* no-op while armed */
+}
+
+/* A host killed outright cannot close the channel (host_state stays READY)
+ * and QEMU tells the guest nothing: without this, callers would wait for
+ * their replies until the VM restarts. A live host's loop beats on every
+ * pass, and passes when rung, so a heartbeat that stands still through
+ * several rings a second apart means the host is gone. */
+static void vgpu_watchdog(struct work_struct *work)
+{
+	struct vgpu_device *dev = container_of(to_delayed_work(work), struct vgpu_device, watchdog);
+	bool waiting, silent = false;
+	u64 beat;
+
+	mutex_lock(&dev->rx_lock);
+	if (READ_ONCE(dev->dead)) {
+		mutex_unlock(&dev->rx_lock);
+		return;
+	}
+	beat = READ_ONCE(dev->hdr->host_heartbeat);
+	mutex_unlock(&dev->rx_lock);
+
+	spin_lock(&dev->lock);
+	waiting = time_before(jiffies, dev->last_wait + 2 * msecs_to_jiffies(VGPU_WATCHDOG_MS));
+	if (beat != dev->seen_heartbeat || !waiting) {
+		dev->seen_heartbeat = beat;
+		dev->silent_checks = 0;
+	} else {
+		silent = ++dev->silent_checks >= VGPU_HOST_SILENT_CHECKS;
+	}
+	spin_unlock(&dev->lock);
+	if (silent) {
+		vgpu_mark_dead(dev, "the host stopped answering (its heartbeat stood still for 5 s)");
+		return;
+	}
+	if (!waiting)
+		return; /* nobody waits: the next caller to sleep arms it again */
+	mutex_lock(&dev->tx_lock);
+	if (!READ_ONCE(dev->dead))
+		vgpu_ring_host(dev); /* a live host wakes and beats */
+	mutex_unlock(&dev->tx_lock);
+	vgpu_arm_watchdog(dev);
+}
+
 static int vgpu_send_goodbye(struct vgpu_device *dev, u32 client, bool may_wait)
 {
 	struct {
@@ -448,6 +507,7 @@ static int vgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_waitqueue_head(&dev->tx_wq);
 	init_waitqueue_head(&dev->slot_wq);
 	INIT_DELAYED_WORK(&dev->service, vgpu_service);
+	INIT_DELAYED_WORK(&dev->watchdog, vgpu_watchdog);
 	dev->rx_buf = kvmalloc(VGPU_MSG_MAX_SIZE, GFP_KERNEL);
 	if (!dev->rx_buf) {
 		ret = -ENOMEM;
@@ -558,6 +618,7 @@ static void vgpu_remove(struct pci_dev *pdev)
 	}
 	mutex_unlock(&dev->files_lock);
 	cancel_delayed_work_sync(&dev->service);
+	cancel_delayed_work_sync(&dev->watchdog); /* dead: it cannot arm again */
 	/* Wait out anyone inside the ring code; they see dead from now on. */
 	mutex_lock(&dev->rx_lock);
 	mutex_unlock(&dev->rx_lock);

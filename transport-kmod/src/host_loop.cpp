@@ -169,6 +169,7 @@ bool HostLoop::serve_channels() {
   for (const auto& [id, peer] : channels_) {  // only this thread modifies channels_
     HostChannel& ch = *peer->channel;
     if (doomed(id, *peer)) continue;
+    ch.beat();
     if (!ch.flush()) {  // replies are stuck: read nothing more until the guest catches up
       if (!peer->replies_stuck) reply_stalls_++;
       peer->replies_stuck = true;

@@ -144,6 +144,30 @@ TEST_CASE("an idle host sleeps and a request wakes it") {
   }
 }
 
+TEST_CASE("the loop's heartbeat moves while it runs: idle, held back, or serving") {
+  Fixture f;
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+  // Idle: the loop sleeps, but wakes at least once a second and beats.
+  uint64_t seen = guest->host_heartbeat();
+  CHECK(eventually([&] { return guest->host_heartbeat() != seen; }, 3000ms));
+  // Held back (its requests stay in the ring): still alive, still beating.
+  f.events.accept = false;
+  REQUIRE(send(*guest, request(1, 8)) == Status::kSuccess);
+  seen = guest->host_heartbeat();
+  CHECK(eventually([&] { return guest->host_heartbeat() != seen; }, 3000ms));
+  f.events.accept = true;
+  f.loop.wake();
+  std::vector<uint8_t> reply;
+  REQUIRE(guest->receive(&reply, 5000ms) == Status::kSuccess);
+  // Stopped: it stands still.
+  f.loop.stop();
+  seen = guest->host_heartbeat();
+  std::this_thread::sleep_for(1500ms);
+  CHECK(guest->host_heartbeat() == seen);
+}
+
 TEST_CASE("the hand-over refuses bad names and refused VMs with a reason") {
   Fixture f;
   std::unique_ptr<GuestChannel> guest;

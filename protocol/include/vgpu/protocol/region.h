@@ -25,6 +25,12 @@
  * least half the ring or emptied it (a producer that keeps filling the ring
  * then sleeps once per half ring, not once per message). So a busy side is
  * never woken per message, and an idle side sleeps.
+ *
+ * Liveness: the host's loop adds one to host_heartbeat on every pass over the
+ * channel, and passes at least once a second and whenever the guest rings. A
+ * guest whose caller has waited a while for a reply rings and looks again: a
+ * heartbeat that stands still for seconds means the host died without closing
+ * the channel (killed outright), and the guest fails its calls.
  */
 #ifndef VGPU_PROTOCOL_REGION_H
 #define VGPU_PROTOCOL_REGION_H
@@ -32,7 +38,7 @@
 #include "wire_header.h"
 
 #define VGPU_REGION_MAGIC 0x47524756u /* "VGRG" */
-#define VGPU_REGION_VERSION 1u
+#define VGPU_REGION_VERSION 2u
 #define VGPU_REGION_HEADER_SIZE 4096u /* rings start on the next page */
 
 /* host_state values */
@@ -61,7 +67,8 @@ struct vgpu_region_header {
   uint64_t data_size;
   uint32_t host_state;       /* VGPU_HOST_READY or VGPU_HOST_CLOSED */
   uint32_t reserved0;
-  uint8_t pad[64];
+  uint64_t host_heartbeat;   /* written only by the host's loop (Liveness above); own cache line */
+  uint8_t pad[56];
   struct vgpu_ring_ctl req;  /* guest -> host */
   struct vgpu_ring_ctl resp; /* host -> guest */
 };

@@ -5,6 +5,8 @@
 // Not thread-safe: the caller serialises use (the intercept client holds a lock).
 #pragma once
 
+#include <atomic>
+
 #include <chrono>
 #include <memory>
 #include <span>
@@ -38,6 +40,13 @@ class GuestChannel final : public GuestTransport {
   void set_poll(std::chrono::microseconds poll) override { poll_ = poll; }
 
   bool daemon_gone() const override { return gone_; }
+  // The host's liveness counter (protocol/region.h). A simulated VM learns of
+  // a dead daemon from its hand-over socket; this is what a real VM's kernel
+  // module watches instead.
+  uint64_t host_heartbeat() const {
+    return std::atomic_ref<uint64_t>(region_->header()->host_heartbeat)
+        .load(std::memory_order_relaxed);
+  }
 
  private:
   GuestChannel(int sock, std::unique_ptr<Region> region, Doorbell host_bell, Doorbell own_bell);
