@@ -247,14 +247,18 @@ int run_honest(const Options& o, Channel& ch, std::mt19937_64& rng) {
 
 int run_flood(const Options& o, Channel& ch) {
   Pipeline p(ch, 1);
+  // Each memset costs the host's dispatcher more than the loop's reading it
+  // costs (256 KiB stays in a core's cache), so the queue outgrows what the
+  // dispatcher runs however the cores are shared.
+  constexpr uint64_t kBytes = 256 << 10;
   uint64_t buf = 0;
-  if (!malloc_one(p, 4096, &buf)) return fail("Malloc failed");
+  if (!malloc_one(p, kBytes, &buf)) return fail("Malloc failed");
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration<double>(o.seconds);
   uint64_t sent = 0, blocked = 0;
   std::vector<uint8_t> reply;
   while (Clock::now() < end) {
-    const std::vector<uint8_t> m = request(sent + 100, MemsetRequest{buf, 4096, 0, 1, 0}, {},
+    const std::vector<uint8_t> m = request(sent + 100, MemsetRequest{buf, kBytes, 0, 1, 0}, {},
                                            VGPU_MSG_QUIET);
     if (ch.try_send(m)) {
       sent++;
