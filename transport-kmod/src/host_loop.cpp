@@ -131,9 +131,11 @@ void HostLoop::run() {
     const bool worked = serve_channels();
     const auto now = Clock::now();  // one clock read per pass
     // Sockets and doorbells (new clients, hang-ups) every few microseconds,
-    // not on every pass: each look is a system call.
+    // not on every pass: each look is a system call. The heartbeat goes at
+    // the same pace: the guests look at it once a second.
     if (now - last_events >= kEventsEvery) {
       handle_events(0);
+      for (const auto& [id, peer] : channels_) peer->channel->beat();
       last_events = now;
     }
     if (worked) {
@@ -169,7 +171,6 @@ bool HostLoop::serve_channels() {
   for (const auto& [id, peer] : channels_) {  // only this thread modifies channels_
     HostChannel& ch = *peer->channel;
     if (doomed(id, *peer)) continue;
-    ch.beat();
     if (!ch.flush()) {  // replies are stuck: read nothing more until the guest catches up
       if (!peer->replies_stuck) reply_stalls_++;
       peer->replies_stuck = true;

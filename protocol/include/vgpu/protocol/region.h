@@ -26,8 +26,9 @@
  * then sleeps once per half ring, not once per message). So a busy side is
  * never woken per message, and an idle side sleeps.
  *
- * Liveness: the host's loop adds one to host_heartbeat on every pass over the
- * channel, and passes at least once a second and whenever the guest rings. A
+ * Liveness: the host's loop adds one to host_heartbeat each time it looks for
+ * events (every few microseconds while busy, at least once a second while
+ * idle, and whenever the guest rings). A
  * guest whose caller has waited a while for a reply rings and looks again: a
  * heartbeat that stands still for seconds means the host died without closing
  * the channel (killed outright), and the guest fails its calls.

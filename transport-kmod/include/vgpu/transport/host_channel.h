@@ -36,8 +36,8 @@ class HostChannel {
   bool requests_pending() const { return !requests_.empty(); }
   void set_sleeping(bool sleeping) { requests_.set_consumer_waiting(sleeping); }
   void drain_doorbell() { own_bell_.drain(); }
-  // One more pass over this channel: the guest tells a live host from a dead
-  // one by the heartbeat moving (protocol/region.h, Liveness).
+  // The loop is alive: the guest tells a live host from a dead one by the
+  // heartbeat moving (protocol/region.h, Liveness).
   void beat() {
     std::atomic_ref<uint64_t> hb(region_->header()->host_heartbeat);
     hb.store(hb.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
