@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "copy_polling.h"
 #include "log.h"
 #include "vgpu/protocol/handover.h"
 #include "vgpu/transport/device_client.h"
@@ -68,11 +69,13 @@ Status Connection::lost(Status s) {
     log_once("lost", "lost the connection to vgpud; every CUDA call now fails");
     pending_.clear();  // no reply will come; nothing may touch their buffers
     pinned_in_flight_ = 0;
+    copy_bytes_in_flight_ = 0;
   }
   return s;
 }
 
 Status Connection::receive_one(std::vector<uint8_t>* out) {
+  channel_->set_poll(poll_for_copies(copy_bytes_in_flight_));
   for (;;) {
     const Status s = channel_->receive(out, 1000ms);
     if (s == Status::kNotReady) continue;  // still waiting; the channel checks the daemon is alive
@@ -109,6 +112,7 @@ void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
   const Completion c = it->second;
   pending_.erase(it);
   if (c.pinned) --pinned_in_flight_;
+  copy_bytes_in_flight_ -= c.copy_bytes;
   if (ok(status) && c.copy_to) std::memcpy(c.copy_to, data(c.staging_offset), c.copy_size);
   if (c.release_staging) staging_->release(c.staging_offset);
   if (c.result) {
@@ -211,14 +215,6 @@ Status Connection::unpin(void* ptr, bool* was_pinned) {
   const Status s = handle_replies_until([&] { return pinned_in_flight_ == 0; });
   pinned_.release(*offset);
   return s;
-}
-
-Connection::PollGuard Connection::poll_for_copy(uint64_t bytes) {
-  if (!channel_) return PollGuard(nullptr);
-  const auto expected = std::chrono::microseconds(bytes / 4000);  // 4 GB/s: 4000 bytes a microsecond
-  channel_->set_poll(std::clamp<std::chrono::microseconds>(
-      transport::kPollBeforeSleep + expected, transport::kPollBeforeSleep, 1000us));
-  return PollGuard(channel_.get());
 }
 
 Status Connection::take_async_error() {

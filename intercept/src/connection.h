@@ -30,6 +30,7 @@ struct Completion {
   uint64_t copy_size = 0;
   Status* result = nullptr;  // where a waiting caller wants this request's status
   bool pinned = false;       // the request reads or writes pinned host memory
+  uint64_t copy_bytes = 0;   // bytes it moves between host memory and the device
 };
 
 class Connection {
@@ -62,6 +63,7 @@ class Connection {
     if (completion) {
       pending_[id] = *completion;
       if (completion->pinned) ++pinned_in_flight_;
+      copy_bytes_in_flight_ += completion->copy_bytes;
     }
     if (id_out) *id_out = id;
     return Status::kSuccess;
@@ -88,24 +90,6 @@ class Connection {
   uint8_t* data(uint64_t offset) { return channel_->data().data() + offset; }
   uint64_t chunk_size(uint64_t copy_size) const { return staging_->chunk_for(copy_size); }
 
-  // While a copy of `bytes` is on its way, waiting for a reply polls for about
-  // as long as the copy should take (at 4 GB/s, at most 1 ms) before it
-  // sleeps: the reply then finds the program awake, not behind a wake-up.
-  // Back to the usual poll when the returned guard goes.
-  class PollGuard {
-   public:
-    explicit PollGuard(transport::GuestTransport* channel) : channel_(channel) {}
-    PollGuard(const PollGuard&) = delete;
-    PollGuard& operator=(const PollGuard&) = delete;
-    ~PollGuard() {
-      if (channel_) channel_->set_poll(transport::kPollBeforeSleep);
-    }
-
-   private:
-    transport::GuestTransport* channel_;
-  };
-  [[nodiscard]] PollGuard poll_for_copy(uint64_t bytes);
-
   // The first error an asynchronous request reported since the last call to
   // this (then cleared), or success.
   Status take_async_error();
@@ -127,7 +111,9 @@ class Connection {
   Status wait(uint64_t id, proto::Op op, void* reply, size_t reply_size);
   // Handles one reply that is not the one being waited for.
   void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload);
-  // Reads one reply, blocking. kDevicesUnavailable if the daemon went away.
+  // Reads one reply, blocking; polls first for as long as the copies in
+  // flight should take (copy_polling.h). kDevicesUnavailable if the daemon
+  // went away.
   Status receive_one(std::vector<uint8_t>* out);
   // Handles replies until `done()` holds.
   template <class Done>
@@ -141,6 +127,7 @@ class Connection {
   std::unique_ptr<Staging> staging_;
   PinnedArea pinned_;
   uint64_t pinned_in_flight_ = 0;  // pending requests with Completion::pinned
+  uint64_t copy_bytes_in_flight_ = 0;  // Completion::copy_bytes of the pending requests
   bool refused_ = false;  // connecting failed once: do not retry on every call
   Status refused_status_ = Status::kNoDevice;
   uint64_t next_id_ = 1;

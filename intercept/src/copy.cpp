@@ -17,13 +17,13 @@ constexpr uint64_t kPinnedPiece = 8ull << 20;
 // or writes the program's buffer in place; no staging copy.
 Status copy_pinned(Connection& c, bool to_device, uint64_t offset, uint64_t device, uint64_t size,
                    uint64_t stream, bool sync) {
-  const auto poll = c.poll_for_copy(size);
   Status status = Status::kSuccess;
   uint64_t last = 0;
   for (uint64_t done = 0; done < size;) {
     const uint64_t len = std::min(kPinnedPiece, size - done);
     Completion comp;
     comp.pinned = true;
+    comp.copy_bytes = len;
     comp.result = sync ? &status : nullptr;
     const Status sent =
         to_device
@@ -46,7 +46,6 @@ Status copy_chunks(Connection& c, bool to_device, uint8_t* host, uint64_t device
   if (const auto offset = c.pinned_offset(host, size)) {
     return copy_pinned(c, to_device, *offset, device, size, stream, sync);
   }
-  const auto poll = c.poll_for_copy(size);
   Status status = Status::kSuccess;
   uint64_t last = 0;
   for (uint64_t done = 0; done < size;) {
@@ -55,6 +54,7 @@ Status copy_chunks(Connection& c, bool to_device, uint8_t* host, uint64_t device
     if (Status s = c.stage(len, &offset); !ok(s)) return s;
     Completion comp;
     comp.release_staging = true;
+    comp.copy_bytes = len;
     comp.staging_offset = offset;
     comp.result = sync ? &status : nullptr;
     Status sent;
