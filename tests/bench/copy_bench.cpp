@@ -12,7 +12,10 @@
 //   pageable  malloc: the guest library first copies the bytes into the data
 //             area, in pipelined chunks (two copies; native CUDA stages
 //             pageable copies through pinned buffers the same way). Timed as
-//             cudaMemcpy one after another. Printed for comparison.
+//             cudaMemcpy one after another. Printed for comparison, also
+//             next to the same two copies pipelined by two threads of the
+//             program with no vgpu in between ("2 threads": what two copies
+//             can reach on this machine).
 //
 //   copy_bench [--max-mib M] [--quick]
 // Exit status 0 when both pinned directions reach 0.8x memcpy from 1 MiB up.
@@ -30,13 +33,16 @@ namespace {
 using Figures = std::map<std::string, double>;
 
 // Prints one table; true when both directions reach 0.8x memcpy from 1 MiB
-// up. Synchronous figures, where the run has them, follow as more columns.
+// up. Synchronous figures, or the two-thread pipeline, where the run has
+// them, follow as more columns.
 bool table(const char* title, const Figures& r, long max_mib) {
   const bool sync = r.count("h2d_sync_4") > 0;
+  const bool pipe = r.count("pipeline_4") > 0;
   std::printf("%s\n", title);
   std::printf("  %10s %9s %9s %9s %9s %9s  %-15s", "size", "h2d", "d2h", "memcpy", "h2d/mc",
               "d2h/mc", "0.8x from 1 MiB");
   if (sync) std::printf(" %9s %9s %9s %9s", "sync h2d", "sync d2h", "h2d/mc", "d2h/mc");
+  if (pipe) std::printf(" %9s %9s %9s", "2 threads", "h2d/2t", "d2h/2t");
   std::printf("\n");
   bool met = true;
   for (uint64_t kib = 4; kib <= static_cast<uint64_t>(max_mib) * 1024; kib *= 4) {
@@ -52,6 +58,10 @@ bool table(const char* title, const Figures& r, long max_mib) {
     if (sync && r.count("h2d_sync_" + k)) {
       const double sh = r.at("h2d_sync_" + k), sd = r.at("d2h_sync_" + k);
       std::printf(" %9.2f %9.2f %8.2fx %8.2fx", sh, sd, sh / mc, sd / mc);
+    }
+    if (pipe && r.count("pipeline_" + k)) {
+      const double two = r.at("pipeline_" + k);
+      std::printf(" %9.2f %8.2fx %8.2fx", two, h2d / two, d2h / two);
     }
     std::printf("\n");
   }

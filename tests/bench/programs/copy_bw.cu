@@ -20,13 +20,18 @@
 // median sample's bandwidth in GB/s (10^9 bytes/s). The bytes are checked
 // after one round trip at the largest size first, and at each size the
 // device memory is cleared before the timed copies and read back after.
+// Pageable copies are also compared with what two copies of every byte can
+// reach here, pipelined by two threads of this process with no vgpu in
+// between (two_thread_pipeline.h), sampled in turn with the others.
 // Prints h2d_<KiB>, d2h_<KiB>, memcpy_<KiB> (and, pinned, h2d_sync_<KiB>,
-// d2h_sync_<KiB>).
+// d2h_sync_<KiB>; pageable, pipeline_<KiB>).
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "bench_program.h"
+#include "two_thread_pipeline.h"
 
 namespace {
 
@@ -103,6 +108,8 @@ int main(int argc, char** argv) {
   }
   std::printf("%10s %10s %10s %10s\n", "KiB", "h2d GB/s", "d2h GB/s", "memcpy");
   const auto synchronize = [] { BP_OK(cudaStreamSynchronize(0)); };
+  std::unique_ptr<bp::TwoThreadPipeline> pipeline;
+  if (!pinned) pipeline = std::make_unique<bp::TwoThreadPipeline>(max);
   for (uint64_t size = 4096; size <= max; size *= 4) {
     const auto h2d_sync = [&] { BP_OK(cudaMemcpy(dev, src, size, cudaMemcpyHostToDevice)); };
     const auto d2h_sync = [&] { BP_OK(cudaMemcpy(dst, dev, size, cudaMemcpyDeviceToHost)); };
@@ -116,7 +123,13 @@ int main(int argc, char** argv) {
     }
     // Synchronous copies each end in a round trip: 1 MiB of them makes a
     // sample. Asynchronous ones share one: 32 MiB of them.
-    sample_in_turn(size, pinned ? batch_of(size) : one_mib_of(size), 0.9, {&h2d, &d2h, &mc});
+    Kind pipe([&] { pipeline->copy(dst, src, size); });
+    if (pinned) {
+      sample_in_turn(size, batch_of(size), 0.9, {&h2d, &d2h, &mc});
+    } else {
+      sample_in_turn(size, one_mib_of(size), 0.9, {&h2d, &d2h, &mc, &pipe});
+      record("pipeline", size, median(pipe.gbps));
+    }
     // The device memory holds what the timed h2d copies wrote; one more copy
     // the timed way brings it back into a cleared buffer.
     std::memset(dst, 0, size);
