@@ -43,10 +43,11 @@ Guest boot(const Daemon& d, const std::string& name, const std::string& scenario
   return g;
 }
 
-// Boots guest vm1 in the hoststop scenario and waits until its process
-// holds device memory and keeps calling vgpud.
-Guest boot_holding(const Daemon& d) {
-  Guest g = boot(d, "vm1", "hoststop", false);
+// Boots guest vm1 in `scenario` (hoststop: a process holds device memory
+// and keeps calling vgpud; hostpoll: a process waits in poll()) and waits
+// until the guest says it is there.
+Guest boot_holding(const Daemon& d, const std::string& scenario = "hoststop") {
+  Guest g = boot(d, "vm1", scenario, false);
   bool holding = false;
   const auto end = std::chrono::steady_clock::now() + 300s;
   while (!holding && g.qemu->running() && std::chrono::steady_clock::now() < end) {
@@ -173,5 +174,14 @@ TEST_CASE("one guest: vgpud killed outright gives the guest's processes an error
   // calls waiting on it, and every later open.
   d->kill9();
   check_guest(g, {"insmod", "host-stop", "channel-closed"});
+  CHECK(read_file(g.console).find("the host stopped answering") != std::string::npos);
+}
+
+TEST_CASE("one guest: a process waiting in poll() is told when vgpud is killed outright") {
+  auto d = std::make_unique<Daemon>(std::vector<std::string>{"--vm-socket", "vm1"});
+  Guest g = boot_holding(*d, "hostpoll");
+  // Only poll() waits: the module's watchdog must watch for it too.
+  d->kill9();
+  check_guest(g, {"insmod", "vgpu_abi_hangup"});
   CHECK(read_file(g.console).find("the host stopped answering") != std::string::npos);
 }

@@ -124,9 +124,12 @@ struct vgpu_device {
 	/* Liveness (protocol/region.h): while callers wait for replies, the
 	 * watchdog rings the host every second and fails everything once the
 	 * host's heartbeat has stood still for VGPU_HOST_SILENT_CHECKS looks.
-	 * last_wait, seen_heartbeat and silent_checks: under lock. */
+	 * A file that uses poll() may sleep there for its replies at any time,
+	 * so while one is open the watchdog keeps watching too.
+	 * last_wait, polled_files, seen_heartbeat and silent_checks: under lock. */
 	struct delayed_work watchdog;
 	unsigned long last_wait; /* jiffies a caller last slept for a reply */
+	unsigned int polled_files; /* open files that have used poll() */
 	u64 seen_heartbeat;
 	unsigned int silent_checks;
 	struct miscdevice misc;
@@ -172,6 +175,9 @@ void vgpu_publish_irq_wish(struct vgpu_device *dev); /* rx_lock held */
 void vgpu_kick_service(struct vgpu_device *dev, unsigned long delay);
 /* A caller is about to sleep for a reply: the watchdog keeps watching. */
 void vgpu_note_wait(struct vgpu_device *dev);
+/* A file started using poll() (+1) or one that had was released (-1): the
+ * watchdog watches while any such file is open. */
+void vgpu_note_polled(struct vgpu_device *dev, int delta);
 int vgpu_dead_errno(struct vgpu_device *dev);
 
 #endif /* VGPU_KMOD_DRV_H */

@@ -153,8 +153,10 @@ static int vgpu_release(struct inode *inode, struct file *filp)
 	spin_unlock(&dev->lock);
 	mutex_unlock(&dev->files_lock);
 
-	if (f->polled)
+	if (f->polled) {
 		vgpu_want_irq(dev, -1);
+		vgpu_note_polled(dev, -1);
+	}
 	if (owed)
 		vgpu_kick_service(dev, 0);
 	spin_lock(&f->lock);
@@ -403,6 +405,7 @@ static __poll_t vgpu_poll(struct file *filp, poll_table *wait)
 		/* From now on the host rings for every reply (or, without
 		 * interrupts, the service work drains the ring for us). */
 		vgpu_want_irq(dev, 1);
+		vgpu_note_polled(dev, 1);
 		if (!dev->interrupts)
 			vgpu_kick_service(dev, 0);
 	}

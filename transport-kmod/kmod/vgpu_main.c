@@ -279,6 +279,15 @@ void vgpu_note_wait(struct vgpu_device *dev)
 	vgpu_arm_watchdog(dev); /* no-op while armed */
 }
 
+void vgpu_note_polled(struct vgpu_device *dev, int delta)
+{
+	spin_lock(&dev->lock);
+	dev->polled_files += delta;
+	spin_unlock(&dev->lock);
+	if (delta > 0)
+		vgpu_arm_watchdog(dev);
+}
+
 /* A host killed outright cannot close the channel (host_state stays READY)
  * and QEMU tells the guest nothing: without this, callers would wait for
  * their replies until the VM restarts. A live host's loop beats on every
@@ -299,7 +308,8 @@ static void vgpu_watchdog(struct work_struct *work)
 	mutex_unlock(&dev->rx_lock);
 
 	spin_lock(&dev->lock);
-	waiting = time_before(jiffies, dev->last_wait + 2 * msecs_to_jiffies(VGPU_WATCHDOG_MS));
+	waiting = time_before(jiffies, dev->last_wait + 2 * msecs_to_jiffies(VGPU_WATCHDOG_MS)) ||
+		  dev->polled_files > 0;
 	if (beat != dev->seen_heartbeat || !waiting) {
 		dev->seen_heartbeat = beat;
 		dev->silent_checks = 0;

@@ -99,6 +99,17 @@ hoststop() {
   fi
 }
 
+# vgpud is killed outright while a process waits in poll() on /dev/vgpu
+# and no one else waits (the host test kills it once it sees
+# VGPU-HOLDING): poll() returns POLLHUP instead of sleeping on.
+hostpoll() {
+  "$P/vgpu_abi" --await-hangup 60 > $OUT/poll.log 2>&1 & h=$!
+  i=0; while ! grep -q awaiting $OUT/poll.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  echo "VGPU-HOLDING"
+  wait $h
+  check vgpu_abi_hangup $OUT/poll.log $?
+}
+
 health() {
   dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|list_(add|del) corruption|refcount_t|INFO: task .* blocked|vgpu.*(lost|broke)" |
     sed 's/^/VGPU-KERNEL /'
@@ -110,6 +121,7 @@ case "$1" in
   main)  load; programs; pair; killed; rtt; reload ;;
   basic) load; run saxpy; run vector_add; rtt ;;
   hoststop) load; hoststop ;;
+  hostpoll) load; hostpoll ;;
   shell) load; echo "vgpu guest: programs in $P; poweroff -f to stop"; setsid cttyhack sh ;;
   *)     result "scenario-$1" "FAIL (unknown)" ;;
 esac

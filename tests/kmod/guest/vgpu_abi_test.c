@@ -3,7 +3,8 @@
  * ioctls are refused with the documented errno, a valid request is stamped
  * with the file's client and its reply reaches that file only, mmap takes the
  * file's slot only, poll and signals behave. Prints "ok <check>" per check
- * and ends with "PASS vgpu_abi" (exit 0) or "FAIL vgpu_abi: <why>" (exit 1). */
+ * and ends with "PASS vgpu_abi" (exit 0) or "FAIL vgpu_abi: <why>" (exit 1).
+ * With --await-hangup it only waits in poll() for the host to go (below). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -83,7 +84,37 @@ static int receive(int fd, void *buf, uint32_t cap, int timeout_ms, uint32_t *le
 
 static void on_alarm(int sig) { (void)sig; }
 
-int main(void)
+/* vgpu_abi --await-hangup SECONDS: opens /dev/vgpu, prints "awaiting", and
+ * waits in poll() alone (no other caller waits) until the module reports the
+ * host gone: PASS once poll() returns POLLHUP, FAIL on anything else or after
+ * SECONDS. The host test kills vgpud meanwhile. */
+static int await_hangup(int seconds)
+{
+	struct pollfd p;
+	int fd, n;
+
+	fd = open(VGPU_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		fail("open %s: %s", VGPU_DEV_PATH, strerror(errno));
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	n = poll(&p, 1, 0); /* registers the file as polled before the host goes */
+	printf("awaiting\n");
+	if (n == 0)
+		n = poll(&p, 1, seconds * 1000);
+	if (n < 0)
+		fail("poll: %s", strerror(errno));
+	if (n == 0)
+		fail("poll: no hang-up within %d s of waiting", seconds);
+	if (!(p.revents & POLLHUP))
+		fail("poll: revents %#x, expected POLLHUP", p.revents);
+	close(fd);
+	printf("PASS vgpu_abi_hangup\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct vgpu_dev_info info, info2;
 	struct request req = make_request(7), bad;
@@ -94,6 +125,8 @@ int main(void)
 	void *slot;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && strcmp(argv[1], "--await-hangup") == 0)
+		return await_hangup(atoi(argv[2]));
 	fd = open(VGPU_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		fail("open %s: %s", VGPU_DEV_PATH, strerror(errno));
