@@ -25,4 +25,12 @@ StagingArea::Wait feed_chunks(StagingArea& staging, const uint8_t* src, uint64_t
 StagingArea::Wait drain_chunks(StagingArea& staging, uint8_t* dst, uint64_t size,
                                uint64_t deadline_ns, const std::function<bool()>& stop);
 
+// Whether a worker's answer to a staged copy came too soon: it reports
+// success (`result` 0) although the wait for the bytes was stopped before
+// every chunk moved. A worker that does so broke the protocol; the bytes the
+// guest would get are partly stale.
+inline bool answered_too_soon(StagingArea::Wait moved, int32_t result) {
+  return moved == StagingArea::Wait::kStopped && result == 0;
+}
+
 }  // namespace vgpu::executor::cuda

@@ -376,13 +376,7 @@ WorkerProcess::Answer WorkerProcess::copy_in(uint64_t dst, const uint8_t* src, u
     return Answer{};
   }
   const auto fed = feed_chunks(staging_, src, size, deadline_ns, [this] { return work_socket_ready(); });
-  if (fed == StagingArea::Wait::kTimedOut) {
-    Answer a;
-    a.link = killed_ ? Link::kGone : Link::kTimedOut;
-    kill("missed its deadline");
-    return a;
-  }
-  return receive(work_fd_, work_buf_, deadline_ns);  // kStopped: the answer (an error) is waiting
+  return staged_answer(fed, deadline_ns);  // kStopped: the answer (an error) is waiting
 }
 
 WorkerProcess::Answer WorkerProcess::copy_out(uint64_t src, uint8_t* dst, uint64_t size,
@@ -400,13 +394,22 @@ WorkerProcess::Answer WorkerProcess::copy_out(uint64_t src, uint8_t* dst, uint64
   }
   const auto drained =
       drain_chunks(staging_, dst, size, deadline_ns, [this] { return work_socket_ready(); });
-  if (drained == StagingArea::Wait::kTimedOut) {
+  return staged_answer(drained, deadline_ns);
+}
+
+WorkerProcess::Answer WorkerProcess::staged_answer(StagingArea::Wait moved, uint64_t deadline_ns) {
+  if (moved == StagingArea::Wait::kTimedOut) {
     Answer a;
     a.link = killed_ ? Link::kGone : Link::kTimedOut;
     kill("missed its deadline");
     return a;
   }
-  return receive(work_fd_, work_buf_, deadline_ns);
+  Answer a = receive(work_fd_, work_buf_, deadline_ns);
+  if (a.link == Link::kOk && answered_too_soon(moved, a.reply.result)) {
+    kill("answered a copy before all its bytes moved");
+    a.link = Link::kGone;
+  }
+  return a;
 }
 
 }  // namespace vgpu::executor::cuda

@@ -88,6 +88,10 @@ class WorkerProcess {
                   int pass_fd, uint64_t deadline_ns);
   // Waits for the reply on `fd` (its request already sent), into `buf`.
   Answer receive(int fd, std::vector<uint8_t>& buf, uint64_t deadline_ns);
+  // The answer to a staged copy whose bytes moved as far as `moved` says; a
+  // worker that missed its deadline, or answered success too soon
+  // (staging_transfer.h), is killed.
+  Answer staged_answer(StagingArea::Wait moved, uint64_t deadline_ns);
   std::vector<uint8_t>& buffer_for(int fd) { return fd == control_fd_ ? control_buf_ : work_buf_; }
   // True once the worker's answer is waiting on the work socket, or it is gone.
   bool work_socket_ready() const;

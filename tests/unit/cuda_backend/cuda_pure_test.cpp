@@ -159,6 +159,14 @@ TEST_CASE("cuda: a wait that is stopped after its counter moved is ready") {
   CHECK(s.wait_filled(2, deadline, [] { return true; }) == cuda::StagingArea::Wait::kStopped);
 }
 
+TEST_CASE("cuda: a worker's success before every chunk moved does not stand") {
+  using Wait = cuda::StagingArea::Wait;
+  CHECK_FALSE(cuda::answered_too_soon(Wait::kReady, CUDA_SUCCESS));
+  // Stopped early: an error is the worker's to report; a success is a lie.
+  CHECK_FALSE(cuda::answered_too_soon(Wait::kStopped, CUDA_ERROR_ILLEGAL_ADDRESS));
+  CHECK(cuda::answered_too_soon(Wait::kStopped, CUDA_SUCCESS));
+}
+
 TEST_CASE("cuda: VGPU_CUDA_* variables configure the backend") {
   CudaConfig c;
   std::string why;
