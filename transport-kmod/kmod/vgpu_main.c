@@ -263,36 +263,35 @@ void vgpu_kick_service(struct vgpu_device *dev, unsigned long delay)
 	spin_unlock(&dev->lock);
 }
 
-static void vgpu_arm_watchdog(struct vgpu_device *dev)
+/* dev->lock held. A no-op while armed. */
+static void vgpu_arm_watchdog_locked(struct vgpu_device *dev)
 {
-	spin_lock(&dev->lock);
 	if (!dev->dead)
 		queue_delayed_work(system_wq, &dev->watchdog, msecs_to_jiffies(VGPU_WATCHDOG_MS));
-	spin_unlock(&dev->lock);
 }
 
 void vgpu_note_wait(struct vgpu_device *dev)
 {
 	spin_lock(&dev->lock);
 	dev->last_wait = jiffies;
+	vgpu_arm_watchdog_locked(dev);
 	spin_unlock(&dev->lock);
-	vgpu_arm_watchdog(dev); /* no-op while armed */
 }
 
 void vgpu_note_polled(struct vgpu_device *dev, int delta)
 {
 	spin_lock(&dev->lock);
 	dev->polled_files += delta;
-	spin_unlock(&dev->lock);
 	if (delta > 0)
-		vgpu_arm_watchdog(dev);
+		vgpu_arm_watchdog_locked(dev);
+	spin_unlock(&dev->lock);
 }
 
 /* A host killed outright cannot close the channel (host_state stays READY)
  * and QEMU tells the guest nothing: without this, callers would wait for
- * their replies until the VM restarts. A live host's loop beats on every
- * pass, and passes when rung, so a heartbeat that stands still through
- * several rings a second apart means the host is gone. */
+ * their replies until the VM restarts. A live host's loop beats each time
+ * it looks for events, and looks when rung, so a heartbeat that stands still
+ * through several rings a second apart means the host is gone. */
 static void vgpu_watchdog(struct work_struct *work)
 {
 	struct vgpu_device *dev = container_of(to_delayed_work(work), struct vgpu_device, watchdog);
@@ -327,7 +326,9 @@ static void vgpu_watchdog(struct work_struct *work)
 	if (!READ_ONCE(dev->dead))
 		vgpu_ring_host(dev); /* a live host wakes and beats */
 	mutex_unlock(&dev->tx_lock);
-	vgpu_arm_watchdog(dev);
+	spin_lock(&dev->lock);
+	vgpu_arm_watchdog_locked(dev);
+	spin_unlock(&dev->lock);
 }
 
 static int vgpu_send_goodbye(struct vgpu_device *dev, u32 client, bool may_wait)
