@@ -123,10 +123,10 @@ int main(int argc, char** argv) {
     }
     // Synchronous copies each end in a round trip: 1 MiB of them makes a
     // sample. Asynchronous ones share one: 32 MiB of them.
-    Kind pipe([&] { pipeline->copy(dst, src, size); });
     if (pinned) {
       sample_in_turn(size, batch_of(size), 0.9, {&h2d, &d2h, &mc});
     } else {
+      Kind pipe([&] { pipeline->copy(dst, src, size); });
       sample_in_turn(size, one_mib_of(size), 0.9, {&h2d, &d2h, &mc, &pipe});
       record("pipeline", size, median(pipe.gbps));
     }

@@ -23,10 +23,12 @@ namespace bp {
 
 class TwoThreadPipeline {
  public:
-  // Pieces as vgpu's guest library cuts a pageable copy (intercept/src/
-  // staging.h): an eighth of the copy, at least 256 KiB.
+  // Pieces as vgpu's guest library cuts a pageable copy (Staging::chunk_for
+  // in intercept/src/staging.h): an eighth of the copy, at least 256 KiB, at
+  // most a quarter of the staging ring, which is the whole data area of the
+  // VM copy_bench starts (vgpud's default, 64 MiB).
   static uint64_t piece_for(uint64_t size) {
-    return std::max<uint64_t>(size / 8, uint64_t{256} << 10);
+    return std::min(std::max<uint64_t>(size / 8, uint64_t{256} << 10), uint64_t{16} << 20);
   }
 
   explicit TwoThreadPipeline(uint64_t max_size)
