@@ -15,7 +15,7 @@
 
 #include "vgpu_drv.h"
 
-#define VGPU_SPIN_US 50         /* poll this long before sleeping (protocol/region.h) */
+#define VGPU_SPIN_US 50         /* receive polls this long before sleeping (protocol/region.h) */
 #define VGPU_SLEEP_SLICE (HZ / 10) /* re-check the host at least this often */
 #define VGPU_POLL_MIN_US 20     /* polling mode: first sleep ... */
 #define VGPU_POLL_MAX_US 1000   /* ... doubling up to this */
@@ -175,7 +175,8 @@ static long vgpu_ioctl_info(struct vgpu_file *f, void __user *argp)
 		.client = f->client,
 		.slot_size = f->dev->slot_size,
 		.max_message = VGPU_MSG_MAX_SIZE,
-		.flags = f->dev->interrupts ? VGPU_DEV_INFO_INTERRUPTS : 0,
+		.flags = (f->dev->interrupts ? VGPU_DEV_INFO_INTERRUPTS : 0) |
+			 VGPU_DEV_INFO_RECEIVE_SPIN,
 	};
 
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
@@ -286,22 +287,26 @@ static int vgpu_wait(struct vgpu_file *f, ktime_t deadline, unsigned int *nap_us
 	return ret < 0 ? -ERESTARTSYS : 0;
 }
 
-static long vgpu_ioctl_receive(struct vgpu_file *f, void __user *argp)
+/* VGPU_IOC_RECEIVE, or VGPU_IOC_RECEIVE_SPIN when `spin`: the larger struct
+ * starts with the plain one, and only that part is written back. */
+static long vgpu_ioctl_receive(struct vgpu_file *f, void __user *argp, bool spin)
 {
 	struct vgpu_device *dev = f->dev;
+	struct vgpu_dev_receive_spin s = { .spin_us = VGPU_SPIN_US };
 	struct vgpu_dev_receive a;
 	unsigned int nap_us = VGPU_POLL_MIN_US;
 	ktime_t deadline = 0, spin_until;
 	struct vgpu_reply *r;
 	int ret;
 
-	if (copy_from_user(&a, argp, sizeof(a)))
+	if (copy_from_user(&s, argp, spin ? sizeof(s) : sizeof(s.receive)))
 		return -EFAULT;
-	if (a.flags || a.timeout_ms < -1)
+	a = s.receive;
+	if (a.flags || a.timeout_ms < -1 || s.spin_us > VGPU_DEV_MAX_SPIN_US || s.reserved)
 		return -EINVAL;
 	if (a.timeout_ms >= 0)
 		deadline = ktime_add_ms(ktime_get(), a.timeout_ms);
-	spin_until = ktime_add_us(ktime_get(), VGPU_SPIN_US);
+	spin_until = ktime_add_us(ktime_get(), s.spin_us);
 	for (;;) {
 		r = vgpu_take_reply(f);
 		if (r) {
@@ -351,7 +356,9 @@ static long vgpu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case VGPU_IOC_SUBMIT:
 		return vgpu_ioctl_submit(f, argp);
 	case VGPU_IOC_RECEIVE:
-		return vgpu_ioctl_receive(f, argp);
+		return vgpu_ioctl_receive(f, argp, false);
+	case VGPU_IOC_RECEIVE_SPIN:
+		return vgpu_ioctl_receive(f, argp, true);
 	default:
 		return -ENOTTY;
 	}

@@ -103,17 +103,18 @@ Status DeviceClient::attach(std::unique_ptr<DeviceFile> file, std::unique_ptr<Gu
     return Status::kNoDevice;
   }
   out->reset(new DeviceClient(std::move(file), static_cast<uint8_t*>(slot), size, info.client,
-                              (info.flags & VGPU_DEV_INFO_INTERRUPTS) != 0));
+                              info.flags));
   return Status::kSuccess;
 }
 
 DeviceClient::DeviceClient(std::unique_ptr<DeviceFile> file, uint8_t* slot, size_t slot_size,
-                           uint32_t client, bool interrupts)
+                           uint32_t client, uint32_t info_flags)
     : file_(std::move(file)),
       slot_(slot),
       slot_size_(slot_size),
       client_(client),
-      interrupts_(interrupts) {
+      interrupts_((info_flags & VGPU_DEV_INFO_INTERRUPTS) != 0),
+      takes_spin_((info_flags & VGPU_DEV_INFO_RECEIVE_SPIN) != 0) {
   out_.reserve(VGPU_MSG_MAX_SIZE);
 }
 
@@ -154,11 +155,15 @@ Status DeviceClient::send(std::span<const std::span<const uint8_t>> parts) {
 Status DeviceClient::receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) {
   if (gone_) return Status::kDevicesUnavailable;
   out->resize(VGPU_MSG_MAX_SIZE);
-  vgpu_dev_receive rec{};
+  vgpu_dev_receive_spin spin{};
+  vgpu_dev_receive& rec = spin.receive;
   rec.buf = reinterpret_cast<uintptr_t>(out->data());
   rec.cap = VGPU_MSG_MAX_SIZE;
   rec.timeout_ms = static_cast<int32_t>(std::min<int64_t>(timeout.count(), INT32_MAX));
-  const int r = file_->ioctl(VGPU_IOC_RECEIVE, &rec);
+  spin.spin_us = static_cast<uint32_t>(
+      std::clamp<int64_t>(poll_.count(), 0, VGPU_DEV_MAX_SPIN_US));
+  const int r = takes_spin_ ? file_->ioctl(VGPU_IOC_RECEIVE_SPIN, &spin)
+                            : file_->ioctl(VGPU_IOC_RECEIVE, &rec);
   if (r == 0 && rec.len >= VGPU_MSG_HEADER_SIZE && rec.len <= VGPU_MSG_MAX_SIZE) {
     out->resize(rec.len);
     return Status::kSuccess;

@@ -82,6 +82,23 @@ static int receive(int fd, void *buf, uint32_t cap, int timeout_ms, uint32_t *le
 	return ret;
 }
 
+/* VGPU_IOC_RECEIVE_SPIN: the same, polling `spin_us` before sleeping. */
+static int receive_spin(int fd, void *buf, uint32_t cap, int timeout_ms, uint32_t spin_us,
+			uint32_t reserved, uint32_t *len)
+{
+	struct vgpu_dev_receive_spin r = {
+		.receive = { .buf = (uintptr_t)buf, .cap = cap, .timeout_ms = timeout_ms },
+		.spin_us = spin_us,
+		.reserved = reserved,
+	};
+	int ret = ioctl(fd, VGPU_IOC_RECEIVE_SPIN, &r);
+
+	*len = r.receive.len;
+	if (r.spin_us != spin_us || r.reserved != reserved)
+		fail("VGPU_IOC_RECEIVE_SPIN wrote past the plain receive struct");
+	return ret;
+}
+
 static void on_alarm(int sig) { (void)sig; }
 
 /* vgpu_abi --await-hangup SECONDS: opens /dev/vgpu, prints "awaiting", and
@@ -179,6 +196,16 @@ int main(int argc, char **argv)
 
 		expect_errno(ioctl(fd, VGPU_IOC_RECEIVE, &r), EINVAL, "receive with flags: EINVAL");
 	}
+	if (!(info.flags & VGPU_DEV_INFO_RECEIVE_SPIN))
+		fail("VGPU_IOC_INFO: no VGPU_DEV_INFO_RECEIVE_SPIN (flags %#x)", info.flags);
+	expect_errno(receive_spin(fd, reply, sizeof(reply), 0, VGPU_DEV_MAX_SPIN_US + 1, 0, &len),
+		     EINVAL, "receive, spin over the maximum: EINVAL");
+	expect_errno(receive_spin(fd, reply, sizeof(reply), 0, 10, 1, &len), EINVAL,
+		     "receive_spin with reserved set: EINVAL");
+	expect_errno(receive_spin(fd, reply, sizeof(reply), 0, VGPU_DEV_MAX_SPIN_US, 0, &len), EAGAIN,
+		     "receive_spin, nothing queued: EAGAIN");
+	expect_errno(receive_spin(fd, reply, sizeof(reply), 100, VGPU_DEV_MAX_SPIN_US, 0, &len),
+		     ETIMEDOUT, "receive_spin, 100 ms: ETIMEDOUT");
 
 	/* A valid request; its reply comes to this file only. */
 	fd2 = open(VGPU_DEV_PATH, O_RDWR | O_CLOEXEC);
@@ -220,6 +247,16 @@ int main(int argc, char **argv)
 		printf("devices: %d\n", count);
 	}
 	ok("GetDeviceCount: stamped with the file's client, reply to that file");
+	req = make_request(8);
+	if (submit(fd, &req, sizeof(req)) != 0)
+		fail("submit GetDeviceCount: %s", strerror(errno));
+	if (receive_spin(fd, reply, sizeof(reply), 1000, VGPU_DEV_MAX_SPIN_US, 0, &len) != 0)
+		fail("receive_spin: %s", strerror(errno));
+	memcpy(&rh, reply, sizeof(rh));
+	if (len != sizeof(rh) + 8 || rh.request_id != 8 || rh.client != info.client || rh.status != 0)
+		fail("receive_spin reply: len %u, id %llu, client %#x, status %d", len,
+		     (unsigned long long)rh.request_id, rh.client, rh.status);
+	ok("receive_spin: the reply, and only the plain struct written back");
 
 	/* mmap: the file's slot, nothing else. */
 	if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096) != MAP_FAILED || errno != EINVAL)

@@ -25,11 +25,12 @@ namespace {
 // and queues an echo of each request as the reply.
 struct FakeDevice : DeviceFile {
   vgpu_dev_info info{VGPU_DEV_ABI_VERSION, VGPU_VM_CLIENT(1, 4), 1u << 20, VGPU_MSG_MAX_SIZE,
-                     VGPU_DEV_INFO_INTERRUPTS, {}};
+                     VGPU_DEV_INFO_INTERRUPTS | VGPU_DEV_INFO_RECEIVE_SPIN, {}};
   std::vector<uint8_t> slot = std::vector<uint8_t>(1u << 20);
   std::deque<std::vector<uint8_t>> replies;
   std::deque<int> submit_errors, receive_errors;  // returned before doing anything
-  int submits = 0, receives = 0;
+  int submits = 0, receives = 0, plain_receives = 0;
+  std::vector<uint32_t> spins;  // spin_us of each VGPU_IOC_RECEIVE_SPIN
   int32_t last_timeout = 0;
   bool* unmapped = nullptr;
 
@@ -58,9 +59,22 @@ struct FakeDevice : DeviceFile {
       replies.push_back(std::move(m));
       return 0;
     }
+    if (request == VGPU_IOC_RECEIVE_SPIN) {
+      if (!(info.flags & VGPU_DEV_INFO_RECEIVE_SPIN)) return -ENOTTY;  // an older module
+      auto* s = static_cast<vgpu_dev_receive_spin*>(arg);
+      if (s->spin_us > VGPU_DEV_MAX_SPIN_US || s->reserved) return -EINVAL;
+      spins.push_back(s->spin_us);
+      return receive(&s->receive);
+    }
     if (request == VGPU_IOC_RECEIVE) {
+      plain_receives++;
+      return receive(static_cast<vgpu_dev_receive*>(arg));
+    }
+    return -ENOTTY;
+  }
+  int receive(vgpu_dev_receive* r) {
+    {
       receives++;
-      auto* r = static_cast<vgpu_dev_receive*>(arg);
       last_timeout = r->timeout_ms;
       if (!receive_errors.empty()) {
         const int e = receive_errors.front();
@@ -75,7 +89,6 @@ struct FakeDevice : DeviceFile {
       replies.pop_front();
       return 0;
     }
-    return -ENOTTY;
   }
   int map(size_t size, void** addr) override {
     if (size != slot.size()) return -EINVAL;
@@ -157,6 +170,31 @@ TEST_CASE("the /dev/vgpu client sends whole requests and reads this process's re
   }
   t.reset();
   CHECK(unmapped);
+}
+
+TEST_CASE("the /dev/vgpu client tells the module how long to poll, where it can") {
+  auto dev = std::make_unique<FakeDevice>();
+  FakeDevice* fake = dev.get();
+  const bool spin = GENERATE(true, false);  // a module with VGPU_IOC_RECEIVE_SPIN, or older
+  if (!spin) fake->info.flags = VGPU_DEV_INFO_INTERRUPTS;
+  std::unique_ptr<GuestTransport> t;
+  std::string why;
+  REQUIRE(DeviceClient::attach(std::move(dev), &t, &why) == Status::kSuccess);
+  std::vector<uint8_t> reply;
+  for (const auto poll : {0us, 50us, 700us, 5000us}) {
+    t->set_poll(poll);
+    REQUIRE(send(*t, request(20, 8)) == Status::kSuccess);
+    REQUIRE(t->receive(&reply, 1000ms) == Status::kSuccess);
+    CHECK(reply.size() == VGPU_MSG_HEADER_SIZE + 8);
+    CHECK(fake->last_timeout == 1000);
+  }
+  if (spin) {
+    CHECK(fake->spins == std::vector<uint32_t>{0, 50, 700, VGPU_DEV_MAX_SPIN_US});  // capped
+    CHECK(fake->plain_receives == 0);
+  } else {
+    CHECK(fake->spins.empty());  // never the ioctl an older module lacks
+    CHECK(fake->plain_receives == 4);
+  }
 }
 
 TEST_CASE("the /dev/vgpu client refuses a module it does not match") {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "vgpu/transport/doorbell.h"
 #include "vgpu/transport/guest_transport.h"
 
 namespace vgpu::transport {
@@ -42,14 +43,19 @@ class DeviceClient final : public GuestTransport {
   std::span<uint8_t> data() override { return {slot_, slot_size_}; }
   Status send(std::span<const std::span<const uint8_t>> parts) override;
   Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) override;
+  // Passed to the module with each receive when it takes it
+  // (VGPU_DEV_INFO_RECEIVE_SPIN), capped at VGPU_DEV_MAX_SPIN_US; an older
+  // module polls its own 50 us.
+  void set_poll(std::chrono::microseconds poll) override { poll_ = poll; }
   bool daemon_gone() const override { return gone_; }
 
   uint32_t client() const { return client_; }
   bool interrupts() const { return interrupts_; }
+  bool takes_spin() const { return takes_spin_; }
 
  private:
   DeviceClient(std::unique_ptr<DeviceFile> file, uint8_t* slot, size_t slot_size, uint32_t client,
-               bool interrupts);
+               uint32_t info_flags);
   // Maps an errno from the device to a status; remembers a host that is gone.
   Status failed(int err);
 
@@ -58,6 +64,8 @@ class DeviceClient final : public GuestTransport {
   size_t slot_size_;
   uint32_t client_;
   bool interrupts_;
+  bool takes_spin_;  // the module has VGPU_IOC_RECEIVE_SPIN
+  std::chrono::microseconds poll_ = kPollBeforeSleep;  // the module's own default too
   bool gone_ = false;
   std::vector<uint8_t> out_;  // one request, gathered from its parts
 };

@@ -29,9 +29,9 @@ class GuestTransport {
   // timeout, kDevicesUnavailable once the host has gone away.
   virtual Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) = 0;
   // How long receive() polls for a reply before it sleeps until the host rings
-  // (where the waiting happens in this process at all: not through /dev/vgpu,
-  // whose module waits in the kernel). A caller that knows its reply takes a
-  // while (a large copy) polls for about that long, and saves the wake-up.
+  // (through /dev/vgpu the module polls, where its ABI lets it be told). A
+  // caller that knows its reply takes a while (a large copy) polls for about
+  // that long, and saves the wake-up.
   virtual void set_poll(std::chrono::microseconds poll) { (void)poll; }
   virtual bool daemon_gone() const = 0;
 };

@@ -7,6 +7,8 @@
  *   mmap(0, info.slot_size, RW, MAP_SHARED, fd, 0)  this file's data slot
  *   ioctl(fd, VGPU_IOC_SUBMIT, &submit)    one request (header + payload)
  *   ioctl(fd, VGPU_IOC_RECEIVE, &receive)  the next reply for this file
+ *   ioctl(fd, VGPU_IOC_RECEIVE_SPIN, &r)   the same, polling r.spin_us before
+ *                                          sleeping (when INFO has VGPU_DEV_INFO_RECEIVE_SPIN)
  *   poll(fd): POLLIN when a reply is queued, POLLHUP|POLLERR once the host is gone
  *   close(fd): the host releases everything this file held
  *
@@ -47,7 +49,8 @@ struct vgpu_dev_info {
   uint64_t reserved[4];
 };
 VGPU_DEV_STATIC_ASSERT(sizeof(struct vgpu_dev_info) == 56, "vgpu_dev_info layout");
-#define VGPU_DEV_INFO_INTERRUPTS 1u /* doorbell interrupts (else the module polls) */
+#define VGPU_DEV_INFO_INTERRUPTS 1u   /* doorbell interrupts (else the module polls) */
+#define VGPU_DEV_INFO_RECEIVE_SPIN 2u /* VGPU_IOC_RECEIVE_SPIN is there */
 
 struct vgpu_dev_submit {
   uint64_t msg;   /* user pointer: a message header followed by its payload */
@@ -65,9 +68,22 @@ struct vgpu_dev_receive {
 };
 VGPU_DEV_STATIC_ASSERT(sizeof(struct vgpu_dev_receive) == 24, "vgpu_dev_receive layout");
 
+/* A receive that polls for the reply for spin_us before it sleeps (plain
+ * VGPU_IOC_RECEIVE polls 50 us). A process that knows its reply is further
+ * off (copies in flight) keeps its vCPU awake for it: waking a halted vCPU
+ * costs tens of microseconds. */
+#define VGPU_DEV_MAX_SPIN_US 1000u
+struct vgpu_dev_receive_spin {
+  struct vgpu_dev_receive receive;
+  uint32_t spin_us;  /* 0 .. VGPU_DEV_MAX_SPIN_US */
+  uint32_t reserved; /* 0 */
+};
+VGPU_DEV_STATIC_ASSERT(sizeof(struct vgpu_dev_receive_spin) == 32, "vgpu_dev_receive_spin layout");
+
 #define VGPU_IOC_MAGIC 0xB6
 #define VGPU_IOC_INFO _IOR(VGPU_IOC_MAGIC, 0, struct vgpu_dev_info)
 #define VGPU_IOC_SUBMIT _IOW(VGPU_IOC_MAGIC, 1, struct vgpu_dev_submit)
 #define VGPU_IOC_RECEIVE _IOWR(VGPU_IOC_MAGIC, 2, struct vgpu_dev_receive)
+#define VGPU_IOC_RECEIVE_SPIN _IOWR(VGPU_IOC_MAGIC, 3, struct vgpu_dev_receive_spin)
 
 #endif /* VGPU_TRANSPORT_VGPU_DEV_H */
