@@ -499,13 +499,8 @@ bool Dispatcher::poll_for_work() const {
        now = std::chrono::steady_clock::now()) {
     if (wake_.load(std::memory_order_relaxed) || !became_runnable_.empty()) return true;
     // Pause briefly, then give the core to whoever has work (the program or
-    // the transport thread may be waiting for one). The same 1 µs as the
-    // transport's poll_step, which this module may not depend on.
-    if (now - start < std::chrono::microseconds(1)) {
-      __builtin_ia32_pause();
-    } else {
-      sched_yield();
-    }
+    // the transport thread may be waiting for one).
+    proto::poll_step(now - start);
   }
   return false;
 }

@@ -15,7 +15,7 @@
 
 #include "vgpu_drv.h"
 
-#define VGPU_SPIN_US 50         /* receive polls this long before sleeping (protocol/region.h) */
+#define VGPU_SPIN_US 50 /* receive polls this long first (kPollBeforeSleep, protocol/polling.h) */
 #define VGPU_SLEEP_SLICE (HZ / 10) /* re-check the host at least this often */
 #define VGPU_POLL_MIN_US 20     /* polling mode: first sleep ... */
 #define VGPU_POLL_MAX_US 1000   /* ... doubling up to this */

@@ -29,6 +29,7 @@
 #include <tbb/concurrent_queue.h>
 
 #include "vgpu/executor/backend.h"
+#include "vgpu/protocol/polling.h"
 #include "vgpu/scheduler/command.h"
 #include "vgpu/scheduler/policy.h"
 #include "vgpu/scheduler/quota_gate.h"
@@ -49,7 +50,7 @@ struct DispatcherConfig {
   // With nothing to run, the dispatcher polls for new work this long before it
   // sleeps (yielding the CPU between looks): a program's next call usually
   // follows at once, and waking a sleeping thread costs more than the call.
-  std::chrono::microseconds poll_before_sleep{50};
+  std::chrono::microseconds poll_before_sleep = proto::kPollBeforeSleep;
 };
 
 inline constexpr uint32_t kMaxOverlapDepth = 16;
