@@ -4,22 +4,6 @@
 
 namespace vgpu::executor::cuda {
 
-Handle Context::new_handle() {
-  for (;;) {
-    const Handle h = rng();
-    if (h <= 2 || streams.count(h) || events.count(h) || modules.count(h) || functions.count(h)) {
-      continue;
-    }
-    return h;
-  }
-}
-
-StreamState* Context::stream(Handle h) {
-  if (h <= 2) return &default_stream;
-  auto it = streams.find(h);
-  return it == streams.end() ? nullptr : &it->second;
-}
-
 bool Context::record(uint64_t dptr, uint64_t size, AllocKind kind) {
   const uint64_t reserved = common::reserved_size(size);
   if (!allocations.insert(dptr, Allocation{size, reserved, kind, false})) return false;

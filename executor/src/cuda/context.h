@@ -13,12 +13,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/allocation_map.h"
+#include "common/context_tables.h"
 #include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/fatbin/fatbin.h"
@@ -30,20 +29,13 @@ using common::AllocKind;
 using common::Allocation;
 using common::TenantLedger;
 
-// Per-context bounds on what a guest can make the daemon (and the worker) keep.
-inline constexpr size_t kMaxStreams = 4096;
-inline constexpr size_t kMaxEvents = 65536;
-inline constexpr size_t kMaxModules = 1024;
-inline constexpr size_t kMaxAllocations = 1 << 20;
+using common::kMaxAllocations;
+using common::kMaxEvents;
+using common::kMaxModules;
+using common::kMaxStreams;
+using common::StreamState;
 
-// Work pending on a stream or event: accept() adds, execute()/discard() take.
-struct StreamState {
-  uint32_t flags = 0;
-  int32_t priority = 0;
-  uint64_t pending = 0;
-  bool destroying = false;  // a DestroyStream is queued: no new work
-};
-
+// Work pending on an event: accept() adds, execute()/discard() take.
 struct EventState {
   uint32_t flags = 0;
   uint64_t pending = 0;   // queued RecordEvents
@@ -68,36 +60,20 @@ struct FunctionState {
   FunctionAttributes attributes;
 };
 
-struct Context {
-  Context(ContextId id_, TenantId tenant_, uint64_t seed) : id(id_), tenant(tenant_), rng(seed) {}
+struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
+  Context(ContextId id_, TenantId tenant_, uint64_t seed)
+      : ContextTables(seed), id(id_), tenant(tenant_) {}
 
   // Constant after construction.
   const ContextId id;
   const TenantId tenant;
 
   std::mutex mu;
-  // --- guarded by mu ---
-  Status fault = Status::kSuccess;  // sticky: every call returns it until Reset
-  void set_fault(Status s) {
-    if (ok(fault)) fault = s;
-  }
+  // --- guarded by mu: the tables (ContextTables), and ---
   std::shared_ptr<WorkerProcess> worker;  // null after a fault, until Reset
   uint64_t generation = 1;                // bumped whenever the worker is replaced or lost
   common::AllocationMap allocations;
   uint64_t charged = 0;  // bytes charged to the tenant for this context
-  StreamState default_stream;
-  std::unordered_map<Handle, StreamState> streams;
-  std::unordered_map<Handle, EventState> events;
-  std::unordered_map<Handle, ModuleState> modules;
-  std::unordered_map<Handle, FunctionState> functions;
-  std::mt19937_64 rng;
-
-  // A fresh handle: random (so other contexts' handles are not guessable),
-  // never 0, 1 or 2, unused by any table of this context.
-  Handle new_handle();
-  // The stream a work item or call names: 0, 1 (legacy) and 2 (per-thread)
-  // are the default stream. nullptr if unknown.
-  StreamState* stream(Handle h);
 
   // Records an allocation the worker made, whose charge (reserved_size(size))
   // the caller has already reserved from the ledger. False if it overlaps a

@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/work_check.h"
+#include "common/context_tables.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
 #include "launch_limits.h"
@@ -16,15 +16,6 @@ namespace vgpu::executor::cuda {
 namespace {
 
 using common::Overloaded;
-
-// accept(): the checks both backends share (common/work_check.h), with this
-// GPU's launch limits. Called with ctx.mu held.
-Status check(Context& ctx, const DeviceInfo& device, const WorkOp& op) {
-  return common::check_work(ctx, op, [&](const uint32_t* grid, const uint32_t* block,
-                                         uint32_t shared) {
-    return check_launch(device, grid, block, shared);
-  });
-}
 
 uint64_t elapsed_since(std::chrono::steady_clock::time_point t) {
   return static_cast<uint64_t>(
@@ -38,42 +29,19 @@ Status CudaBackend::accept(const Work& work) {
   auto ctx = find(work.context);
   if (!ctx) return Status::kInvalidResourceHandle;
   std::lock_guard<std::mutex> lock(ctx->mu);
-  // A Reset is how a faulted context recovers (cudaDeviceReset).
-  if (!ok(ctx->fault) && !std::holds_alternative<Reset>(work.op)) return ctx->fault;
-  StreamState* stream = ctx->stream(work.stream);
-  if (!stream || stream->destroying) return Status::kInvalidResourceHandle;
-  const Status st = check(*ctx, device_, work.op);
-  if (!ok(st)) return st;
-  ++stream->pending;
-  return Status::kSuccess;
+  // With this GPU's launch limits.
+  return common::accept_work(*ctx, work, [&](const uint32_t* grid, const uint32_t* block,
+                                             uint32_t shared) {
+    return check_launch(device_, grid, block, shared);
+  });
 }
 
 void CudaBackend::settle(Context& ctx, const Work& work, bool executed) {
   std::lock_guard<std::mutex> lock(ctx.mu);
-  if (StreamState* s = ctx.stream(work.stream); s && s->pending > 0) --s->pending;
-  std::visit(Overloaded{
-                 [&](const RecordEvent& r) {
-                   auto e = ctx.events.find(r.event);
-                   if (e != ctx.events.end() && e->second.pending > 0) --e->second.pending;
-                 },
-                 [&](const Free& f) {  // executed: gone (or kept, if the free failed)
-                   if (Allocation* a = ctx.allocations.find_start(f.dptr)) a->free_pending = false;
-                 },
-                 [&](const DestroyStream& d) {
-                   auto s = ctx.streams.find(d.stream);
-                   if (s != ctx.streams.end() && !executed) s->second.destroying = false;
-                 },
-                 [&](const DestroyEvent& d) {
-                   auto e = ctx.events.find(d.event);
-                   if (e != ctx.events.end() && !executed) e->second.destroying = false;
-                 },
-                 [&](const UnloadModule& u) {
-                   auto m = ctx.modules.find(u.module);
-                   if (m != ctx.modules.end() && !executed) m->second.unloading = false;
-                 },
-                 [](const auto&) {},
-             },
-             work.op);
+  common::settle_tables(ctx, work, executed);
+  if (const Free* f = std::get_if<Free>(&work.op)) {  // executed: gone (or kept, if the free failed)
+    if (Allocation* a = ctx.allocations.find_start(f->dptr)) a->free_pending = false;
+  }
 }
 
 void CudaBackend::discard(const Work& work) {

@@ -7,28 +7,12 @@ namespace vgpu::executor::sim {
 
 Context::Context(ContextId id_, TenantId tenant_, std::unique_ptr<Arena> arena_,
                  uint64_t slot_base_, uint64_t seed)
-    : id(id_),
+    : ContextTables(seed),
+      id(id_),
       tenant(tenant_),
       arena(std::move(arena_)),
       slot_base(slot_base_),
-      allocations(slot_base_, arena->span()),
-      rng(seed) {}
-
-Handle Context::new_handle() {
-  for (;;) {
-    const Handle h = rng();
-    if (h <= 2 || streams.count(h) || events.count(h) || modules.count(h) || functions.count(h)) {
-      continue;
-    }
-    return h;
-  }
-}
-
-StreamState* Context::stream(Handle h) {
-  if (h <= 2) return &default_stream;
-  auto it = streams.find(h);
-  return it == streams.end() ? nullptr : &it->second;
-}
+      allocations(slot_base_, arena->span()) {}
 
 Status Context::alloc(TenantLedger& ledger, uint64_t size, AllocKind kind, uint64_t* dptr) {
   const uint64_t reserved = AllocationTable::reserved_size(size);

@@ -11,13 +11,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <set>
 #include <string>
-#include <unordered_map>
 
 #include "allocation_table.h"
 #include "arena.h"
+#include "common/context_tables.h"
 #include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/fatbin/fatbin.h"
@@ -25,22 +24,14 @@
 
 namespace vgpu::executor::sim {
 
+using common::kMaxAllocations;
+using common::kMaxEvents;
+using common::kMaxModules;
+using common::kMaxStreams;
+using common::StreamState;
 using common::TenantLedger;
 
-// Per-context bounds on what a guest can make the daemon keep.
-inline constexpr size_t kMaxStreams = 4096;
-inline constexpr size_t kMaxEvents = 65536;
-inline constexpr size_t kMaxModules = 1024;
-inline constexpr size_t kMaxAllocations = 1 << 20;
-
-// Work pending on a stream or event: accept() adds, execute()/discard() take.
-struct StreamState {
-  uint32_t flags = 0;
-  int32_t priority = 0;
-  uint64_t pending = 0;
-  bool destroying = false;  // a DestroyStream is queued: no new work
-};
-
+// Work pending on an event: accept() adds, execute()/discard() take.
 struct EventState {
   uint32_t flags = 0;
   uint64_t pending = 0;      // queued RecordEvents
@@ -63,7 +54,7 @@ struct FunctionState {
   uint32_t param_bytes = 0;
 };
 
-struct Context {
+struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   Context(ContextId id, TenantId tenant, std::unique_ptr<Arena> arena, uint64_t slot_base,
           uint64_t seed);
 
@@ -74,27 +65,10 @@ struct Context {
   const uint64_t slot_base;
 
   std::mutex mu;
-  // --- guarded by mu ---
-  Status fault = Status::kSuccess;  // sticky: every call returns it until Reset
+  // --- guarded by mu: the tables (ContextTables), and ---
   AllocationTable allocations;
   uint64_t charged = 0;  // bytes charged to the tenant for this context
-  StreamState default_stream;
-  std::unordered_map<Handle, StreamState> streams;
-  std::unordered_map<Handle, EventState> events;
-  std::unordered_map<Handle, ModuleState> modules;
-  std::unordered_map<Handle, FunctionState> functions;
   uint64_t symbols_version = 1;  // bumped when the set of variables changes
-  std::mt19937_64 rng;
-
-  // A fresh handle: random (so other contexts' handles are not guessable),
-  // never 0, 1 or 2, unused by any table of this context.
-  Handle new_handle();
-  // The stream a work item or call names: 0, 1 (legacy) and 2 (per-thread)
-  // are the default stream. nullptr if unknown.
-  StreamState* stream(Handle h);
-  void set_fault(Status s) {
-    if (ok(fault)) fault = s;
-  }
 
   // Memory. alloc charges the tenant (cap, device) and backs the range;
   // kMemoryAllocation and nothing changed if it cannot.

@@ -208,12 +208,7 @@ Status SimBackend::stream_create(ContextId id, uint32_t flags, int32_t priority,
 
 Status SimBackend::stream_query(ContextId id, Handle stream) {
   auto ctx = find(id);
-  if (!ctx) return Status::kInvalidResourceHandle;
-  std::lock_guard<std::mutex> lock(ctx->mu);
-  if (!ok(ctx->fault)) return ctx->fault;
-  const StreamState* s = ctx->stream(stream);
-  if (!s) return Status::kInvalidResourceHandle;
-  return s->pending > 0 ? Status::kNotReady : Status::kSuccess;
+  return ctx ? common::query_stream(*ctx, stream) : Status::kInvalidResourceHandle;
 }
 
 Status SimBackend::event_create(ContextId id, uint32_t flags, Handle* out) {

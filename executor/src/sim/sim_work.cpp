@@ -9,37 +9,21 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/work_check.h"
+#include "common/context_tables.h"
 #include "device_model.h"
 #include "dma_copy.h"
 #include "engine_clock.h"
 #include "sim_backend_impl.h"
 
 namespace vgpu::executor::sim {
-namespace {
 
 using common::Overloaded;
-
-// accept(): the checks both backends share (common/work_check.h), with the
-// sim device's launch limits. Called with ctx.mu held.
-Status check(Context& ctx, const WorkOp& op) {
-  return common::check_work(ctx, op, check_launch_config);
-}
-
-}  // namespace
 
 Status SimBackend::accept(const Work& work) {
   auto ctx = find(work.context);
   if (!ctx) return Status::kInvalidResourceHandle;
   std::lock_guard<std::mutex> lock(ctx->mu);
-  // A Reset is how a faulted context recovers (cudaDeviceReset).
-  if (!ok(ctx->fault) && !std::holds_alternative<Reset>(work.op)) return ctx->fault;
-  StreamState* stream = ctx->stream(work.stream);
-  if (!stream || stream->destroying) return Status::kInvalidResourceHandle;
-  const Status st = check(*ctx, work.op);
-  if (!ok(st)) return st;
-  ++stream->pending;
-  return Status::kSuccess;
+  return common::accept_work(*ctx, work, check_launch_config);
 }
 
 void SimBackend::settle(Context& ctx, const Work& work, bool executed) {
@@ -48,32 +32,10 @@ void SimBackend::settle(Context& ctx, const Work& work, bool executed) {
 }
 
 void SimBackend::settle_locked(Context& ctx, const Work& work, bool executed) {
-  if (StreamState* s = ctx.stream(work.stream); s && s->pending > 0) --s->pending;
-  std::visit(Overloaded{
-                 [&](const RecordEvent& r) {
-                   auto e = ctx.events.find(r.event);
-                   if (e != ctx.events.end() && e->second.pending > 0) --e->second.pending;
-                 },
-                 [&](const Free& f) {  // executed: already gone
-                   if (Allocation* a = ctx.allocations.find_start(f.dptr); a && !executed) {
-                     a->free_pending = false;
-                   }
-                 },
-                 [&](const DestroyStream& d) {
-                   auto s = ctx.streams.find(d.stream);
-                   if (s != ctx.streams.end() && !executed) s->second.destroying = false;
-                 },
-                 [&](const DestroyEvent& d) {
-                   auto e = ctx.events.find(d.event);
-                   if (e != ctx.events.end() && !executed) e->second.destroying = false;
-                 },
-                 [&](const UnloadModule& u) {
-                   auto m = ctx.modules.find(u.module);
-                   if (m != ctx.modules.end() && !executed) m->second.unloading = false;
-                 },
-                 [](const auto&) {},
-             },
-             work.op);
+  common::settle_tables(ctx, work, executed);
+  if (const Free* f = std::get_if<Free>(&work.op)) {  // executed: already gone
+    if (Allocation* a = ctx.allocations.find_start(f->dptr); a && !executed) a->free_pending = false;
+  }
 }
 
 void SimBackend::discard(const Work& work) {
