@@ -161,19 +161,11 @@ CudaBackend::CudaBackend(const CudaConfig& config, const WorkerSpec& spec, Devic
 CudaBackend::~CudaBackend() {
   // Workers first (killed, handed to the reaper), then the pool's spares,
   // then the reaper waits for them all.
-  std::unique_lock<std::shared_mutex> lock(contexts_mu_);
-  for (auto& [id, ctx] : contexts_) {
+  for (const auto& ctx : contexts_.take_all()) {
     std::lock_guard<std::mutex> cl(ctx->mu);
     if (ctx->worker) ctx->worker->kill("the backend is stopping");
     ctx->worker.reset();
   }
-  contexts_.clear();
-}
-
-std::shared_ptr<Context> CudaBackend::find(ContextId id) const {
-  std::shared_lock<std::shared_mutex> lock(contexts_mu_);
-  auto it = contexts_.find(id);
-  return it == contexts_.end() ? nullptr : it->second;
 }
 
 uint64_t CudaBackend::call_deadline() const {
@@ -246,26 +238,18 @@ Status CudaBackend::create_context(TenantId tenant, ContextId* out) {
     spdlog::error("cuda: no worker for a new context of tenant {}: {}", tenant, failure.why);
     return Status::kInitializationError;
   }
-  const ContextId id = next_context_.fetch_add(1);
-  std::unique_lock<std::shared_mutex> lock(contexts_mu_);
-  const uint64_t seed = (uint64_t{seed_source_()} << 32) ^ seed_source_();
-  auto ctx = std::make_shared<Context>(id, tenant, seed);
+  const ContextId id = contexts_.next_id();
+  auto ctx = std::make_shared<Context>(id, tenant, contexts_.seed());
   ctx->worker = std::move(w);
   spdlog::debug("cuda: context {} of tenant {} in worker pid {}", id, tenant, ctx->worker->pid());
-  contexts_.emplace(id, std::move(ctx));
+  contexts_.add(id, std::move(ctx));
   *out = id;
   return Status::kSuccess;
 }
 
 void CudaBackend::destroy_context(ContextId id) {
-  std::shared_ptr<Context> ctx;
-  {
-    std::unique_lock<std::shared_mutex> lock(contexts_mu_);
-    auto it = contexts_.find(id);
-    if (it == contexts_.end()) return;
-    ctx = std::move(it->second);
-    contexts_.erase(it);
-  }
+  const std::shared_ptr<Context> ctx = contexts_.take(id);
+  if (!ctx) return;
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (ctx->worker) ctx->worker->kill("context released");  // the driver frees its memory
   ctx->worker.reset();
@@ -279,14 +263,7 @@ void CudaBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_
 
 TenantMemory CudaBackend::tenant_memory(TenantId tenant) const { return ledger_.get(tenant); }
 
-BackendStats CudaBackend::stats() const {
-  std::vector<std::shared_ptr<Context>> all;
-  {
-    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
-    for (const auto& [id, ctx] : contexts_) all.push_back(ctx);
-  }
-  return common::collect_stats(all, ledger_);
-}
+BackendStats CudaBackend::stats() const { return common::collect_stats(contexts_.all(), ledger_); }
 
 // --- memory --------------------------------------------------------------------
 

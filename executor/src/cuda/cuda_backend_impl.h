@@ -6,11 +6,9 @@
 
 #include <atomic>
 #include <memory>
-#include <random>
-#include <shared_mutex>
 #include <string_view>
-#include <unordered_map>
 
+#include "common/context_registry.h"
 #include "common/tenant_ledger.h"
 #include "context.h"
 #include "reaper.h"
@@ -61,7 +59,7 @@ class CudaBackend final : public Backend {
     uint64_t generation = 0;
   };
 
-  std::shared_ptr<Context> find(ContextId id) const;
+  std::shared_ptr<Context> find(ContextId id) const { return contexts_.find(id); }
   uint64_t call_deadline() const;
   uint64_t work_deadline() const;
 
@@ -100,12 +98,8 @@ class CudaBackend final : public Backend {
   Reaper reaper_;  // outlives every worker (declared before the pool and contexts)
   TenantLedger ledger_;  // internally locked
   WorkerPool pool_;      // internally locked
-  std::atomic<ContextId> next_context_{1};
   std::atomic<bool> warned_no_param_info_{false};
-
-  mutable std::shared_mutex contexts_mu_;
-  std::random_device seed_source_;                                      // guarded by contexts_mu_
-  std::unordered_map<ContextId, std::shared_ptr<Context>> contexts_;  // guarded by contexts_mu_
+  common::ContextRegistry<Context> contexts_;  // internally locked
 };
 
 // The DeviceInfo vgpud reports for a probed device; `shared_memory` is what

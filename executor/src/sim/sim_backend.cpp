@@ -86,17 +86,10 @@ SimBackend::SimBackend(const SimConfig& config, WorkerSpec worker)
 
 SimBackend::~SimBackend() {
   // Contexts left behind: end their workers (their memory goes with them).
-  std::unique_lock<std::shared_mutex> lock(contexts_mu_);
-  for (auto& [id, ctx] : contexts_) {
+  for (const auto& ctx : contexts_.take_all()) {
     std::lock_guard<std::mutex> wl(ctx->worker_mu);
     ctx->worker.reset();
   }
-}
-
-std::shared_ptr<Context> SimBackend::find(ContextId id) const {
-  std::shared_lock<std::shared_mutex> lock(contexts_mu_);
-  auto it = contexts_.find(id);
-  return it == contexts_.end() ? nullptr : it->second;
 }
 
 // --- contexts ------------------------------------------------------------------
@@ -108,29 +101,21 @@ Status SimBackend::create_context(TenantId tenant, ContextId* out) {
     spdlog::warn("sim: no device address slot left for a new context of tenant {}", tenant);
     return Status::kMemoryAllocation;
   }
-  const ContextId id = next_context_.fetch_add(1);
+  const ContextId id = contexts_.next_id();
   std::unique_ptr<Arena> arena;
   const Status st = Arena::create(slot_bytes_, "vgpu-sim-ctx-" + std::to_string(id), &arena);
   if (!ok(st)) {
     slots_.release(base);
     return st;
   }
-  std::unique_lock<std::shared_mutex> lock(contexts_mu_);
-  const uint64_t seed = (uint64_t{seed_source_()} << 32) ^ seed_source_();
-  contexts_.emplace(id, std::make_shared<Context>(id, tenant, std::move(arena), base, seed));
+  contexts_.add(id, std::make_shared<Context>(id, tenant, std::move(arena), base, contexts_.seed()));
   *out = id;
   return Status::kSuccess;
 }
 
 void SimBackend::destroy_context(ContextId id) {
-  std::shared_ptr<Context> ctx;
-  {
-    std::unique_lock<std::shared_mutex> lock(contexts_mu_);
-    auto it = contexts_.find(id);
-    if (it == contexts_.end()) return;
-    ctx = std::move(it->second);
-    contexts_.erase(it);
-  }
+  const std::shared_ptr<Context> ctx = contexts_.take(id);
+  if (!ctx) return;
   {
     std::lock_guard<std::mutex> wl(ctx->worker_mu);
     ctx->worker.reset();  // killed and reaped
@@ -150,14 +135,7 @@ void SimBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_c
 
 TenantMemory SimBackend::tenant_memory(TenantId tenant) const { return ledger_.get(tenant); }
 
-BackendStats SimBackend::stats() const {
-  std::vector<std::shared_ptr<Context>> all;
-  {
-    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
-    for (const auto& [id, ctx] : contexts_) all.push_back(ctx);
-  }
-  return common::collect_stats(all, ledger_);
-}
+BackendStats SimBackend::stats() const { return common::collect_stats(contexts_.all(), ledger_); }
 
 // --- memory --------------------------------------------------------------------
 

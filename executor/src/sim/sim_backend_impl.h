@@ -4,14 +4,12 @@
 // and sim_launch.cpp (kernels in the worker, the watchdog, modeled time).
 #pragma once
 
-#include <atomic>
 #include <memory>
-#include <shared_mutex>
-#include <unordered_map>
 
+#include "common/context_registry.h"
+#include "common/tenant_ledger.h"
 #include "context.h"
 #include "slot_pool.h"
-#include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/executor/sim_backend.h"
 #include "worker_client.h"
@@ -54,7 +52,7 @@ class SimBackend final : public Backend {
   BackendStats stats() const override;
 
  private:
-  std::shared_ptr<Context> find(ContextId id) const;
+  std::shared_ptr<Context> find(ContextId id) const { return contexts_.find(id); }
   // Runs one work item other than a launch (sim_work.cpp), with ctx.mu held
   // by the caller only where the item needs it.
   Status run(Context& ctx, const WorkOp& op);
@@ -78,11 +76,7 @@ class SimBackend final : public Backend {
 
   TenantLedger ledger_;  // internally locked
   SlotPool slots_;       // internally locked
-  std::atomic<ContextId> next_context_{1};
-  std::random_device seed_source_;  // guarded by contexts_mu_ (exclusive)
-
-  mutable std::shared_mutex contexts_mu_;
-  std::unordered_map<ContextId, std::shared_ptr<Context>> contexts_;  // guarded by contexts_mu_
+  common::ContextRegistry<Context> contexts_;  // internally locked
 };
 
 }  // namespace vgpu::executor::sim
