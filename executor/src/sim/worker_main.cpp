@@ -31,11 +31,13 @@
 #include <vector>
 
 #include "vgpu/sim_kernel.h"
+#include "launch_time.h"
 #include "worker_protocol.h"
 
 namespace {
 
 namespace wire = vgpu::executor::sim::wire;
+using vgpu::executor::sim::count_only_cpu_time;
 
 void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log(const char* fmt, ...) {
@@ -195,11 +197,12 @@ class Worker {
     return fn;
   }
 
-  static uint64_t now_ns() {
+  static uint64_t clock_ns(clockid_t clock) {
     timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
   }
+  static uint64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
   // Checks the whole batch before running any of it: a malformed one is a
   // protocol error, never half run.
@@ -226,6 +229,7 @@ class Worker {
     g_reply.head = wire::BatchDone{};
     g_in_batch = 1;
     const uint64_t start = now_ns();
+    const uint64_t cpu_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     uint64_t modeled = 0;
     uint64_t began = start;
     for (uint32_t i = 0; i < b.count; ++i) {
@@ -240,6 +244,8 @@ class Worker {
       if (done.outcome == wire::Outcome::kPluginError || done.modeled_ns > b.watchdog_ns) break;
       if (modeled >= b.budget_ns || ended - start >= b.slice_ns) break;
     }
+    count_only_cpu_time({g_reply.done, g_reply.head.count}, began - start,
+                        clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start);
     g_in_batch = 0;
     if (!send_packet(&g_reply, sizeof g_reply.head + g_reply.head.count * sizeof(wire::LaunchDone))) {
       _exit(0);

@@ -4,11 +4,14 @@
 #include <atomic>
 #include <thread>
 
+#include "launch_time.h"
 #include "sim_test_support.h"
 
 using namespace vgpu;
 using namespace vgpu::executor;
 using namespace vgpu::executor::test;
+using vgpu::executor::sim::count_only_cpu_time;
+namespace wire = vgpu::executor::sim::wire;
 
 namespace {
 
@@ -450,4 +453,28 @@ TEST_CASE("sim: immediate calls from many threads while the dispatcher runs work
   for (auto& t : clients) t.join();
   for (ContextId ctx : contexts) b->destroy_context(ctx);
   for (TenantId t = 1; t <= 3; ++t) CHECK(b->tenant_memory(t).used == 0);
+}
+
+TEST_CASE("sim: a launch's run time counts only while its worker had a CPU") {
+  wire::LaunchDone done[3];
+  done[0].ran_ns = 6'000'000;
+  done[1].ran_ns = 3'000'000;
+  done[2].ran_ns = 1'000'000;
+  SECTION("preempted for most of the batch: each launch keeps its share of the CPU time") {
+    count_only_cpu_time(done, 10'000'000, 1'000'000);
+    CHECK(done[0].ran_ns == 600'000);
+    CHECK(done[1].ran_ns == 300'000);
+    CHECK(done[2].ran_ns == 100'000);
+  }
+  SECTION("never preempted, or more CPU than wall time (threads of its own): wall time") {
+    const uint64_t cpu = GENERATE(10'000'000ull, 25'000'000ull);
+    count_only_cpu_time(done, 10'000'000, cpu);
+    CHECK(done[0].ran_ns == 6'000'000);
+    CHECK(done[1].ran_ns == 3'000'000);
+    CHECK(done[2].ran_ns == 1'000'000);
+  }
+  SECTION("an empty batch is left alone") {
+    count_only_cpu_time({}, 0, 0);
+    CHECK(done[0].ran_ns == 6'000'000);
+  }
 }
