@@ -24,6 +24,19 @@ inline constexpr size_t kMaxEvents = 65536;
 inline constexpr size_t kMaxModules = 1024;
 inline constexpr size_t kMaxAllocations = 1 << 20;
 
+// The flags of cudaStreamCreateWithFlags and cudaEventCreateWithFlags.
+inline constexpr uint32_t kStreamNonBlocking = 0x1;   // cudaStreamNonBlocking
+inline constexpr uint32_t kEventFlagsKnown = 0x7;     // BlockingSync | DisableTiming | Interprocess
+inline constexpr uint32_t kEventDisableTiming = 0x2;  // cudaEventDisableTiming
+inline constexpr uint32_t kEventInterprocess = 0x4;   // cudaEventInterprocess
+
+// What cudaEventCreateWithFlags accepts: known flags, and an interprocess
+// event only without timing.
+inline bool valid_event_flags(uint32_t flags) {
+  if ((flags & ~kEventFlagsKnown) != 0) return false;
+  return !(flags & kEventInterprocess) || (flags & kEventDisableTiming);
+}
+
 // Work pending on a stream: accept() adds, execute()/discard() take.
 struct StreamState {
   uint32_t flags = 0;
@@ -119,6 +132,16 @@ Status query_stream(Ctx& ctx, Handle stream) {
   const StreamState* s = ctx.stream(stream);
   if (!s) return Status::kInvalidResourceHandle;
   return s->pending > 0 ? Status::kNotReady : Status::kSuccess;
+}
+
+// cudaEventQuery: kNotReady while a RecordEvent of it is pending.
+template <class Ctx>
+Status query_event(Ctx& ctx, Handle event) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (!ok(ctx.fault)) return ctx.fault;
+  auto it = ctx.events.find(event);
+  if (it == ctx.events.end()) return Status::kInvalidResourceHandle;
+  return it->second.pending > 0 ? Status::kNotReady : Status::kSuccess;
 }
 
 }  // namespace vgpu::executor::common

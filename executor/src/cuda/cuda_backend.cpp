@@ -20,10 +20,6 @@ namespace vgpu::executor {
 
 namespace {
 
-constexpr uint32_t kStreamNonBlocking = 0x1;   // cudaStreamNonBlocking
-constexpr uint32_t kEventFlagsKnown = 0x7;     // BlockingSync | DisableTiming | Interprocess
-constexpr uint32_t kEventDisableTiming = 0x2;  // cudaEventDisableTiming
-constexpr uint32_t kEventInterprocess = 0x4;   // cudaEventInterprocess
 constexpr uint64_t kMinSlotBytes = 64 * 1024;
 constexpr uint64_t kMaxSlotBytes = 1ull << 30;
 
@@ -321,7 +317,7 @@ Status CudaBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
 Status CudaBackend::stream_create(ContextId id, uint32_t flags, int32_t priority, Handle* out) {
   auto ctx = find(id);
   if (!ctx) return Status::kInvalidResourceHandle;
-  if (!out || (flags & ~kStreamNonBlocking) != 0) return Status::kInvalidValue;
+  if (!out || (flags & ~common::kStreamNonBlocking) != 0) return Status::kInvalidValue;
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
   if (ctx->streams.size() >= kMaxStreams) return Status::kMemoryAllocation;
@@ -346,8 +342,7 @@ Status CudaBackend::stream_query(ContextId id, Handle stream) {
 Status CudaBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
   auto ctx = find(id);
   if (!ctx) return Status::kInvalidResourceHandle;
-  if (!out || (flags & ~kEventFlagsKnown) != 0) return Status::kInvalidValue;
-  if ((flags & kEventInterprocess) && !(flags & kEventDisableTiming)) return Status::kInvalidValue;
+  if (!out || !common::valid_event_flags(flags)) return Status::kInvalidValue;
   Call call;
   Handle h = 0;
   {
@@ -364,7 +359,7 @@ Status CudaBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
   req.op = wire::Op::kEventCreate;
   req.a = h;
   // Interprocess handles do not leave the worker; the other flags mean the same to the driver.
-  req.value = flags & ~kEventInterprocess;
+  req.value = flags & ~common::kEventInterprocess;
   const auto a = call.worker->control(req, {}, -1, call_deadline());
   std::lock_guard<std::mutex> lock(ctx->mu);
   const Status st = absorb(*ctx, call, a, Status::kLaunchFailure, "an event creation");
@@ -381,12 +376,7 @@ Status CudaBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
 
 Status CudaBackend::event_query(ContextId id, Handle event) {
   auto ctx = find(id);
-  if (!ctx) return Status::kInvalidResourceHandle;
-  std::lock_guard<std::mutex> lock(ctx->mu);
-  if (!ok(ctx->fault)) return ctx->fault;
-  auto it = ctx->events.find(event);
-  if (it == ctx->events.end()) return Status::kInvalidResourceHandle;
-  return it->second.pending > 0 ? Status::kNotReady : Status::kSuccess;
+  return ctx ? common::query_event(*ctx, event) : Status::kInvalidResourceHandle;
 }
 
 Status CudaBackend::event_elapsed(ContextId id, Handle start, Handle end, int64_t* ns) {
@@ -402,7 +392,7 @@ Status CudaBackend::event_elapsed(ContextId id, Handle start, Handle end, int64_
     if (a == ctx->events.end() || b == ctx->events.end()) return Status::kInvalidResourceHandle;
     const EventState& s = a->second;
     const EventState& e = b->second;
-    if ((s.flags | e.flags) & kEventDisableTiming) return Status::kInvalidResourceHandle;
+    if ((s.flags | e.flags) & common::kEventDisableTiming) return Status::kInvalidResourceHandle;
     if (s.pending > 0 || e.pending > 0) return Status::kNotReady;
     if (!s.recorded || !e.recorded) return Status::kInvalidResourceHandle;
   }

@@ -22,10 +22,6 @@ uint64_t sim_slot_bytes(const SimConfig& config) {
 namespace {
 
 constexpr std::chrono::milliseconds kWorkerStartLimit{20000};
-constexpr uint32_t kStreamNonBlocking = 0x1;                   // cudaStreamNonBlocking
-constexpr uint32_t kEventFlagsKnown = 0x7;                     // BlockingSync | DisableTiming | Interprocess
-constexpr uint32_t kEventDisableTiming = 0x2;                  // cudaEventDisableTiming
-constexpr uint32_t kEventInterprocess = 0x4;                   // cudaEventInterprocess
 constexpr int32_t kLeastPriority = 0, kGreatestPriority = -5;  // as an H100 reports them
 
 std::string default_worker_path() {
@@ -171,7 +167,7 @@ Status SimBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
 Status SimBackend::stream_create(ContextId id, uint32_t flags, int32_t priority, Handle* out) {
   auto ctx = find(id);
   if (!ctx) return Status::kInvalidResourceHandle;
-  if (!out || (flags & ~kStreamNonBlocking) != 0) return Status::kInvalidValue;
+  if (!out || (flags & ~common::kStreamNonBlocking) != 0) return Status::kInvalidValue;
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
   if (ctx->streams.size() >= kMaxStreams) return Status::kMemoryAllocation;
@@ -192,8 +188,7 @@ Status SimBackend::stream_query(ContextId id, Handle stream) {
 Status SimBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
   auto ctx = find(id);
   if (!ctx) return Status::kInvalidResourceHandle;
-  if (!out || (flags & ~kEventFlagsKnown) != 0) return Status::kInvalidValue;
-  if ((flags & kEventInterprocess) && !(flags & kEventDisableTiming)) return Status::kInvalidValue;
+  if (!out || !common::valid_event_flags(flags)) return Status::kInvalidValue;
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
   if (ctx->events.size() >= kMaxEvents) return Status::kMemoryAllocation;
@@ -207,12 +202,7 @@ Status SimBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
 
 Status SimBackend::event_query(ContextId id, Handle event) {
   auto ctx = find(id);
-  if (!ctx) return Status::kInvalidResourceHandle;
-  std::lock_guard<std::mutex> lock(ctx->mu);
-  if (!ok(ctx->fault)) return ctx->fault;
-  auto it = ctx->events.find(event);
-  if (it == ctx->events.end()) return Status::kInvalidResourceHandle;
-  return it->second.pending > 0 ? Status::kNotReady : Status::kSuccess;
+  return ctx ? common::query_event(*ctx, event) : Status::kInvalidResourceHandle;
 }
 
 Status SimBackend::event_elapsed(ContextId id, Handle start, Handle end, int64_t* ns) {
@@ -226,7 +216,7 @@ Status SimBackend::event_elapsed(ContextId id, Handle start, Handle end, int64_t
   if (a == ctx->events.end() || b == ctx->events.end()) return Status::kInvalidResourceHandle;
   const EventState& s = a->second;
   const EventState& e = b->second;
-  if ((s.flags | e.flags) & kEventDisableTiming) return Status::kInvalidResourceHandle;
+  if ((s.flags | e.flags) & common::kEventDisableTiming) return Status::kInvalidResourceHandle;
   if (s.pending > 0 || e.pending > 0) return Status::kNotReady;
   if (!s.recorded || !e.recorded) return Status::kInvalidResourceHandle;
   *ns = static_cast<int64_t>(e.timestamp_ns - s.timestamp_ns);
