@@ -183,4 +183,11 @@ Status Connection::remove_device(const Domain& d, const std::string& name, std::
   return Status::kSuccess;
 }
 
+Status Connection::plug(const Domain& d, const std::string& device, std::string* why) {
+  if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0)
+    return Status::kSuccess;
+  *why = "cannot plug the vgpu device into the running domain: " + last_error();
+  return Status::kUnknown;
+}
+
 }  // namespace vgpu::virt

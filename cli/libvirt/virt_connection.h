@@ -1,6 +1,7 @@
 // libvirt's C API behind small RAII types with Status values: a connection,
 // its domains (found by name or by UUID), their state, their persistent XML,
-// and the vgpu device added to or removed from their persistent definition.
+// and the vgpu device added to or removed from their persistent definition,
+// or plugged into a running domain.
 // Errors come back as one line with libvirt's reason; libvirt prints nothing.
 #pragma once
 
@@ -75,6 +76,10 @@ class Connection {
   // driver), the definition edited with libxml2 and defined again.
   Status add_device(const Domain& d, const std::string& device, std::string* why);
   Status remove_device(const Domain& d, const std::string& name, std::string* why);
+
+  // The vgpu device `device` plugged into the running domain (PCI hot-plug:
+  // QEMU connects to the device's server, the guest's module probes it).
+  Status plug(const Domain& d, const std::string& device, std::string* why);
 
  private:
   Status redefine(const std::string& xml, std::string* why);

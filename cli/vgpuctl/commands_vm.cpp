@@ -128,8 +128,8 @@ void add_vm_commands(CLI::App& app, Context& ctx) {
   static double interval = 0.5;
 
   auto* attach = vm->add_subcommand(
-      "attach", "give a libvirt domain the GPU: add the vgpu device to its definition and bind "
-                "it to a student");
+      "attach", "give a libvirt domain the GPU: add the vgpu device to its definition (and plug "
+                "it into the domain if it runs) and bind it to a student");
   attach->add_option("DOMAIN", domain, "the domain: name or UUID")->required();
   attach->add_option("--student", student, "the student it belongs to")->required();
   attach->add_option("--vm", name, "the VM's name in vgpu (default: the domain's name)")

@@ -99,7 +99,14 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
     }
     return 1;
   }
-  const bool restart = virt::has_process(info.state);
+  // A running domain gets the device now (PCI hot-plug); where that fails,
+  // at its next start.
+  bool restart = false, plugged = false;
+  std::string plug_why;
+  if (virt::has_process(info.state)) {
+    plugged = ok(conn->plug(d, device, &plug_why));
+    restart = !plugged;
+  }
   if (ctx.json_output) {
     std::printf("%s\n", json({{"domain", info.name},
                               {"uuid", info.uuid},
@@ -107,6 +114,7 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
                               {"student", student},
                               {"socket", socket},
                               {"device", device},
+                              {"plugged", plugged},
                               {"restart_needed", restart}})
                             .dump(2)
                             .c_str());
@@ -116,10 +124,14 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
               info.uuid.c_str(), vm.c_str(), student.c_str());
   std::printf("device: ivshmem-doorbell, server %s, %d MSI vector\n", socket.c_str(),
               virt::kMsiVectors);
-  if (restart) {
-    std::printf("the domain is %s: shut it down and start it again for the device to appear "
-                "(ivshmem cannot be hot-plugged)\n",
+  if (plugged) {
+    std::printf("the domain is %s: the device was plugged in now (the guest's vgpu module "
+                "takes it up)\n",
                 std::string(virt::state_name(info.state)).c_str());
+  } else if (restart) {
+    std::printf("the domain is %s but %s: shut it down and start it again for the device to "
+                "appear\n",
+                std::string(virt::state_name(info.state)).c_str(), plug_why.c_str());
   } else {
     std::printf("the device appears when the domain starts\n");
   }

@@ -117,8 +117,14 @@ bool LibvirtControl::admit(const std::string& vm, int pid, std::string* why) {
     spdlog::warn("vm {}: turned away: {}", vm, *why);
     return false;
   }
-  std::lock_guard lock(mu_);
-  qemu_pid_[vm] = pid;
+  {
+    std::lock_guard lock(mu_);
+    qemu_pid_[vm] = pid;
+  }
+  // A domain's QEMU connects before libvirt reports the start, and a running
+  // domain the vgpu device was plugged into (`vgpuctl vm attach`) reports
+  // none: its session begins now.
+  if (watcher_) begin_session(uuid, vm, "has its QEMU connected");
   return true;
 }
 
@@ -141,7 +147,7 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
       spdlog::warn("vgpud: domain {} (attached as VM {}) is not defined at {}", uuid, vm, uri_);
       continue;
     }
-    if (virt::has_process(it->second->state)) begin_session(uuid, it->second->name);
+    if (virt::has_process(it->second->state)) begin_session(uuid, it->second->name, "runs");
   }
   for (const std::string& uuid : open) {
     auto it = by_uuid.find(uuid);
@@ -188,7 +194,7 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
   switch (e.kind) {
     case virt::EventKind::kStarted:
       if (attached) {
-        begin_session(e.uuid, e.name);
+        begin_session(e.uuid, e.name, "started");
       } else if (!other.empty()) {
         spdlog::warn("vgpud: domain {} ({}) started, but VM {} is attached to domain {}: "
                      "not this one (a reused name)",
@@ -220,7 +226,8 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
   }
 }
 
-void LibvirtControl::begin_session(const std::string& uuid, const std::string& name) {
+void LibvirtControl::begin_session(const std::string& uuid, const std::string& name,
+                                   const char* how) {
   std::lock_guard lock(mu_);
   if (sessions_.count(uuid)) return;  // seen already (an event and a reconnection)
   auto it = by_uuid_.find(uuid);
@@ -234,7 +241,7 @@ void LibvirtControl::begin_session(const std::string& uuid, const std::string& n
     spdlog::error("vm {}: cannot record the start of its session in the database", a.vm);
     return;
   }
-  spdlog::info("vm {}: domain {} ({}) started: session {} ({})", a.vm, name, uuid, s.id,
+  spdlog::info("vm {}: domain {} ({}) {}: session {} ({})", a.vm, name, uuid, how, s.id,
                a.student.empty() ? "unassigned" : "student " + a.student);
   sessions_[uuid] = s;
 }

@@ -5,7 +5,10 @@
 // says the domain started. Domain events, matched by UUID, open and close
 // the session ledger and release what a stopped domain's VM still held.
 //
-//   started              a session begins (the socket was there already)
+//   started              a session begins (the socket was there already), or
+//                        earlier, when its QEMU connects; a running domain
+//                        the device is plugged into gets one when its QEMU
+//                        connects
 //   stopped, crashed,    the VM's channel is closed if its QEMU still holds
 //   destroyed, failed    it (everything the tenant held is released, its
 //                        queue dropped); the session ends with the reason;
@@ -91,7 +94,9 @@ class LibvirtControl final : public virt::DomainEvents {
   void event(const virt::DomainEvent& e) override;
 
   void reload();  // attachments from the store
-  void begin_session(const std::string& uuid, const std::string& name);
+  // A session for the domain unless one is open; `how` the domain came to
+  // need it, for the log.
+  void begin_session(const std::string& uuid, const std::string& name, const char* how);
   // Releases the VM (if its domain has no QEMU now) and ends its session.
   void end_session(const std::string& uuid, const std::string& name, const std::string& reason,
                    virt::DomainState now);

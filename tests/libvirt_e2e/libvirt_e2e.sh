@@ -37,8 +37,8 @@ step() { echo "libvirt_e2e: [$(since "$t0") s] $*"; }
 show_logs() {
   [ -n "$T" ] || return 0
   local f
-  for f in "$T/libvirt/console.log" "$T/vgpud.log" "$T/libvirt/libvirtd.log" \
-           "$T/libvirt/cache/libvirt/qemu/log/$domain.log"; do
+  for f in "$T/libvirt/console.log" "$T/libvirt/console-hotplug.log" "$T"/vgpud*.log \
+           "$T/libvirt/libvirtd.log" "$T/libvirt/cache/libvirt/qemu/log/"*.log; do
     [ -s "$f" ] || continue
     echo "---- $f (last 60 lines)"
     tail -n 60 "$f"
@@ -103,24 +103,38 @@ step "starting vgpud (sim) following that libvirtd"
 vm_group=$([ "$(id -u)" -eq 0 ] && echo "$VM_GROUP" || echo none)
 mkdir "$T/vgpu"
 chmod 755 "$T/vgpu"
-"$vgpud" --backend sim --runtime-dir "$T/vgpu" --db "$T/vgpu/vgpu.db" --sim-kernels "$kernels" \
-  --libvirt "$LIBVIRT_URI" --vm-group "$vm_group" > "$T/vgpud.log" 2>&1 &
-vgpud_pid=$!
+vgpud_log=""
+# start_vgpud LOG: vgpud on the test's runtime directory and database, up and
+# connected to the private libvirtd.
+start_vgpud() {
+  vgpud_log="$T/$1"
+  "$vgpud" --backend sim --runtime-dir "$T/vgpu" --db "$T/vgpu/vgpu.db" --sim-kernels "$kernels" \
+    --libvirt "$LIBVIRT_URI" --vm-group "$vm_group" > "$vgpud_log" 2>&1 &
+  vgpud_pid=$!
+  wait_until 30 vgpud_up || fail "vgpud did not connect to libvirt"
+}
 vgpud_up() {
   kill -0 "$vgpud_pid" 2>/dev/null || fail "vgpud exited"
-  grep -q "connected to libvirt at" "$T/vgpud.log"
+  grep -q "connected to libvirt at" "$vgpud_log"
 }
-wait_until 30 vgpud_up || fail "vgpud did not connect to libvirt"
+start_vgpud vgpud.log
 
 ctl() { "$vgpuctl" --runtime-dir "$T/vgpu" --libvirt "$LIBVIRT_URI" "$@"; }
 ctl course create e2e >/dev/null || fail "vgpuctl course create"
 ctl student add alice --course e2e >/dev/null || fail "vgpuctl student add"
 
+# define_domain NAME CONSOLE SCENARIO: the test domain, booting the guest
+# scenario SCENARIO (tests/kmod/guest/guest-tests.sh).
+define_domain() {
+  sed -e "s|@NAME@|$1|" -e "s|@IMAGE@|$T/image|" -e "s|@CONSOLE@|$2|" \
+      -e "s|vgpu.test=basic|vgpu.test=$3|" \
+      -e "s|@QEMU@|$(command -v qemu-system-x86_64)|" "$here/domain.xml.in" > "$T/$1.xml"
+  virsh -q -c "$LIBVIRT_URI" define "$T/$1.xml" >/dev/null || fail "virsh define $1"
+}
+
 step "defining domain $domain and attaching it to vgpu"
 console="$T/libvirt/console.log"  # QEMU (VM_USER) creates it
-sed -e "s|@NAME@|$domain|" -e "s|@IMAGE@|$T/image|" -e "s|@CONSOLE@|$console|" \
-    -e "s|@QEMU@|$(command -v qemu-system-x86_64)|" "$here/domain.xml.in" > "$T/domain.xml"
-virsh -q -c "$LIBVIRT_URI" define "$T/domain.xml" >/dev/null || fail "virsh define"
+define_domain "$domain" "$console" basic
 ctl vm attach "$domain" --student alice || fail "vgpuctl vm attach"
 socket="$T/vgpu/vms/$domain.sock"
 xml=$(virsh -q -c "$LIBVIRT_URI" dumpxml --inactive "$domain")
@@ -199,4 +213,29 @@ rc=0
 wait "$vgpud_pid" || rc=$?
 vgpud_pid=""
 [ "$rc" -eq 0 ] || fail "vgpud exited with $rc on SIGTERM"
-step "PASS ($domain: $boot_s s from start to power-off)"
+
+# --- A running domain attached: the device is plugged in at once (PCI
+# hot-plug), the guest's module, loaded before, takes it up, and a program
+# runs without the domain restarting.
+hot_domain=vgpu-e2e-hotplug
+step "phase 2: $hot_domain attached while it runs"
+start_vgpud vgpud-2.log
+hot_console="$T/libvirt/console-hotplug.log"
+define_domain "$hot_domain" "$hot_console" hotplug
+virsh -q -c "$LIBVIRT_URI" start "$hot_domain" >/dev/null || fail "virsh start $hot_domain"
+awaits() { grep -q "^VGPU-AWAIT-DEVICE" "$hot_console" 2>/dev/null; }
+wait_until "$boot_limit_s" awaits || fail "$hot_domain did not boot"
+ctl vm attach "$hot_domain" --student alice > "$T/attach.out" || fail "vgpuctl vm attach $hot_domain"
+grep -q "the device was plugged in now" "$T/attach.out" ||
+  fail "vgpuctl did not plug the device into the running domain: $(cat "$T/attach.out")"
+hot_off() { [ "$(virsh -q -c "$LIBVIRT_URI" domstate "$hot_domain" 2>/dev/null)" = "shut off" ]; }
+wait_until "$boot_limit_s" hot_off || fail "$hot_domain did not power off within $boot_limit_s s"
+tr -d '\r' < "$hot_console" > "$T/console-hotplug.txt"
+guest="$T/console-hotplug.txt"
+grep -q "^VGPU-RESULT hotplug PASS\$" "$guest" || fail "the guest did not take up the plugged device"
+grep -q "^VGPU-RESULT saxpy PASS\$" "$guest" || fail "saxpy did not pass on the plugged device"
+if grep "^VGPU-RESULT" "$guest" | grep -v " PASS\$"; then fail "a guest check failed"; fi
+if grep "^VGPU-KERNEL" "$guest"; then fail "the guest kernel complained"; fi
+grep -q "domain $hot_domain .* stopped (shutdown)" "$vgpud_log" ||
+  fail "$hot_domain did not shut down cleanly (QEMU crashed?)"
+step "PASS ($domain: $boot_s s from start to power-off; $hot_domain: the device plugged in while it ran)"

@@ -110,6 +110,17 @@ hostpoll() {
   check vgpu_abi_hangup $OUT/poll.log $?
 }
 
+# The VM runs without the vgpu device until the host plugs it in (the host
+# test runs `vgpuctl vm attach` once it sees VGPU-AWAIT-DEVICE): the module,
+# loaded before, takes it up, and a program runs on it.
+hotplug() {
+  if insmod /opt/vgpu/vgpu.ko; then result "insmod" PASS; else result "insmod" FAIL; return; fi
+  echo "VGPU-AWAIT-DEVICE"
+  i=0; while [ ! -c /dev/vgpu ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+  if [ -c /dev/vgpu ]; then result hotplug PASS; else result hotplug "FAIL (no device in 120 s)"; return; fi
+  run saxpy
+}
+
 health() {
   dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|list_(add|del) corruption|refcount_t|INFO: task .* blocked|vgpu.*(lost|broke)" |
     sed 's/^/VGPU-KERNEL /'
@@ -122,6 +133,7 @@ case "$1" in
   basic) load; run saxpy; run vector_add; rtt ;;
   hoststop) load; hoststop ;;
   hostpoll) load; hostpoll ;;
+  hotplug) hotplug ;;
   shell) load; echo "vgpu guest: programs in $P; poweroff -f to stop"; setsid cttyhack sh ;;
   *)     result "scenario-$1" "FAIL (unknown)" ;;
 esac
