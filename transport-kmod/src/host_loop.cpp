@@ -73,6 +73,7 @@ Status HostLoop::start(std::string* why) {
   running_ = true;
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "vgpu-loop");  // for top -H, perf, gdb
+    loop_id_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     run();
   });
   return Status::kSuccess;
@@ -99,12 +100,21 @@ void HostLoop::stop() {
 }
 
 void HostLoop::reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) {
-  std::shared_ptr<Peer> peer;
-  {
+  std::shared_ptr<Peer> held;  // another thread holds the peer while it writes
+  Peer* peer = nullptr;
+  if (std::this_thread::get_id() == loop_id_.load(std::memory_order_relaxed)) {
+    // An inline call's answer: channels_ changes on this thread only, so the
+    // peer needs neither the lock nor a reference (the cheapest round trip
+    // pays for both otherwise).
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    peer = it->second.get();
+  } else {
     std::shared_lock lock(mu_);
     auto it = channels_.find(channel);
     if (it == channels_.end()) return;
-    peer = it->second;
+    held = it->second;
+    peer = held.get();
   }
   peer->channel->write_reply(parts);
   last_reply_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
@@ -156,7 +166,7 @@ void HostLoop::run() {
 bool HostLoop::serve_channels() {
   bool worked = false;
   std::vector<uint64_t> broken;
-  std::vector<uint8_t> msg;
+  std::vector<uint8_t>& msg = request_;  // reused: no allocation per pass
   auto doomed = [&](uint64_t id, const Peer& peer) {
     const HostChannel& ch = *peer.channel;
     if (!ch.broken() && !peer.doomed) return false;

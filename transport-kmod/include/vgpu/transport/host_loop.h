@@ -153,6 +153,8 @@ class HostLoop {
   Doorbell wake_;
   std::atomic<bool> running_{false};
   std::thread thread_;
+  std::atomic<std::thread::id> loop_id_{};  // thread_'s, once it runs
+  std::vector<uint8_t> request_;            // loop thread: the request being read
 
   mutable std::shared_mutex mu_;  // guards channels_ (written by the loop thread only)
   std::unordered_map<uint64_t, std::shared_ptr<Peer>> channels_;
