@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,52 @@ struct Row {
   Summary s;
 };
 
+// One figure's summary per round, for the rounds the kinds take in turn.
+struct Rounds {
+  std::vector<Summary> each;
+  void add(const Summary& s) { each.push_back(s); }
+  // A program's `result KEY_median`, `KEY_p99` and `KEY_min` lines.
+  void add(const std::map<std::string, double>& r, const std::string& key) {
+    Summary s;
+    s.median = r.at(key + "_median");
+    s.p99 = r.at(key + "_p99");
+    s.min = r.at(key + "_min");
+    add(s);
+  }
+  // The median round's median and p99, the least minimum.
+  Summary overall() const {
+    std::vector<double> med, p99, min;
+    for (const Summary& s : each) {
+      med.push_back(s.median);
+      p99.push_back(s.p99);
+      min.push_back(s.min);
+    }
+    Summary out;
+    out.median = summarize(med).median;
+    out.p99 = summarize(p99).median;
+    out.min = summarize(min).min;
+    return out;
+  }
+  // Each round's median over `base`'s in the same round; the median of those.
+  double median_ratio_to(const Rounds& base) const {
+    std::vector<double> ratios;
+    for (size_t i = 0; i < each.size() && i < base.each.size(); ++i) {
+      ratios.push_back(each[i].median / base.each[i].median);
+    }
+    return summarize(ratios).median;
+  }
+};
+
+// The bare echo server, killed when the benchmark ends however it ends.
+struct EchoProcess {
+  pid_t pid;
+  ~EchoProcess() {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    kill_group(pid);
+  }
+};
+
 void print_row(const Row& r) {
   std::printf("  %-52s %9.0f %9.0f %9.0f\n", r.name.c_str(), r.s.median, r.s.p99, r.s.min);
 }
@@ -102,81 +149,43 @@ int main(int argc, char** argv) {
   // seems), and a baseline measured at another moment would not compare.
   TempDir dir("vgpu-rtt");
   const std::string bare_sock = dir.path() + "/bare.sock";
-  const pid_t echo = start_bare_echo(bare_sock);
+  const EchoProcess echo{start_bare_echo(bare_sock)};
   std::unique_ptr<GuestChannel> bare_ch, vgpud_ch;
   std::string why;
   Vgpud vgpud;
-  if (!vgpud.ok()) {
-    kill_group(echo);
-    return 1;
-  }
-  if (echo < 0 || !ok(GuestChannel::connect(bare_sock, "bare", &bare_ch, &why)) ||
+  if (!vgpud.ok()) return 1;
+  if (echo.pid < 0 || !ok(GuestChannel::connect(bare_sock, "bare", &bare_ch, &why)) ||
       !ok(GuestChannel::connect(vgpud.socket(), "rtt-transport", &vgpud_ch, &why))) {
     std::fprintf(stderr, "rtt_bench: cannot connect: %s\n", why.c_str());
-    kill_group(echo);
     return 1;
   }
   constexpr int kRounds = 5;
   const long per_round = std::max(1L, calls / kRounds);
-  std::vector<double> bare_samples, transport_samples, round_bare, round_transport;
-  std::vector<double> cuda_median, cuda_p99, cuda_min, query_median, query_p99, query_min;
+  std::vector<double> bare_samples, transport_samples;
+  Rounds bare_rounds, transport_rounds, cuda_rounds, query_rounds;
   for (int round = 0; round < kRounds; ++round) {
     std::vector<double> b, t;
-    if (!time_null_calls(*bare_ch, warmup / kRounds, per_round, &b)) {
-      std::fprintf(stderr, "rtt_bench: the bare ping-pong failed\n");
-      kill_group(echo);
-      return 1;
-    }
-    if (!time_null_calls(*vgpud_ch, warmup / kRounds, per_round, &t)) {
-      std::fprintf(stderr, "rtt_bench: null calls to vgpud failed\n");
-      kill_group(echo);
+    if (!time_null_calls(*bare_ch, warmup / kRounds, per_round, &b) ||
+        !time_null_calls(*vgpud_ch, warmup / kRounds, per_round, &t)) {
+      std::fprintf(stderr, "rtt_bench: null calls failed\n");
       return 1;
     }
     const auto r = vgpud.run("rtt-cuda", bench_program("null_call"), {std::to_string(per_round)});
-    if (r.empty()) {
-      kill_group(echo);
-      return 1;
-    }
-    round_bare.push_back(summarize(b).median);
-    round_transport.push_back(summarize(t).median);
+    if (r.empty()) return 1;
+    bare_rounds.add(summarize(b));
+    transport_rounds.add(summarize(t));
+    cuda_rounds.add(r, "null_call_ns");
+    query_rounds.add(r, "stream_query_ns");
     bare_samples.insert(bare_samples.end(), b.begin(), b.end());
     transport_samples.insert(transport_samples.end(), t.begin(), t.end());
-    cuda_median.push_back(r.at("null_call_ns_median"));
-    cuda_p99.push_back(r.at("null_call_ns_p99"));
-    cuda_min.push_back(r.at("null_call_ns_min"));
-    query_median.push_back(r.at("stream_query_ns_median"));
-    query_p99.push_back(r.at("stream_query_ns_p99"));
-    query_min.push_back(r.at("stream_query_ns_min"));
   }
-  bare_ch.reset();
-  vgpud_ch.reset();
-  kill(echo, SIGKILL);
-  kill_group(echo);
-  // A program's rounds: the median round's median and p99, the least minimum.
-  auto program_row = [](const char* name, const std::vector<double>& med,
-                        const std::vector<double>& p99, const std::vector<double>& min) {
-    Row row{name, {}};
-    row.s.median = summarize(med).median;
-    row.s.p99 = summarize(p99).median;
-    row.s.min = summarize(min).min;
-    return row;
-  };
   const Row bare{"bare shared-memory ping-pong (same transport, echo)", summarize(bare_samples)};
   const Row transport{"vgpud, GetDeviceCount from a guest channel", summarize(transport_samples)};
-  const Row cuda = program_row("vgpud, cudaGetDeviceCount from a CUDA program", cuda_median,
-                               cuda_p99, cuda_min);
-  const Row query = program_row("vgpud, cudaStreamQuery(0) from a CUDA program", query_median,
-                                query_p99, query_min);
+  const Row cuda{"vgpud, cudaGetDeviceCount from a CUDA program", cuda_rounds.overall()};
+  const Row query{"vgpud, cudaStreamQuery(0) from a CUDA program", query_rounds.overall()};
   for (const Row* row : {&bare, &transport, &cuda, &query}) print_row(*row);
-  // Each round's figure over its own baseline; the verdict takes the median round.
-  std::vector<double> cuda_ratio, transport_ratio;
-  for (int round = 0; round < kRounds; ++round) {
-    cuda_ratio.push_back(cuda_median[static_cast<size_t>(round)] / round_bare[static_cast<size_t>(round)]);
-    transport_ratio.push_back(round_transport[static_cast<size_t>(round)] /
-                              round_bare[static_cast<size_t>(round)]);
-  }
-  const double cuda_over_bare = summarize(cuda_ratio).median;
-  const double transport_over_bare = summarize(transport_ratio).median;
+  const double cuda_over_bare = cuda_rounds.median_ratio_to(bare_rounds);
+  const double transport_over_bare = transport_rounds.median_ratio_to(bare_rounds);
 
   // 4. ONC RPC.
   uint16_t port = 0;
