@@ -105,10 +105,9 @@ void HostLoop::reply(uint64_t channel, std::span<const std::span<const uint8_t>>
   if (std::this_thread::get_id() == loop_id_.load(std::memory_order_relaxed)) {
     // An inline call's answer: channels_ changes on this thread only, so the
     // peer needs neither the lock nor a reference (the cheapest round trip
-    // pays for both otherwise).
-    auto it = channels_.find(channel);
-    if (it == channels_.end()) return;
-    peer = it->second.get();
+    // pays for both otherwise), and it is usually the one being served.
+    peer = loop_peer(channel);
+    if (!peer) return;
   } else {
     std::shared_lock lock(mu_);
     auto it = channels_.find(channel);
@@ -135,11 +134,12 @@ size_t HostLoop::channel_count() const {
 
 void HostLoop::run() {
   apply_pending_vms();
-  auto last_work = Clock::now();
-  auto last_events = last_work;
+  auto now = Clock::now();  // one clock read per pass: at its end, for the next
+  auto last_work = now;
+  auto last_events = now;
   while (running_) {
-    const bool worked = serve_channels();
-    const auto now = Clock::now();  // one clock read per pass
+    const bool worked = serve_channels(now);
+    now = Clock::now();
     // Sockets and doorbells (new clients, hang-ups) every few microseconds,
     // not on every pass: each look is a system call. The heartbeat goes at
     // the same pace: the guests look at it once a second.
@@ -159,11 +159,11 @@ void HostLoop::run() {
       continue;
     }
     sleep_until_event();
-    last_work = Clock::now();
+    now = last_work = Clock::now();
   }
 }
 
-bool HostLoop::serve_channels() {
+bool HostLoop::serve_channels(Clock::time_point started) {
   bool worked = false;
   std::vector<uint64_t> broken;
   std::vector<uint8_t>& msg = request_;  // reused: no allocation per pass
@@ -181,6 +181,7 @@ bool HostLoop::serve_channels() {
   for (const auto& [id, peer] : channels_) {  // only this thread modifies channels_
     HostChannel& ch = *peer->channel;
     if (doomed(id, *peer)) continue;
+    serving_ = {id, peer.get()};
     if (!ch.flush()) {  // replies are stuck: read nothing more until the guest catches up
       if (!peer->replies_stuck) reply_stalls_++;
       peer->replies_stuck = true;
@@ -195,7 +196,12 @@ bool HostLoop::serve_channels() {
         if (r == RingReader::Result::kEmpty) break;
         if (r == RingReader::Result::kCorrupt) break;  // counted when the channel is closed
         if (!stamped && wants_reply(msg)) {
-          last_read_ = Clock::now();  // before the reply to it, if that comes at once
+          // The pass's start stands for the read: a clock read here would sit
+          // between a quick call and its answer. Stamped after every reply
+          // written so far, so the answer to this request is owed.
+          const Clock::time_point replied{
+              Clock::duration(last_reply_ns_.load(std::memory_order_relaxed))};
+          last_read_ = std::max(started, replied + Clock::duration(1));
           stamped = true;
         }
         if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
@@ -209,6 +215,7 @@ bool HostLoop::serve_channels() {
     }
     doomed(id, *peer);
   }
+  serving_ = {};
   if (worked) events_->on_pass_end();
   for (uint64_t id : broken) close_channel(id);
   return worked;
@@ -364,9 +371,16 @@ void HostLoop::handle_hello(int sock) {
   opened_++;
 }
 
+HostLoop::Peer* HostLoop::loop_peer(uint64_t channel) const {
+  if (channel == serving_.id) return serving_.peer;
+  auto it = channels_.find(channel);
+  return it == channels_.end() ? nullptr : it->second.get();
+}
+
 void HostLoop::close_channel(uint64_t id) {
   auto it = channels_.find(id);
   if (it == channels_.end()) return;
+  if (serving_.id == id) serving_ = {};
   std::shared_ptr<Peer> peer = it->second;
   if (peer->sock >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->sock, nullptr);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->channel->request_doorbell_fd(), nullptr);

@@ -253,9 +253,9 @@ bool HostLoop::kernel_attached(uint64_t id, Peer& peer, std::span<const uint8_t>
 
 bool HostLoop::client_data_area(uint64_t channel, uint32_t client,
                                 std::span<uint8_t>* area) const {
-  auto it = channels_.find(channel);  // loop thread: no lock needed to read
-  if (it == channels_.end()) return false;
-  const Peer& peer = *it->second;
+  const Peer* found = loop_peer(channel);
+  if (!found) return false;
+  const Peer& peer = *found;
   const std::span<uint8_t> data = peer.channel->region().data();
   if (!peer.real_vm) {
     if (client != 0) return false;  // a simulated VM is one process

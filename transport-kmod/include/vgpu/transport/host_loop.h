@@ -133,7 +133,9 @@ class HostLoop {
   void accept_clients();
   void handle_hello(int sock);
   void close_channel(uint64_t id);
-  bool serve_channels();  // one pass over all channels; true if any work was done
+  Peer* loop_peer(uint64_t channel) const;  // loop thread: by id, or null
+  // One pass over all channels, begun at `started`; true if any work was done.
+  bool serve_channels(std::chrono::steady_clock::time_point started);
   void sleep_until_event();
   void handle_events(int timeout_us);
   // Real VMs (host_loop_vm.cpp), loop thread.
@@ -155,6 +157,12 @@ class HostLoop {
   std::thread thread_;
   std::atomic<std::thread::id> loop_id_{};  // thread_'s, once it runs
   std::vector<uint8_t> request_;            // loop thread: the request being read
+  // Loop thread: the channel whose burst is being read. Its requests' answers
+  // and data areas name it, so finding it costs no hash lookup.
+  struct Serving {
+    uint64_t id = 0;  // channel ids start at 1
+    Peer* peer = nullptr;
+  } serving_;
 
   mutable std::shared_mutex mu_;  // guards channels_ (written by the loop thread only)
   std::unordered_map<uint64_t, std::shared_ptr<Peer>> channels_;
