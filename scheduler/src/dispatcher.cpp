@@ -183,6 +183,20 @@ std::shared_ptr<Dispatcher::Tenant> Dispatcher::find(TenantId id) const {
   return it == tenants_.end() ? nullptr : it->second;
 }
 
+Dispatcher::Tenant* Dispatcher::submitter_find(TenantId id) const {
+  if (const uint64_t gen = tenants_gen_.load(std::memory_order_acquire); gen != submitter_gen_) {
+    std::lock_guard lock(mu_);
+    submitter_tenants_ = tenants_;
+    submitter_gen_ = tenants_gen_.load(std::memory_order_relaxed);
+    submitter_last_ = nullptr;
+  }
+  if (submitter_last_ && submitter_last_->id == id) return submitter_last_;  // the same burst's
+  auto it = submitter_tenants_.find(id);
+  if (it == submitter_tenants_.end()) return nullptr;
+  submitter_last_ = it->second.get();
+  return submitter_last_;
+}
+
 void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {
   std::lock_guard lock(mu_);
   if (tenants_.count(tenant)) return;
@@ -193,6 +207,7 @@ void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {
   if (!usage) usage = std::make_shared<Usage>();
   t->usage = usage;
   tenants_[tenant] = t;
+  tenants_gen_.fetch_add(1, std::memory_order_release);
   auto pin = pins_.find(tenant);
   const TenantParams effective = pin == pins_.end() ? params : pin->second.apply(params);
   control_.push_back([this, t, effective] {
@@ -225,6 +240,7 @@ void Dispatcher::remove_tenant(TenantId tenant) {
         if (it != tenants_.end()) {
           t = it->second;
           tenants_.erase(it);
+          tenants_gen_.fetch_add(1, std::memory_order_release);
         }
       }
       if (t) {
@@ -249,7 +265,7 @@ void Dispatcher::submit(Command&& command) {
 
 void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
   if (commands.empty()) return;
-  auto t = find(tenant);
+  Tenant* t = submitter_find(tenant);
   if (!t) {
     for (Command& c : commands) {
       backend_->discard(c.work);
@@ -270,7 +286,7 @@ void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
 }
 
 bool Dispatcher::accepting(TenantId tenant) const {
-  auto t = find(tenant);
+  Tenant* t = submitter_find(tenant);
   if (!t) return true;  // submit() answers for unknown tenants
   if (t->queued.load() < config_.max_queued_per_tenant) return true;
   t->told_full = true;

@@ -228,6 +228,29 @@ TEST_CASE("work for an unknown tenant is answered with an error, not lost") {
   CHECK(h.backend.discarded.size() == 1);
 }
 
+
+TEST_CASE("submit and accepting follow a tenant that is removed and added again") {
+  // They look tenants up in the submitting thread's own view, which must
+  // notice every add and remove, not only the first.
+  Harness h(4);
+  h.dispatcher.start();
+  h.dispatcher.add_tenant(1, {});
+  h.submit(1, 10, 0);
+  REQUIRE(eventually([&] { return h.completions() == 1; }));
+  h.dispatcher.remove_tenant(1);
+  h.submit(1, 10, 1);  // gone: answered with an error, not queued for nobody
+  REQUIRE(h.completions() == 2);
+  CHECK(h.completed[1].second == Status::kDevicesUnavailable);
+  CHECK(h.dispatcher.accepting(1));  // unknown: submit answers
+
+  h.dispatcher.add_tenant(1, {});
+  h.backend.delay_us = 20000;  // the new tenant's queue fills
+  for (int i = 2; i < 7; ++i) h.submit(1, 10, i);
+  CHECK_FALSE(h.dispatcher.accepting(1));
+  REQUIRE(eventually([&] { return h.completions() == 7; }));
+  std::lock_guard lock(h.mu);
+  for (size_t i = 2; i < 7; ++i) CHECK(h.completed[i].second == Status::kSuccess);
+}
 TEST_CASE("usage is measured per tenant") {
   Harness h;
   h.dispatcher.add_tenant(1, {});

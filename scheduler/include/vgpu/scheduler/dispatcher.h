@@ -4,7 +4,8 @@
 // order for one slice, and reports each command's measured time back to both
 // (turn.h: the same protocol the simulation harness drives).
 //
-// Threads: submit()/accepting() come from the transport thread; tenant
+// Threads: submit()/accepting() come from the transport thread (one thread:
+// they share a view of the tenants without a lock); tenant
 // changes, policy changes and purges from any thread; everything that touches
 // the policy, the gate or the backend's execute() happens on the dispatcher
 // thread (changes travel there through its control queue).
@@ -152,6 +153,11 @@ class Dispatcher {
   bool poll_for_work() const;
   void fail_queue(Tenant& t, Status error);
   std::shared_ptr<Tenant> find(TenantId id) const;
+  // submit() and accepting() come from one thread, per burst: they look the
+  // tenant up in that thread's own copy of tenants_ (refreshed when
+  // tenants_gen_ moves), not under mu_, which the dispatcher thread takes
+  // every turn. Null for a tenant not added.
+  Tenant* submitter_find(TenantId id) const;
   void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
   void tell_params(TenantId tenant);  // mu_ held: sends the effective params to the policy
   bool run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more);
@@ -193,6 +199,13 @@ class Dispatcher {
   std::atomic<bool> running_{false};
   std::atomic<uint32_t> overlap_depth_;
   std::thread thread_;
+
+  // The submitting thread's view (submitter_find). Its own cache line: the
+  // generation is read per burst and written only when tenants come or go.
+  alignas(64) std::atomic<uint64_t> tenants_gen_{0};  // bumped under mu_
+  mutable uint64_t submitter_gen_ = ~uint64_t{0};
+  mutable std::unordered_map<TenantId, std::shared_ptr<Tenant>> submitter_tenants_;
+  mutable Tenant* submitter_last_ = nullptr;  // the last one found (a burst asks twice)
 };
 
 }  // namespace vgpu::scheduler
