@@ -126,10 +126,19 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   return Status::kSuccess;
 }
 
+Daemon::Channel* Daemon::find_channel(uint64_t id) {
+  if (id == found_id_) return found_;
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return nullptr;
+  found_id_ = id;
+  found_ = it->second.get();
+  return found_;
+}
+
 void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
-  auto it = channels_.find(channel);
-  if (it == channels_.end()) return;
-  Channel& ch = *it->second;
+  Channel* found = find_channel(channel);
+  if (!found) return;
+  Channel& ch = *found;
   vgpu_msg_header h;
   std::memcpy(&h, message.data(), sizeof h);
 
@@ -143,13 +152,15 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   // The data area this process may name: a simulated VM's whole area (it is
   // one process, client 0), or a real VM process's slot (its client id).
   std::span<uint8_t> data_area;
+  auto known = ch.sessions.find(h.client);
   if (!loop_->client_data_area(channel, h.client, &data_area) ||
-      !session_allowed(ch.sessions, h.client)) {
+      (known == ch.sessions.end() && !session_allowed(ch.sessions, h.client))) {
     counters_.malformed(ch.tenant);
     send_reply(to, Status::kInvalidValue, {});
     return;
   }
-  Session& session = ch.sessions[h.client];
+  if (known == ch.sessions.end()) known = ch.sessions.try_emplace(h.client).first;
+  Session& session = known->second;
   if (session.context == 0) {
     if (Status s = backend_->create_context(ch.tenant, &session.context); !ok(s)) {
       ch.sessions.erase(h.client);
@@ -175,9 +186,9 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
 }
 
 bool Daemon::accepting(uint64_t channel) {
-  auto it = channels_.find(channel);
-  if (it == channels_.end()) return true;
-  Channel& ch = *it->second;
+  Channel* found = find_channel(channel);
+  if (!found) return true;
+  Channel& ch = *found;
   const bool room = dispatcher_->accepting(ch.tenant);
   if (!room && !ch.held) counters_.backpressure(ch.tenant);
   ch.held = !room;
@@ -229,6 +240,10 @@ void Daemon::on_close(uint64_t channel) {
   }
   counters_.closed(ch.tenant);
   spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);
+  if (found_id_ == channel) {
+    found_id_ = 0;
+    found_ = nullptr;
+  }
   channels_.erase(it);
 }
 

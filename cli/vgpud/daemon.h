@@ -90,6 +90,11 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
 
   // Loop thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
+  // The loop names one channel for a whole burst (accepting, then each
+  // request): the last one found is kept, so a call costs no hash lookup.
+  Channel* find_channel(uint64_t id);
+  uint64_t found_id_ = 0;  // channel ids start at 1
+  Channel* found_ = nullptr;
   std::unordered_map<scheduler::TenantId, int> channels_per_tenant_;
   // Work accepted during the burst being served (one channel's, so one
   // tenant's), handed to the dispatcher together when the burst ends: the
