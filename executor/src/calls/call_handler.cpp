@@ -13,9 +13,13 @@ Outcome CallHandler::handle(const Caller& caller, std::span<const uint8_t> messa
     return reject(h, e);
   if (auto e = proto::check_request(h); e != proto::DecodeError::kNone) return reject(h, e);
   caller_ = &caller;
-  Outcome out = proto::dispatch(h, message.subspan(sizeof h, h.payload_len), *this);
-  caller_ = nullptr;
-  return out;
+  // Reset on the way out, so that the handler's Outcome (1 KiB) is returned
+  // in place: a named copy to return would be copied once more per call.
+  struct Forget {
+    const Caller*& caller;
+    ~Forget() { caller = nullptr; }
+  } forget{caller_};
+  return proto::dispatch(h, message.subspan(sizeof h, h.payload_len), *this);
 }
 
 Outcome CallHandler::reject(const vgpu_msg_header&, proto::DecodeError error) {
