@@ -244,9 +244,11 @@ TEST_CASE("submit and accepting follow a tenant that is removed and added again"
   CHECK(h.dispatcher.accepting(1));  // unknown: submit answers
 
   h.dispatcher.add_tenant(1, {});
-  h.backend.delay_us = 20000;  // the new tenant's queue fills
+  h.gate.answer = Grant::Kind::kWait;  // the new tenant's queue fills, and stays full
   for (int i = 2; i < 7; ++i) h.submit(1, 10, i);
   CHECK_FALSE(h.dispatcher.accepting(1));
+  h.gate.answer = Grant::Kind::kRun;
+  h.dispatcher.poke();
   REQUIRE(eventually([&] { return h.completions() == 7; }));
   std::lock_guard lock(h.mu);
   for (size_t i = 2; i < 7; ++i) CHECK(h.completed[i].second == Status::kSuccess);
