@@ -31,8 +31,13 @@ struct Dispatcher::Tenant {
   std::atomic<size_t> queued{0};  // in `inbox` and `taken`
   std::atomic<bool> told_full{false};
   std::shared_ptr<Usage> usage;
-  // Dispatcher thread only: contexts whose commands are dropped when popped.
-  std::unordered_set<executor::ContextId> dead_contexts;
+  // What may no longer run, marked by purge_context and remove_tenant on the
+  // caller's thread, read by the dispatcher before each command it runs: a
+  // dead context's commands (or a removed tenant's) are dropped when popped.
+  std::atomic<bool> removed{false};
+  std::mutex dead_mu;
+  std::unordered_set<executor::ContextId> dead_contexts;  // guarded by dead_mu
+  std::atomic<size_t> dead_count{0};  // dead_contexts.size(), read without the lock
   // Dispatcher thread only: commands taken from `inbox` and not yet run
   // (including the rest of a batch put back), ahead of everything in `inbox`.
   std::deque<Command> taken;
@@ -229,20 +234,19 @@ void Dispatcher::update_tenant(TenantId tenant, const TenantParams& params) {
 }
 
 void Dispatcher::remove_tenant(TenantId tenant) {
-  std::promise<void> done;
+  // Gone at once for submit(), accepting() and the turns; the queue is
+  // dropped and the policy told on the dispatcher thread. The caller waits
+  // only for a command of this tenant that is running now, not for the turn.
+  std::shared_ptr<Tenant> t;
   {
     std::lock_guard lock(mu_);
-    control_.push_back([this, tenant, &done] {
-      std::shared_ptr<Tenant> t;
-      {
-        std::lock_guard inner(mu_);
-        auto it = tenants_.find(tenant);
-        if (it != tenants_.end()) {
-          t = it->second;
-          tenants_.erase(it);
-          tenants_gen_.fetch_add(1, std::memory_order_release);
-        }
-      }
+    if (auto it = tenants_.find(tenant); it != tenants_.end()) {
+      t = it->second;
+      tenants_.erase(it);
+      tenants_gen_.fetch_add(1, std::memory_order_release);
+      t->removed.store(true);
+    }
+    control_.push_back([this, t, tenant] {
       if (t) {
         Command c;
         while (pop(*t, &c)) backend_->discard(c.work);
@@ -250,12 +254,11 @@ void Dispatcher::remove_tenant(TenantId tenant) {
       waiting_.erase(tenant);
       known_.erase(tenant);
       policy_->remove_tenant(tenant, clock_->now());
-      done.set_value();
     });
     wake_ = true;
   }
   cv_.notify_one();
-  if (running_) done.get_future().wait();
+  if (t) wait_while_running([&] { return running_tenant_.load() == tenant; });
 }
 
 void Dispatcher::submit(Command&& command) {
@@ -294,19 +297,52 @@ bool Dispatcher::accepting(TenantId tenant) const {
 }
 
 void Dispatcher::purge_context(TenantId tenant, executor::ContextId context) {
-  std::promise<void> done;
-  {
-    std::lock_guard lock(mu_);
-    control_.push_back([this, tenant, context, &done] {
-      // Runs between commands, so none of this context is executing now.
-      if (auto t = find(tenant); t && t->queued.load() > 0) t->dead_contexts.insert(context);
-      done.set_value();
-    });
-    wake_ = true;
+  // Marked here, not by a control op: those wait for the end of a turn, and
+  // a turn of another tenant's long kernels would hold up the caller (the
+  // transport thread, and with it every VM).
+  if (auto t = find(tenant); t && t->queued.load() > 0) {
+    std::lock_guard lock(t->dead_mu);
+    if (t->dead_contexts.insert(context).second) t->dead_count.fetch_add(1);
   }
-  cv_.notify_one();
-  if (running_) {
-    done.get_future().wait();
+  // A command of the context the dispatcher took before the mark may be running.
+  wait_while_running([&] { return running_context_.load() == context; });
+}
+
+void Dispatcher::begin_running(TenantId tenant, executor::ContextId context) {
+  // Published before is_dead() looks (seq_cst both ways): a purge or removal
+  // either is seen by is_dead() or sees this and waits for end_running().
+  running_tenant_.store(tenant);
+  running_context_.store(context);
+}
+
+void Dispatcher::end_running() {
+  running_context_.store(kNothingRunning);
+  running_tenant_.store(kNothingRunning);
+  finished_.fetch_add(1);
+  finished_.notify_all();
+}
+
+bool Dispatcher::is_dead(Tenant& t, executor::ContextId context) {
+  if (t.removed.load()) return true;
+  if (t.dead_count.load() == 0) return false;
+  std::lock_guard lock(t.dead_mu);
+  return t.dead_contexts.count(context) != 0;
+}
+
+void Dispatcher::forget_dead(Tenant& t) {
+  // The queue is empty: no command of a dead context is left to drop.
+  if (t.dead_count.load() == 0) return;
+  std::lock_guard lock(t.dead_mu);
+  t.dead_contexts.clear();
+  t.dead_count.store(0);
+}
+
+template <class Running>
+void Dispatcher::wait_while_running(Running running) const {
+  for (;;) {
+    const uint32_t seen = finished_.load();
+    if (!running()) return;
+    finished_.wait(seen);
   }
 }
 
@@ -391,15 +427,11 @@ void Dispatcher::account(Usage& u, const Work& w, const ExecResult& r) {
 void Dispatcher::fail_queue(Tenant& t, Status error) {
   Command c;
   while (pop(t, &c)) {
-    if (t.dead_contexts.count(c.work.context)) {
-      backend_->discard(c.work);
-    } else {
-      backend_->discard(c.work);
-      on_complete_(c, {error, 0});
-    }
+    backend_->discard(c.work);
+    if (!is_dead(t, c.work.context)) on_complete_(c, {error, 0});
     if (t.queued.fetch_sub(1) == 1) break;
   }
-  t.dead_contexts.clear();
+  forget_dead(t);
   policy_->idle(t.id, clock_->now());
 }
 
@@ -426,7 +458,8 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
   if (!pop(*t, &c)) return false;
   *gpu_time = 0;
   size_t done = 1;
-  if (t->dead_contexts.count(c.work.context)) {
+  begin_running(t->id, c.work.context);
+  if (is_dead(*t, c.work.context)) {
     backend_->discard(c.work);
   } else if (is_launch(c) && config_.max_batch > 1) {
     // Consecutive launches of the same context go to the backend together.
@@ -448,9 +481,10 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
     account(*t->usage, c.work, r);
     on_complete_(c, r);
   }
+  end_running();
   const size_t left = t->queued.fetch_sub(done) - done;
   if (left < config_.max_queued_per_tenant / 2 && t->told_full.exchange(false)) on_room_();
-  if (left == 0) t->dead_contexts.clear();
+  if (left == 0) forget_dead(*t);
   *more = left > 0;
   return true;
 }

@@ -1,5 +1,6 @@
 // The dispatcher with a backend that records what it was asked to run.
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -25,8 +26,12 @@ class RecordingBackend final : public test::QuietBackend {
   std::vector<std::pair<executor::ContextId, int>> executed;
   std::vector<int> discarded;
   std::atomic<int> delay_us{0};
+  std::atomic<bool> hold{false};     // execute() waits while set
+  std::atomic<bool> entered{false};  // execute() was called
 
   executor::ExecResult execute(const executor::Work& w) override {
+    entered = true;
+    while (hold) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (delay_us) std::this_thread::sleep_for(std::chrono::microseconds(delay_us.load()));
     std::lock_guard lock(mu);
     executed.emplace_back(w.context, std::get<executor::Memset>(w.op).value);
@@ -228,6 +233,41 @@ TEST_CASE("work for an unknown tenant is answered with an error, not lost") {
   CHECK(h.backend.discarded.size() == 1);
 }
 
+
+TEST_CASE("a purge waits for its own context's running command, never for another tenant's") {
+  // The transport thread purges when a program ends: it must not wait for the
+  // turn of whoever holds the device (a long kernel stalled every VM).
+  Harness h;
+  h.dispatcher.add_tenant(1, {});
+  h.dispatcher.add_tenant(2, {});
+  h.dispatcher.start();
+  h.backend.hold = true;
+  h.submit(1, 10, 0);  // runs, and is held running
+  REQUIRE(eventually([&] { return h.backend.entered.load(); }));
+  h.submit(2, 20, 1);
+  h.submit(1, 10, 2);
+
+  auto other = std::async(std::launch::async, [&] {
+    h.dispatcher.purge_context(2, 20);
+    h.dispatcher.remove_tenant(2);
+  });
+  CHECK(other.wait_for(5s) == std::future_status::ready);
+  auto own = std::async(std::launch::async, [&] { h.dispatcher.purge_context(1, 10); });
+  CHECK(own.wait_for(100ms) == std::future_status::timeout);  // its command still runs
+  h.backend.hold = false;
+  CHECK(own.wait_for(5s) == std::future_status::ready);
+
+  // The held command finished; the purged ones never ran, and answer nothing.
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(h.backend.mu);
+    return h.backend.discarded.size() == 2;
+  }));
+  std::this_thread::sleep_for(20ms);
+  CHECK(h.completions() == 1);
+  std::lock_guard lock(h.backend.mu);
+  REQUIRE(h.backend.executed.size() == 1);
+  CHECK(h.backend.executed[0].second == 0);
+}
 
 TEST_CASE("submit and accepting follow a tenant that is removed and added again") {
   // They look tenants up in the submitting thread's own view, which must

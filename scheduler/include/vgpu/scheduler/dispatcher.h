@@ -15,7 +15,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -115,6 +114,9 @@ class Dispatcher {
 
   void add_tenant(TenantId tenant, const TenantParams& params);
   void update_tenant(TenantId tenant, const TenantParams& params);
+  // The tenant is gone when this returns (its queued commands are discarded
+  // without completions; submit() answers for it); it waits only for a
+  // command of the tenant that is running now.
   void remove_tenant(TenantId tenant);
   // Pins some of a tenant's parameters (see ParamsOverride), now and for
   // whenever it is added again; an empty override lifts the pin.
@@ -130,7 +132,8 @@ class Dispatcher {
   bool accepting(TenantId tenant) const;
 
   // Blocks until no command of `context` can run any more: queued ones are
-  // discarded (without completions), an executing one has finished.
+  // discarded (without completions), an executing one has finished. Waits
+  // for nothing else (another tenant's command running now, the turn).
   void purge_context(TenantId tenant, executor::ContextId context);
 
   // The gate may have changed its mind (a quota was raised): re-ask it.
@@ -159,6 +162,14 @@ class Dispatcher {
   // every turn. Null for a tenant not added.
   Tenant* submitter_find(TenantId id) const;
   void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
+  // Dispatcher thread, around each command it takes: what runs (for the
+  // waits of purge_context and remove_tenant), and whether it may.
+  void begin_running(TenantId tenant, executor::ContextId context);
+  void end_running();
+  static bool is_dead(Tenant& t, executor::ContextId context);
+  static void forget_dead(Tenant& t);  // the tenant's queue is empty
+  template <class Running>
+  void wait_while_running(Running running) const;
   void tell_params(TenantId tenant);  // mu_ held: sends the effective params to the policy
   bool run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more);
   // Dispatcher thread: the tenant's next command (put-back ones first).
@@ -199,6 +210,13 @@ class Dispatcher {
   std::atomic<bool> running_{false};
   std::atomic<uint32_t> overlap_depth_;
   std::thread thread_;
+
+  // What the dispatcher thread runs now (kNothingRunning between commands),
+  // and a count of commands finished, which waiters wait on.
+  static constexpr uint64_t kNothingRunning = ~uint64_t{0};
+  std::atomic<uint64_t> running_tenant_{kNothingRunning};
+  std::atomic<uint64_t> running_context_{kNothingRunning};
+  mutable std::atomic<uint32_t> finished_{0};
 
   // The submitting thread's view (submitter_find). Its own cache line: the
   // generation is read per burst and written only when tenants come or go.
