@@ -193,13 +193,9 @@ Dispatcher::Tenant* Dispatcher::submitter_find(TenantId id) const {
     std::lock_guard lock(mu_);
     submitter_tenants_ = tenants_;
     submitter_gen_ = tenants_gen_.load(std::memory_order_relaxed);
-    submitter_last_ = nullptr;
   }
-  if (submitter_last_ && submitter_last_->id == id) return submitter_last_;  // the same burst's
   auto it = submitter_tenants_.find(id);
-  if (it == submitter_tenants_.end()) return nullptr;
-  submitter_last_ = it->second.get();
-  return submitter_last_;
+  return it == submitter_tenants_.end() ? nullptr : it->second.get();
 }
 
 void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {

@@ -223,7 +223,6 @@ class Dispatcher {
   alignas(64) std::atomic<uint64_t> tenants_gen_{0};  // bumped under mu_
   mutable uint64_t submitter_gen_ = ~uint64_t{0};
   mutable std::unordered_map<TenantId, std::shared_ptr<Tenant>> submitter_tenants_;
-  mutable Tenant* submitter_last_ = nullptr;  // the last one found (a burst asks twice)
 };
 
 }  // namespace vgpu::scheduler
