@@ -177,12 +177,22 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
       counters_.refused(ch.tenant);
     }
   }
-  // Goodbye is answered once the session is gone: a real VM reuses the
-  // process's data-area slot as soon as the answer arrives.
-  if (out.end_session) end_session(ch, h.client);
-  if (out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status))) {
-    send_reply(to, out.status, {out.reply.data(), ok(out.status) ? out.reply_size : 0});
+  const bool answer = out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status));
+  if (out.end_session) {
+    // Goodbye is answered once the session is gone: a real VM reuses the
+    // process's data-area slot as soon as the answer arrives.
+    std::function<void()> then;
+    if (answer) {
+      std::vector<uint8_t> reply(out.reply.data(),
+                                 out.reply.data() + (ok(out.status) ? out.reply_size : 0));
+      then = [this, to, status = out.status, reply = std::move(reply)] {
+        send_reply(to, status, reply);
+      };
+    }
+    end_session(ch, h.client, std::move(then));
+    return;
   }
+  if (answer) send_reply(to, out.status, {out.reply.data(), ok(out.status) ? out.reply_size : 0});
 }
 
 bool Daemon::accepting(uint64_t channel) {
@@ -216,27 +226,39 @@ void Daemon::hand_on_burst() {
   burst_.clear();
 }
 
-void Daemon::end_session(Channel& ch, uint32_t client) {
+void Daemon::end_session(Channel& ch, uint32_t client, std::function<void()> then) {
   hand_on_burst();  // the purge below must see everything the session queued
   auto it = ch.sessions.find(client);
-  if (it == ch.sessions.end()) return;
-  dispatcher_->purge_context(ch.tenant, it->second.context);
-  backend_->destroy_context(it->second.context);
+  if (it == ch.sessions.end()) {
+    if (then) then();
+    return;
+  }
+  const ContextId context = it->second.context;
   ch.sessions.erase(it);
+  // A kernel of the context may still be running: the context goes when it
+  // ends, and the loop (every VM) does not wait for that.
+  dispatcher_->purge_context(ch.tenant, context,
+                             [backend = backend_.get(), context, then = std::move(then)] {
+                               backend->destroy_context(context);
+                               if (then) then();
+                             });
 }
 
-void Daemon::on_close(uint64_t channel) {
+void Daemon::on_close(uint64_t channel, std::shared_ptr<const void> mapping) {
   hand_on_burst();
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& ch = *it->second;
+  // The data area stays mapped until the last of the VM's work that may
+  // still be running has finished: each callback below holds it.
+  const auto hold = [mapping] {};
   std::vector<uint32_t> clients;
   for (const auto& [client, s] : ch.sessions) clients.push_back(client);
-  for (uint32_t c : clients) end_session(ch, c);
+  for (uint32_t c : clients) end_session(ch, c, hold);
   if (--channels_per_tenant_[ch.tenant] == 0) {
     channels_per_tenant_.erase(ch.tenant);
     quotas_->disconnected(ch.tenant);
-    dispatcher_->remove_tenant(ch.tenant);  // its share is free again; its usage is kept
+    dispatcher_->remove_tenant(ch.tenant, hold);  // its share is free again; its usage is kept
   }
   counters_.closed(ch.tenant);
   spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);

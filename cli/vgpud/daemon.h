@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -58,7 +59,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   bool accepting(uint64_t channel) override;
   void on_burst_end(uint64_t channel) override;
   void on_pass_end() override;
-  void on_close(uint64_t channel) override;
+  void on_close(uint64_t channel, std::shared_ptr<const void> mapping) override;
 
   // executor::WorkSink (loop thread)
   void submit(executor::TenantId tenant, executor::Work&& work,
@@ -70,7 +71,10 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   void send_reply(const proto::ReplyTo& to, Status status, std::span<const uint8_t> payload);
   // Hands the work queued during the current burst to the dispatcher.
   void hand_on_burst();
-  void end_session(Channel& ch, uint32_t client);
+  // The client's context runs nothing more from now on; it is destroyed, and
+  // then `then` runs, once a command of it running now has finished (on the
+  // dispatcher thread then).
+  void end_session(Channel& ch, uint32_t client, std::function<void()> then = {});
   void flush_usage();
   void flusher();
 

@@ -99,12 +99,15 @@ void Dispatcher::stop() {
   }
   cv_.notify_one();
   thread_.join();
-  std::lock_guard lock(mu_);
-  for (auto& [id, t] : tenants_) {
-    Command c;
-    while (pop(*t, &c)) backend_->discard(c.work);
-    t->queued = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, t] : tenants_) {
+      Command c;
+      while (pop(*t, &c)) backend_->discard(c.work);
+      t->queued = 0;
+    }
   }
+  run_retired();  // the thread is gone: nothing runs
 }
 
 Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& options,
@@ -229,10 +232,9 @@ void Dispatcher::update_tenant(TenantId tenant, const TenantParams& params) {
   tell_params(tenant);
 }
 
-void Dispatcher::remove_tenant(TenantId tenant) {
+void Dispatcher::remove_tenant(TenantId tenant, Retired retired) {
   // Gone at once for submit(), accepting() and the turns; the queue is
-  // dropped and the policy told on the dispatcher thread. The caller waits
-  // only for a command of this tenant that is running now, not for the turn.
+  // dropped and the policy told on the dispatcher thread, between turns.
   std::shared_ptr<Tenant> t;
   {
     std::lock_guard lock(mu_);
@@ -254,7 +256,12 @@ void Dispatcher::remove_tenant(TenantId tenant) {
     wake_ = true;
   }
   cv_.notify_one();
-  if (t) wait_while_running([&] { return running_tenant_.load() == tenant; });
+  if (!retired) return;
+  if (!t) {
+    retired();
+    return;
+  }
+  retire([&] { return running_tenant_.load() == tenant; }, std::move(retired));
 }
 
 void Dispatcher::submit(Command&& command) {
@@ -292,21 +299,21 @@ bool Dispatcher::accepting(TenantId tenant) const {
   return false;
 }
 
-void Dispatcher::purge_context(TenantId tenant, executor::ContextId context) {
+void Dispatcher::purge_context(TenantId tenant, executor::ContextId context, Retired retired) {
   // Marked here, not by a control op: those wait for the end of a turn, and
-  // a turn of another tenant's long kernels would hold up the caller (the
-  // transport thread, and with it every VM).
+  // a turn of another tenant's long kernels would hold up the caller.
   if (auto t = find(tenant); t && t->queued.load() > 0) {
     std::lock_guard lock(t->dead_mu);
     if (t->dead_contexts.insert(context).second) t->dead_count.fetch_add(1);
   }
   // A command of the context the dispatcher took before the mark may be running.
-  wait_while_running([&] { return running_context_.load() == context; });
+  retire([&] { return running_context_.load() == context; }, std::move(retired));
 }
 
 void Dispatcher::begin_running(TenantId tenant, executor::ContextId context) {
   // Published before is_dead() looks (seq_cst both ways): a purge or removal
-  // either is seen by is_dead() or sees this and waits for end_running().
+  // either is seen by is_dead() or sees this and leaves its callback to
+  // end_running().
   running_tenant_.store(tenant);
   running_context_.store(context);
 }
@@ -314,8 +321,52 @@ void Dispatcher::begin_running(TenantId tenant, executor::ContextId context) {
 void Dispatcher::end_running() {
   running_context_.store(kNothingRunning);
   running_tenant_.store(kNothingRunning);
-  finished_.fetch_add(1);
-  finished_.notify_all();
+  // Read after the stores above (seq_cst): a callback left by a caller that
+  // saw this command running is counted by now (retire()).
+  if (retired_count_.load() > 0) run_retired();
+}
+
+template <class Running>
+void Dispatcher::retire(Running running, Retired retired) {
+  if (!retired) return;
+  // What was marked dead cannot start any more, so once `running()` is false
+  // it has finished for good.
+  if (!running()) {
+    retired();
+    return;
+  }
+  uint64_t mine;
+  {
+    std::lock_guard lock(retired_mu_);
+    mine = ++retired_seq_;
+    retired_.emplace_back(mine, std::move(retired));
+    retired_count_.fetch_add(1);
+  }
+  // It may have ended between the look above and the count: then
+  // end_running() might not have seen the callback, so take it back (unless
+  // it did) and run it here.
+  if (running()) return;
+  Retired back;
+  {
+    std::lock_guard lock(retired_mu_);
+    auto it = std::find_if(retired_.begin(), retired_.end(),
+                           [&](const auto& r) { return r.first == mine; });
+    if (it == retired_.end()) return;  // end_running() took it
+    back = std::move(it->second);
+    retired_.erase(it);
+    retired_count_.fetch_sub(1);
+  }
+  back();
+}
+
+void Dispatcher::run_retired() {
+  std::vector<std::pair<uint64_t, Retired>> due;
+  {
+    std::lock_guard lock(retired_mu_);
+    due.swap(retired_);
+    retired_count_.store(0);
+  }
+  for (auto& [seq, retired] : due) retired();
 }
 
 bool Dispatcher::is_dead(Tenant& t, executor::ContextId context) {
@@ -331,15 +382,6 @@ void Dispatcher::forget_dead(Tenant& t) {
   std::lock_guard lock(t.dead_mu);
   t.dead_contexts.clear();
   t.dead_count.store(0);
-}
-
-template <class Running>
-void Dispatcher::wait_while_running(Running running) const {
-  for (;;) {
-    const uint32_t seen = finished_.load();
-    if (!running()) return;
-    finished_.wait(seen);
-  }
 }
 
 void Dispatcher::poke() {
@@ -475,7 +517,8 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
     const ExecResult r = backend_->execute(c.work);
     *gpu_time = static_cast<Nanos>(r.gpu_ns);
     account(*t->usage, c.work, r);
-    on_complete_(c, r);
+    // Purged while it ran: nobody waits for the answer (and the channel may be gone).
+    if (!is_dead(*t, c.work.context)) on_complete_(c, r);
   }
   end_running();
   const size_t left = t->queued.fetch_sub(done) - done;
@@ -493,10 +536,11 @@ size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
                                        batch_results_.data());
   ran = std::clamp<size_t>(ran, 1, batch_.size());
   uint64_t gpu = 0, kernels = 0;
+  const bool answered = !is_dead(t, batch_.front().work.context);  // as in run_next
   for (size_t i = 0; i < ran; ++i) {
     gpu += batch_results_[i].gpu_ns;
     if (ok(batch_results_[i].status)) ++kernels;
-    on_complete_(batch_[i], batch_results_[i]);
+    if (answered) on_complete_(batch_[i], batch_results_[i]);
   }
   // One update of the shared counters for the whole batch.
   t.usage->gpu_ns += gpu;

@@ -204,7 +204,7 @@ bool HostLoop::serve_channels(Clock::time_point started) {
           last_read_ = std::max(started, replied + Clock::duration(1));
           stamped = true;
         }
-        if (peer->real_vm && kernel_attached(id, *peer, msg)) continue;
+        if (peer->real_vm && kernel_attached(id, peer, msg)) continue;
         events_->on_request(id, msg);
       }
     }
@@ -352,7 +352,7 @@ void HostLoop::handle_hello(int sock) {
   const int fds[3] = {p->channel->region().fd(), p->channel->request_doorbell_fd(),
                       p->channel->response_doorbell_fd()};
   if (!send_with_fds(sock, {reinterpret_cast<const uint8_t*>(&w), sizeof w}, fds)) {
-    events_->on_close(id);
+    events_->on_close(id, p);
     close(sock);
     return;
   }
@@ -384,7 +384,7 @@ void HostLoop::close_channel(uint64_t id) {
   std::shared_ptr<Peer> peer = it->second;
   if (peer->sock >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->sock, nullptr);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->channel->request_doorbell_fd(), nullptr);
-  events_->on_close(id);  // releases everything the client held
+  events_->on_close(id, peer);  // releases everything the client held
   peer->channel->close();
   {
     std::unique_lock lock(mu_);

@@ -224,7 +224,9 @@ void HostLoop::accept_vm(int listen_fd) {
   }
 }
 
-bool HostLoop::kernel_attached(uint64_t id, Peer& peer, std::span<const uint8_t> message) {
+bool HostLoop::kernel_attached(uint64_t id, const std::shared_ptr<Peer>& held,
+                               std::span<const uint8_t> message) {
+  Peer& peer = *held;
   vgpu_msg_header h;
   std::memcpy(&h, message.data(), sizeof h);
   if (h.opcode != VGPU_OP_GOODBYE || h.client != VGPU_VM_KERNEL_CLIENT ||
@@ -232,7 +234,7 @@ bool HostLoop::kernel_attached(uint64_t id, Peer& peer, std::span<const uint8_t>
     return false;
   // The guest kernel (re)attached: whatever its processes held is released,
   // as if the VM had gone and come back on the same region.
-  events_->on_close(id);
+  events_->on_close(id, held);
   std::string why;
   if (!ok(events_->on_open(id, peer.vm, peer.creds, peer.channel->region().data(), &why))) {
     peer.doomed = true;

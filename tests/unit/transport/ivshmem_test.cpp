@@ -156,7 +156,7 @@ struct Events : ChannelEvents {
     requests++;
   }
   bool accepting(uint64_t) override { return true; }
-  void on_close(uint64_t) override { closes++; }
+  void on_close(uint64_t, std::shared_ptr<const void>) override { closes++; }
 };
 
 std::string temp_dir() {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -31,14 +32,20 @@ struct EchoEvents : ChannelEvents {
   // Requests per burst (loop thread only while it runs).
   int in_burst = 0;
   std::vector<int> bursts;
+  // The last channel's data area, and (when keep_mapping) what on_close was
+  // given to keep it mapped.
+  std::span<uint8_t> data_area;
+  bool keep_mapping = false;
+  std::shared_ptr<const void> kept;
   Status on_open(uint64_t channel, const std::string& vm, const PeerCredentials&,
-                 std::span<uint8_t>, std::string* why) override {
+                 std::span<uint8_t> area, std::string* why) override {
     if (vm == "refused") {
       *why = "not on the class list";
       return Status::kNotPermitted;
     }
     std::lock_guard lock(mu);
     opened.push_back(vm);
+    data_area = area;
     last_channel = channel;
     return Status::kSuccess;
   }
@@ -66,8 +73,25 @@ struct EchoEvents : ChannelEvents {
     bursts_this_pass = 0;
   }
   bool accepting(uint64_t) override { return accept; }
-  void on_close(uint64_t) override { closed++; }
+  void on_close(uint64_t, std::shared_ptr<const void> mapping) override {
+    if (keep_mapping) {
+      std::lock_guard lock(mu);
+      kept = std::move(mapping);
+    }
+    closed++;
+  }
 };
+
+// How many mappings of channel regions this process has.
+int region_mappings() {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (!maps) return -1;
+  int n = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps)) n += std::strstr(line, "vgpu-region") != nullptr;
+  std::fclose(maps);
+  return n;
+}
 
 std::string temp_socket() {
   static std::atomic<int> n{0};
@@ -311,4 +335,32 @@ TEST_CASE("a pass over the channels that read bursts is ended once, after all of
   REQUIRE(!f.events.passes.empty());
   CHECK(f.events.passes.front() == 2);
   for (int n : f.events.passes) CHECK(n >= 1);  // no end for a pass that read nothing
+}
+
+TEST_CASE("a closed channel's data area stays mapped while on_close's mapping is held") {
+  // Work of the channel still running (a copy into its data area) keeps it:
+  // the owner drops the mapping when that work ends, not the loop.
+  Fixture f;
+  f.events.keep_mapping = true;
+  const int before = region_mappings();
+  std::unique_ptr<GuestChannel> guest;
+  std::string why;
+  REQUIRE(GuestChannel::connect(f.path, "alice", &guest, &why) == Status::kSuccess);
+  std::span<uint8_t> area;
+  {
+    std::lock_guard lock(f.events.mu);
+    area = f.events.data_area;
+  }
+  REQUIRE(area.size() == f.geometry.data_size);
+  guest.reset();  // the client goes: the loop closes its channel
+  REQUIRE(eventually([&] { return f.events.closed.load() == 1; }));
+  REQUIRE(eventually([&] { return f.loop.channel_count() == 0; }));
+  CHECK(region_mappings() > before);
+  std::memset(area.data(), 0x5a, area.size());  // would fault were it unmapped
+  CHECK(area[area.size() - 1] == 0x5a);
+  {
+    std::lock_guard lock(f.events.mu);
+    f.events.kept.reset();
+  }
+  CHECK(region_mappings() == before);
 }

@@ -112,12 +112,16 @@ class Dispatcher {
   uint32_t overlap_depth() const { return overlap_depth_.load(); }
   uint32_t effective_overlap_depth() const { return 1; }
 
+  // Runs once what purge_context or remove_tenant ended can run no more.
+  using Retired = std::function<void()>;
+
   void add_tenant(TenantId tenant, const TenantParams& params);
   void update_tenant(TenantId tenant, const TenantParams& params);
-  // The tenant is gone when this returns (its queued commands are discarded
-  // without completions; submit() answers for it); it waits only for a
-  // command of the tenant that is running now.
-  void remove_tenant(TenantId tenant);
+  // The tenant is gone when this returns: its queued commands are discarded
+  // without completions, submit() answers for it, and a command of it running
+  // now completes without one. `retired` (if set) runs once that command has
+  // finished, as for purge_context. Never waits.
+  void remove_tenant(TenantId tenant, Retired retired = {});
   // Pins some of a tenant's parameters (see ParamsOverride), now and for
   // whenever it is added again; an empty override lifts the pin.
   void set_override(TenantId tenant, const ParamsOverride& pin);
@@ -131,10 +135,13 @@ class Dispatcher {
   void submit(TenantId tenant, std::span<Command> commands);
   bool accepting(TenantId tenant) const;
 
-  // Blocks until no command of `context` can run any more: queued ones are
-  // discarded (without completions), an executing one has finished. Waits
-  // for nothing else (another tenant's command running now, the turn).
-  void purge_context(TenantId tenant, executor::ContextId context);
+  // No command of `context` runs from now on: queued ones are discarded, and
+  // one executing now completes, all without completions. `retired` runs
+  // once that command has finished (only then may what it uses go): at once
+  // on this thread when none of the context is executing, else on the
+  // dispatcher thread as it ends. Never waits: the caller is the transport
+  // thread, and a long kernel of the context would hold up every VM.
+  void purge_context(TenantId tenant, executor::ContextId context, Retired retired);
 
   // The gate may have changed its mind (a quota was raised): re-ask it.
   void poke();
@@ -162,14 +169,18 @@ class Dispatcher {
   // every turn. Null for a tenant not added.
   Tenant* submitter_find(TenantId id) const;
   void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
-  // Dispatcher thread, around each command it takes: what runs (for the
-  // waits of purge_context and remove_tenant), and whether it may.
+  // Dispatcher thread, around each command it takes: what runs (for
+  // purge_context and remove_tenant), and whether it may. end_running()
+  // calls the Retired callbacks that waited for the command.
   void begin_running(TenantId tenant, executor::ContextId context);
   void end_running();
   static bool is_dead(Tenant& t, executor::ContextId context);
   static void forget_dead(Tenant& t);  // the tenant's queue is empty
+  // After marking something dead: `retired` now if `running()` is false,
+  // else from end_running().
   template <class Running>
-  void wait_while_running(Running running) const;
+  void retire(Running running, Retired retired);
+  void run_retired();  // every callback waiting: nothing runs now
   void tell_params(TenantId tenant);  // mu_ held: sends the effective params to the policy
   bool run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more);
   // Dispatcher thread: the tenant's next command (put-back ones first).
@@ -212,11 +223,14 @@ class Dispatcher {
   std::thread thread_;
 
   // What the dispatcher thread runs now (kNothingRunning between commands),
-  // and a count of commands finished, which waiters wait on.
+  // and the Retired callbacks waiting for it to end.
   static constexpr uint64_t kNothingRunning = ~uint64_t{0};
   std::atomic<uint64_t> running_tenant_{kNothingRunning};
   std::atomic<uint64_t> running_context_{kNothingRunning};
-  mutable std::atomic<uint32_t> finished_{0};
+  std::mutex retired_mu_;  // guards retired_ and retired_seq_
+  std::vector<std::pair<uint64_t, Retired>> retired_;  // by a number of their own
+  uint64_t retired_seq_ = 0;
+  std::atomic<size_t> retired_count_{0};  // retired_.size(), read without the lock
 
   // The submitting thread's view (submitter_find). Its own cache line: the
   // generation is read per burst and written only when tenants come or go.

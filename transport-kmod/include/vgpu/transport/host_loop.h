@@ -47,7 +47,8 @@ class ChannelEvents {
   virtual ~ChannelEvents() = default;
   // A simulated VM named `vm` asks for a channel. A non-success status refuses
   // it, with `why` sent back to the client. `data_area` is the host's mapping
-  // of the channel's data area, valid until on_close returns.
+  // of the channel's data area, valid while a copy of the `mapping` that
+  // on_close is given lives.
   virtual Status on_open(uint64_t channel, const std::string& vm, const PeerCredentials& peer,
                          std::span<uint8_t> data_area, std::string* why) = 0;
   // One request, copied out of shared memory.
@@ -62,9 +63,10 @@ class ChannelEvents {
   virtual void on_burst_end(uint64_t channel) { (void)channel; }
   // The end of a pass over all channels in which at least one burst was read.
   virtual void on_pass_end() {}
-  // The client went away or broke the protocol. Everything it held must be
-  // released before this returns; the region is unmapped afterwards.
-  virtual void on_close(uint64_t channel) = 0;
+  // The client went away or broke the protocol: everything it held is to be
+  // released. The region stays mapped while a copy of `mapping` lives: work
+  // of the channel still running may need one.
+  virtual void on_close(uint64_t channel, std::shared_ptr<const void> mapping) = 0;
 };
 
 // How a real VM reaches its region (docs/kernel-module.md).
@@ -143,7 +145,8 @@ class HostLoop {
   void apply_pending_vms();
   void accept_vm(int listen_fd);
   bool open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id);
-  bool kernel_attached(uint64_t id, Peer& peer, std::span<const uint8_t> message);
+  bool kernel_attached(uint64_t id, const std::shared_ptr<Peer>& peer,
+                       std::span<const uint8_t> message);
   void close_vm_servers();
 
   const std::string socket_path_;
