@@ -127,7 +127,7 @@ TEST_CASE("one guest: the module, every program, two processes, a killed one, re
   Guest g = boot(d, "vm1", "main", false);
   check_guest(g, {"insmod", "vgpu_abi", "device_query", "saxpy", "vector_add", "struct_param",
                   "constant_memory", "streams_events", "pinned_memory", "unsupported_call", "error_paths",
-                  "cross_tenant", "hold-started", "meminfo", "rmmod"});
+                  "cross_tenant", "hold-started", "meminfo", "leaver", "rmmod"});
   std::printf("guest vm1: %.1f s from boot to power-off\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   INFO(d.log());

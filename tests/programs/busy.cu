@@ -2,7 +2,8 @@
 // times on the default stream, synchronizes, and prints the elapsed time.
 // On a GPU spin busy-waits on %globaltimer; under the sim backend the plug-in
 // reports the same duration as the kernel's modeled time, so the scheduler
-// tests get kernels of known length. Last lines before PASS:
+// tests get kernels of known length. It prints "launched" once every kernel
+// is queued, then, before PASS:
 //   elapsed_us <wall-clock microseconds, launches through synchronize>
 //   gpu_us <microseconds between events recorded around the launches>
 #include <cerrno>
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
     LAUNCH_OK();
   }
   CUDA_OK(cudaEventRecord(after, 0));
+  std::printf("launched\n");  // for a test that kills it while its kernels run
+  std::fflush(stdout);
   CUDA_OK(cudaDeviceSynchronize());
   auto wall_us = std::chrono::duration_cast<std::chrono::microseconds>(
                      std::chrono::steady_clock::now() - start)

@@ -68,6 +68,23 @@ killed() {
   run meminfo released 20
 }
 
+# A process killed while its own long kernel runs (10 s): the host ends its
+# session when the kernel ends, and neither the VM's next process nor the
+# host's heartbeat waits for that (a wait of 7 s would have the module take
+# vgpud for dead).
+leaver() {
+  "$P/busy" 10000000 1 > $OUT/leaver.log 2>&1 & l=$!
+  i=0; while ! grep -q launched $OUT/leaver.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  sleep 1   # the launch has reached the host: the kernel runs
+  kill -9 $l; wait $l
+  sed 's/^/  [leaver] /' $OUT/leaver.log
+  if ! grep -q launched $OUT/leaver.log; then result leaver "FAIL (busy did not launch)"; return; fi
+  t0=$(date +%s)
+  run device_query
+  took=$(($(date +%s) - t0))
+  if [ $took -le 3 ]; then result leaver PASS; else result leaver "FAIL (the next process took $took s)"; fi
+}
+
 reload() {
   if rmmod vgpu && [ ! -e /dev/vgpu ]; then result "rmmod" PASS; else result "rmmod" FAIL; fi
   load
@@ -129,7 +146,7 @@ health() {
 }
 
 case "$1" in
-  main)  load; programs; pair; killed; rtt; reload ;;
+  main)  load; programs; pair; killed; leaver; rtt; reload ;;
   basic) load; run saxpy; run vector_add; rtt ;;
   hoststop) load; hoststop ;;
   hostpoll) load; hostpoll ;;
