@@ -33,11 +33,13 @@ struct Daemon::Channel {
 };
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
-               std::unique_ptr<policy::Store> store)
+               std::unique_ptr<policy::Store> store, std::unique_ptr<policy::Store> admin_store)
     : config_(std::move(config)),
       backend_(std::move(backend)),
       store_(std::move(store)),
-      quotas_(std::make_unique<QuotaControl>(store_.get(), static_cast<uint32_t>(geteuid()))),
+      admin_store_(std::move(admin_store)),
+      quotas_(std::make_unique<QuotaControl>(store_.get(), admin_store_.get(),
+                                             static_cast<uint32_t>(geteuid()))),
       scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()),
       calls_(backend_.get(), this) {}
 

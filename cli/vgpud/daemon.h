@@ -39,8 +39,10 @@ struct DaemonConfig {
 
 class Daemon final : public transport::ChannelEvents, public executor::WorkSink {
  public:
+  // `admin_store`: a second connection to the store's database, for the
+  // admin socket's requests (quota_control.h).
   Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
-         std::unique_ptr<policy::Store> store);
+         std::unique_ptr<policy::Store> store, std::unique_ptr<policy::Store> admin_store);
   ~Daemon() override;
 
   Status start(std::string* why);
@@ -81,6 +83,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   const DaemonConfig config_;
   const std::unique_ptr<executor::Backend> backend_;
   const std::unique_ptr<policy::Store> store_;
+  const std::unique_ptr<policy::Store> admin_store_;
   scheduler::SteadyClock clock_;
   std::unique_ptr<QuotaControl> quotas_;  // the quota gate, admin socket, live changes
   const std::shared_ptr<SchedulerControl> scheduling_;

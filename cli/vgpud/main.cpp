@@ -135,9 +135,14 @@ int main(int argc, char** argv) {
   sim.plugin_paths = split_paths(std::getenv("VGPU_SIM_KERNELS"));
   sim.plugin_paths.insert(sim.plugin_paths.end(), sim_kernels.begin(), sim_kernels.end());
 
-  std::unique_ptr<policy::Store> store;
+  // Two connections to the database: the admin socket's requests (a usage
+  // report can read for a second) get their own, so the one that VMs opening
+  // channels and the ledger use never waits for them (WAL: readers and the
+  // writer do not block each other).
+  std::unique_ptr<policy::Store> store, admin_store;
   std::string why;
-  if (!ok(policy::open_sqlite_store(config.db_path, &store, &why))) {
+  if (!ok(policy::open_sqlite_store(config.db_path, &store, &why)) ||
+      !ok(policy::open_sqlite_store(config.db_path, &admin_store, &why))) {
     spdlog::error("vgpud: {}", why);
     return 1;
   }
@@ -154,7 +159,7 @@ int main(int argc, char** argv) {
     spdlog::error("vgpud: {}", why.empty() ? "cannot start the backend (see above)" : why);
     return 1;
   }
-  daemon::Daemon d(config, std::move(exec), std::move(store));
+  daemon::Daemon d(config, std::move(exec), std::move(store), std::move(admin_store));
   if (!ok(d.start(&why))) {
     spdlog::error("vgpud: {}", why);
     return 1;

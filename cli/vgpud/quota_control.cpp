@@ -31,8 +31,8 @@ std::string who(const policy::TenantStatus& s) {
 
 }  // namespace
 
-QuotaControl::QuotaControl(policy::Store* store, uint32_t daemon_uid)
-    : store_(store), daemon_uid_(daemon_uid), accounting_(store, unix_now) {}
+QuotaControl::QuotaControl(policy::Store* store, policy::Store* admin_store, uint32_t daemon_uid)
+    : admin_store_(admin_store), daemon_uid_(daemon_uid), accounting_(store, unix_now) {}
 
 QuotaControl::~QuotaControl() { stop(); }
 
@@ -128,7 +128,7 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   }
   policy::Actor actor;
   std::string why;
-  if (!ok(store_->actor_for_uid(uid, &actor, &why))) {
+  if (!ok(admin_store_->actor_for_uid(uid, &actor, &why))) {
     if (uid != 0 && uid != daemon_uid_) return admin::error_answer(why).dump();
     actor.uid = uid;
     const passwd* pw = getpwuid(uid);
@@ -143,7 +143,7 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
     }
     return admin::ok_answer(status_()).dump();
   }
-  const admin::OpResult r = admin::execute(*store_, actor, request, unix_now());
+  const admin::OpResult r = admin::execute(*admin_store_, actor, request, unix_now());
   if (r.changed) {
     // Changes apply at once: new caps, weights and budgets for every
     // connected VM, and tenants held by `wait` are asked about again.
@@ -178,7 +178,7 @@ json QuotaControl::top(const policy::Actor& actor) {
   if (actor.role != policy::Role::kAdmin) {
     std::vector<policy::CourseRow> rows;
     std::string why;
-    store_->list_courses(actor, &rows, &why);
+    admin_store_->list_courses(actor, &rows, &why);
     for (const auto& c : rows) courses.insert(c.name);
   }
   const auto usage = dispatcher_->usage_all();

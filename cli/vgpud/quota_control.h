@@ -36,7 +36,10 @@ inline constexpr Status kQuotaExhausted = Status::kNotPermitted;
 
 class QuotaControl final : public scheduler::QuotaGate {
  public:
-  QuotaControl(policy::Store* store, uint32_t daemon_uid);
+  // `store` serves the accounting (the transport, dispatcher and flusher
+  // threads); `admin_store`, a connection of its own to the same database,
+  // the admin socket's requests: a long report there holds up no VM.
+  QuotaControl(policy::Store* store, policy::Store* admin_store, uint32_t daemon_uid);
   ~QuotaControl() override;
 
   // Starts the admin socket; the dispatcher and backend outlive stop().
@@ -71,7 +74,7 @@ class QuotaControl final : public scheduler::QuotaGate {
   nlohmann::json top(const policy::Actor& actor);
   void announce(scheduler::TenantId tenant, const char* what);
 
-  policy::Store* const store_;
+  policy::Store* const admin_store_;
   const uint32_t daemon_uid_;
   policy::Accounting accounting_;
   scheduler::Dispatcher* dispatcher_ = nullptr;

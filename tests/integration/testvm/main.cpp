@@ -12,6 +12,8 @@
 //            request answered exactly once
 //   flood    as many queued requests (quiet memsets) as it can send
 //   noread   requests whose replies it never reads, then it holds on
+//   latency  one inline call (GetDeviceCount) after another for SECONDS: how
+//            many, and the slowest (what holds up the host's loop shows here)
 //
 // It prints "key value" lines, then "RESULT ok" (exit 0) or "RESULT fail: why".
 #include <signal.h>
@@ -282,6 +284,28 @@ int run_flood(const Options& o, Channel& ch) {
   return 0;
 }
 
+int run_latency(const Options& o, Channel& ch) {
+  Pipeline p(ch, 1);
+  const auto end = Clock::now() + std::chrono::duration<double>(o.seconds);
+  uint64_t calls = 0, over_10ms = 0;
+  double worst_us = 0;
+  while (Clock::now() < end) {
+    const auto t0 = Clock::now();
+    if (!p.call(make(GetDeviceCountRequest{}), "GetDeviceCount", nullptr)) {
+      return fail("GetDeviceCount failed");
+    }
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    worst_us = std::max(worst_us, us);
+    over_10ms += us > 10000;
+    calls++;
+  }
+  std::printf("calls %llu\nworst_us %.0f\nover_10ms %llu\n",
+              static_cast<unsigned long long>(calls), worst_us,
+              static_cast<unsigned long long>(over_10ms));
+  std::printf("RESULT ok\n");
+  return 0;
+}
+
 int run_noread(const Options& o, Channel& ch) {
   uint64_t sent = 0;
   auto since = Clock::now();
@@ -327,7 +351,8 @@ int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: vgpu-test-vm fields|framing|slots|honest|flood|noread [--socket PATH] "
+                 "usage: vgpu-test-vm fields|framing|slots|honest|flood|noread|latency "
+                 "[--socket PATH] "
                  "[--vm NAME] [--region FILE] [--seconds S] [--foreign 0xPTR] [--seed N] "
                  "[--count N]\n");
     return 2;
@@ -343,5 +368,6 @@ int main(int argc, char** argv) {
   if (o.mode == "honest") return run_honest(o, *ch, rng);
   if (o.mode == "flood") return run_flood(o, *ch);
   if (o.mode == "noread") return run_noread(o, *ch);
+  if (o.mode == "latency") return run_latency(o, *ch);
   return fail("unknown mode " + o.mode);
 }
