@@ -95,7 +95,7 @@ class Dispatcher {
   ~Dispatcher();
 
   void start();
-  void stop();  // drops what is still queued (discarded, no completions)
+  void stop();  // drops what is still queued (discarded, no completions); runs waiting Retired
 
   // Switches the policy or changes its options, live, from the next turn.
   // Same name: the policy keeps what it learned (lags, virtual times). Another
