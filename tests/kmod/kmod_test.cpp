@@ -2,6 +2,7 @@
 // each wired to the vgpud this test starts: the guest loads the module, runs
 // CUDA programs through /dev/vgpu and prints one line per result and its
 // kernel's health on the console (tests/kmod/guest/guest-tests.sh).
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,9 +44,9 @@ Guest boot(const Daemon& d, const std::string& name, const std::string& scenario
   return g;
 }
 
-// Boots guest vm1 in `scenario` (hoststop: a process holds device memory
-// and keeps calling vgpud; hostpoll: a process waits in poll()) and waits
-// until the guest says it is there.
+// Boots guest vm1 in `scenario` (hoststop, hostkill, hostpause: a process
+// holds device memory and keeps calling vgpud; hostpoll: a process waits in
+// poll()) and waits until the guest says it is there.
 Guest boot_holding(const Daemon& d, const std::string& scenario = "hoststop") {
   Guest g = boot(d, "vm1", scenario, false);
   bool holding = false;
@@ -168,13 +169,40 @@ TEST_CASE("one guest: vgpud stopping gives the guest's processes an error, not a
 
 TEST_CASE("one guest: vgpud killed outright gives the guest's processes an error, not a hang") {
   auto d = std::make_unique<Daemon>(std::vector<std::string>{"--vm-socket", "vm1"});
-  Guest g = boot_holding(*d);
+  Guest g = boot_holding(*d, "hostkill");
   // Nothing closes the channel now: QEMU keeps the region and tells the guest
   // nothing. The module sees the host's heartbeat stand still and fails the
   // calls waiting on it, and every later open.
   d->kill9();
-  check_guest(g, {"insmod", "host-stop", "channel-closed"});
+  check_guest(g, {"insmod", "host-stop", "host-silent"});
   CHECK(read_file(g.console).find("the host stopped answering") != std::string::npos);
+}
+
+TEST_CASE("one guest: vgpud paused for a while, then on: the guest serves new processes again") {
+  auto d = std::make_unique<Daemon>(std::vector<std::string>{"--vm-socket", "vm1"});
+  Guest g = boot_holding(*d, "hostpause");
+  const auto opened = [&] { return count(d->log(), "vm vm1: channel 1 opened"); };
+  const size_t before = opened();  // QEMU, and the module's attach at insmod
+  // Stopped (a debugger, SIGSTOP, the host swapping) long enough that the
+  // module takes it for dead.
+  REQUIRE(kill(d->pid(), SIGSTOP) == 0);
+  bool silent = false;
+  const auto end = std::chrono::steady_clock::now() + 120s;
+  while (!silent && g.qemu->running() && std::chrono::steady_clock::now() < end) {
+    silent = read_file(g.console).find("VGPU-SILENT") != std::string::npos;
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(kill(d->pid(), SIGCONT) == 0);
+  REQUIRE(silent);
+  check_guest(g, {"insmod", "host-stop", "host-silent", "saxpy", "meminfo"});
+  const std::string console = read_file(g.console);
+  CHECK(console.find("the host stopped answering") != std::string::npos);
+  CHECK(console.find("the host answers again") != std::string::npos);
+  // The module attached afresh: the VM's channel was reset once more, which
+  // released what the held process had (meminfo released, in the guest).
+  INFO(d->log());
+  CHECK(opened() == before + 1);
+  CHECK(d->stop().exit_code == 0);
 }
 
 TEST_CASE("one guest: a process waiting in poll() is told when vgpud is killed outright") {

@@ -13,11 +13,13 @@
  *   rx_lock (mutex)  the response-ring reader and every read of shared memory
  *                    outside the request ring
  *   tx_lock (mutex)  the request-ring writer
- *   lock (spinlock)  slots, wanted_irqs, dead
+ *   lock (spinlock)  slots, wanted_irqs, dead, silent
  *   file->lock       the file's reply queue
  * rx_lock and tx_lock are never held together. Shared memory is touched only
  * under rx_lock or tx_lock, and only while !dead: remove() sets dead, then
  * takes and drops both, so nothing touches the BARs after it unmaps them.
+ * (The watchdog's look at a silent host is the exception: remove() sets
+ * removed, then waits for the watchdog to end.)
  */
 #ifndef VGPU_KMOD_DRV_H
 #define VGPU_KMOD_DRV_H
@@ -119,13 +121,19 @@ struct vgpu_device {
 	wait_queue_head_t slot_wq; /* opens waiting for a released slot to be free */
 	bool dead;                /* the host closed the channel, or remove() ran */
 	bool removed;
+	/* Dead only because the host's heartbeat stood still (vgpud stopped,
+	 * or killed): the watchdog keeps looking, and a heartbeat that moves
+	 * again revives the device for new files (vgpu_revive). */
+	bool silent;
 
 	struct delayed_work service; /* owed Goodbyes; polling when interrupts are off */
 	/* Liveness (protocol/region.h): while callers wait for replies, the
 	 * watchdog rings the host every second and fails everything once the
 	 * host's heartbeat has stood still for VGPU_HOST_SILENT_CHECKS looks.
 	 * A file that uses poll() may sleep there for its replies at any time,
-	 * so while one is open the watchdog keeps watching too.
+	 * so while one is open the watchdog keeps watching too. Once the
+	 * device is dead for silence, it rings and looks every second until
+	 * the heartbeat moves (revived) or the host closes the channel.
 	 * last_wait, polled_files, seen_heartbeat and silent_checks: under lock. */
 	struct delayed_work watchdog;
 	unsigned long last_wait; /* jiffies a caller last slept for a reply */

@@ -71,6 +71,10 @@ Status DeviceClient::open(const std::string& path, std::unique_ptr<GuestTranspor
       case ENODEV:
         *why = "the host closed this VM's vgpu channel (" + path + "): restart the VM";
         return Status::kDevicesUnavailable;
+      case EHOSTDOWN:
+        *why = "vgpud on the host stopped answering (" + path +
+               "): programs work again once it answers";
+        return Status::kDevicesUnavailable;
       default:
         *why = "cannot open " + path + ": " + errno_text(err);
         return Status::kNoDevice;
@@ -124,6 +128,7 @@ Status DeviceClient::failed(int err) {
   switch (-err) {
     case EPIPE:   // the host closed the VM's channel
     case ENODEV:  // the device went away
+    case EHOSTDOWN:  // the host stopped answering: this file's work is lost even if it returns
     case EIO:     // this file lost replies: nothing it waits for can be trusted
       gone_ = true;
       return Status::kDevicesUnavailable;

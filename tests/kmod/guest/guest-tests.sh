@@ -105,23 +105,51 @@ rtt() {
   sed -n 's/^rtt_us \([0-9.]*\) min_us \([0-9.]*\).*/VGPU-RTT \1 \2/p' $OUT/rtt.log
 }
 
-# vgpud stops while a process waits on it (the host test stops it once it
-# sees VGPU-HOLDING): the process gets a clear error instead of hanging, and
-# later processes are told the VM's channel is closed.
-hoststop() {
+# A process holds device memory and keeps calling vgpud; the host test stops
+# (or kills, or pauses) vgpud once it sees VGPU-HOLDING. The process must get
+# a clear error instead of hanging.
+hold_until_error() {
   "$P/hold" 16 > $OUT/hold.log 2>&1 & h=$!
   i=0; while ! grep -q holding $OUT/hold.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
   echo "VGPU-HOLDING"
   wait $h
   sed 's/^/  [hold] /' $OUT/hold.log
   if grep -q "lost the connection to vgpud" $OUT/hold.log; then result host-stop PASS; else result host-stop FAIL; fi
-  "$P/saxpy" > $OUT/after.log 2>&1; rc=$?
-  sed 's/^/  [saxpy] /' $OUT/after.log
-  if [ $rc -ne 0 ] && grep -q "closed this VM's vgpu channel" $OUT/after.log; then
-    result channel-closed PASS
-  else
-    result channel-closed "FAIL (exit $rc)"
-  fi
+}
+
+# refused NAME TEXT: a program started now fails, saying TEXT.
+refused() {
+  "$P/saxpy" > $OUT/$1.log 2>&1; rc=$?
+  sed "s/^/  [saxpy] /" $OUT/$1.log
+  if [ $rc -ne 0 ] && grep -q "$2" $OUT/$1.log; then result "$1" PASS; else result "$1" "FAIL (exit $rc)"; fi
+}
+
+# vgpud stops: it closes the VM's channel, and later processes are told so.
+hoststop() {
+  hold_until_error
+  refused channel-closed "closed this VM's vgpu channel"
+}
+
+# vgpud is killed outright: nothing closes the channel, the module sees its
+# heartbeat stand still, and later processes are told it stopped answering.
+hostkill() {
+  hold_until_error
+  refused host-silent "vgpud on the host stopped answering"
+}
+
+# vgpud is paused (SIGSTOP) long enough for the module to take it for dead;
+# the host test lets it go on once it sees VGPU-SILENT. Then the module
+# attaches afresh: what the VM held is released and new processes work.
+hostpause() {
+  hold_until_error
+  refused host-silent "vgpud on the host stopped answering"
+  echo "VGPU-SILENT"
+  i=0
+  until "$P/saxpy" > $OUT/saxpy.log 2>&1; do
+    i=$((i + 1)); [ $i -ge 30 ] && break; sleep 1
+  done
+  check saxpy $OUT/saxpy.log $?
+  run meminfo released 5
 }
 
 # vgpud is killed outright while a process waits in poll() on /dev/vgpu
@@ -157,6 +185,8 @@ case "$1" in
   main)  load; programs; pair; killed; leaver; rtt; reload ;;
   basic) load; run saxpy; run vector_add; rtt ;;
   hoststop) load; hoststop ;;
+  hostkill) load; hostkill ;;
+  hostpause) load; hostpause ;;
   hostpoll) load; hostpoll ;;
   hotplug) hotplug ;;
   shell) load; echo "vgpu guest: programs in $P; poweroff -f to stop"; setsid cttyhack sh ;;

@@ -155,8 +155,9 @@ TEST_CASE("the /dev/vgpu client sends whole requests and reads this process's re
     CHECK(send(*t, request(11, VGPU_MSG_MAX_PAYLOAD + 8)) == Status::kInvalidValue);
     CHECK(fake->submits == 1);
   }
-  SECTION("the host gone (EPIPE), the device gone (ENODEV), replies lost (EIO): unavailable") {
-    const int err = GENERATE(-EPIPE, -ENODEV, -EIO);
+  SECTION("the host gone (EPIPE) or silent (EHOSTDOWN), the device gone (ENODEV), replies lost "
+          "(EIO): unavailable") {
+    const int err = GENERATE(-EPIPE, -EHOSTDOWN, -ENODEV, -EIO);
     fake->receive_errors.push_back(err);
     CHECK(t->receive(&reply, 5ms) == Status::kDevicesUnavailable);
     CHECK(t->daemon_gone());

@@ -31,7 +31,10 @@
  * idle, and whenever the guest rings). A
  * guest whose caller has waited a while for a reply rings and looks again: a
  * heartbeat that stands still for seconds means the host died without closing
- * the channel (killed outright), and the guest fails its calls.
+ * the channel (killed outright) or is stopped, and the guest fails its calls.
+ * It keeps ringing and looking: if the heartbeat moves again (the host was
+ * only stopped), it attaches afresh (a kernel Goodbye) and serves new
+ * processes.
  */
 #ifndef VGPU_PROTOCOL_REGION_H
 #define VGPU_PROTOCOL_REGION_H

@@ -15,9 +15,11 @@
  * Errors: EINVAL malformed argument or message, EFAULT bad pointer,
  * EMSGSIZE reply larger than the buffer (receive.len says how large; the
  * reply stays queued), ETIMEDOUT no reply within timeout_ms, EAGAIN
- * timeout_ms 0 and no reply, EPIPE the host closed the VM's channel, ENODEV
- * the device was removed, EBUSY (open) every slot is in use, EIO the file
- * lost replies (it let more than VGPU_DEV_MAX_QUEUED bytes pile up).
+ * timeout_ms 0 and no reply, EPIPE the host closed the VM's channel,
+ * EHOSTDOWN the host stopped answering (new files work again once it does),
+ * ENODEV the device was removed, EBUSY (open) every slot is in use, EIO the
+ * file lost replies (it let more than VGPU_DEV_MAX_QUEUED bytes pile up, or
+ * it was open while the host was silent).
  */
 #ifndef VGPU_TRANSPORT_VGPU_DEV_H
 #define VGPU_TRANSPORT_VGPU_DEV_H
