@@ -33,11 +33,12 @@ struct Daemon::Channel {
 };
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
-               std::unique_ptr<policy::Store> store, std::unique_ptr<policy::Store> admin_store)
+               DaemonStores stores)
     : config_(std::move(config)),
       backend_(std::move(backend)),
-      store_(std::move(store)),
-      admin_store_(std::move(admin_store)),
+      store_(std::move(stores.serving)),
+      admin_store_(std::move(stores.admin)),
+      ledger_store_(std::move(stores.ledger)),
       quotas_(std::make_unique<QuotaControl>(store_.get(), admin_store_.get(),
                                              static_cast<uint32_t>(geteuid()))),
       scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()),
@@ -61,7 +62,8 @@ Status Daemon::start(std::string* why) {
   });
   if (Status s = serve_vms(*loop_, config_.vms, why, config_.vm_gid); !ok(s)) return s;
   libvirt_ = std::make_unique<LibvirtControl>(
-      store_.get(), vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
+      ledger_store_.get(),
+      vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
       config_.libvirt_uri);
   quotas_->set_request_hook([this](const nlohmann::json& request, nlohmann::json* answer) {
     libvirt_->after_request(request, answer);
@@ -108,10 +110,20 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
                        std::string* why) {
   // A QEMU of another domain than the one attached as `vm` (docs/libvirt.md).
   if (libvirt_ && !libvirt_->admit(vm, peer.pid, why)) return Status::kNotPermitted;
+  // A VM seen before is only looked up here, and the flusher writes when it
+  // was seen: a write would wait for any other writer. A VM's first
+  // connection ever must write (its tenant is the new row).
   TenantId tenant = 0;
-  if (Status s = store_->tenant_for_vm(vm, &tenant); !ok(s)) {
+  Status found = store_->find_vm(vm, &tenant);
+  if (ok(found) && tenant == 0) {
+    found = store_->tenant_for_vm(vm, &tenant);
+  } else if (ok(found)) {
+    std::lock_guard lock(flush_mu_);
+    seen_vms_.insert(vm);
+  }
+  if (!ok(found)) {
     *why = "the policy database is unavailable";
-    return s;
+    return found;
   }
   auto ch = std::make_unique<Channel>();
   ch->id = channel;
@@ -316,8 +328,19 @@ void Daemon::flush_usage() {
     before = now;
   }
   quotas_->attribute(&batch);  // each VM's usage goes to the student it is bound to
-  if (!batch.empty() && !ok(store_->record_usage(batch))) {
+  if (!batch.empty() && !ok(ledger_store_->record_usage(batch))) {
     spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
+  }
+  std::unordered_set<std::string> seen;
+  {
+    std::lock_guard lock(flush_mu_);
+    seen.swap(seen_vms_);
+  }
+  for (const std::string& vm : seen) {
+    TenantId tenant = 0;
+    if (!ok(ledger_store_->tenant_for_vm(vm, &tenant))) {  // marks it seen now
+      spdlog::error("vgpud: could not write when VM {} was last seen to the database", vm);
+    }
   }
 }
 

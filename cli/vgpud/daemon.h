@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "vgpu/executor/backend.h"
@@ -37,12 +38,25 @@ struct DaemonConfig {
   std::chrono::milliseconds flush_interval{1000};
 };
 
+// Three connections to one database, so that the transport thread (every
+// VM's calls, and the heartbeat guest modules watch) never waits for a
+// writer: in WAL mode a read never waits, a write waits for any other
+// writer, a sqlite3 shell's transaction included.
+struct DaemonStores {
+  // The transport thread's (VMs opening channels) and the quota accounting's:
+  // reads, but for a VM's first connection ever.
+  std::unique_ptr<policy::Store> serving;
+  // The admin socket's requests (quota_control.h): a usage report may read
+  // for seconds.
+  std::unique_ptr<policy::Store> admin;
+  // The writes that may wait: the usage ledger and when VMs were last seen
+  // (the flusher), libvirt domain sessions.
+  std::unique_ptr<policy::Store> ledger;
+};
+
 class Daemon final : public transport::ChannelEvents, public executor::WorkSink {
  public:
-  // `admin_store`: a second connection to the store's database, for the
-  // admin socket's requests (quota_control.h).
-  Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
-         std::unique_ptr<policy::Store> store, std::unique_ptr<policy::Store> admin_store);
+  Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend, DaemonStores stores);
   ~Daemon() override;
 
   Status start(std::string* why);
@@ -82,8 +96,9 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
 
   const DaemonConfig config_;
   const std::unique_ptr<executor::Backend> backend_;
-  const std::unique_ptr<policy::Store> store_;
+  const std::unique_ptr<policy::Store> store_;        // DaemonStores::serving
   const std::unique_ptr<policy::Store> admin_store_;
+  const std::unique_ptr<policy::Store> ledger_store_;
   scheduler::SteadyClock clock_;
   std::unique_ptr<QuotaControl> quotas_;  // the quota gate, admin socket, live changes
   const std::shared_ptr<SchedulerControl> scheduling_;
@@ -113,6 +128,9 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   // Usage already written to the store, per tenant (flusher thread only).
   std::unordered_map<scheduler::TenantId, scheduler::TenantUsage> flushed_;
   std::mutex flush_mu_;
+  // VMs that opened a channel since the last flush: the flusher writes their
+  // last_seen (under flush_mu_).
+  std::unordered_set<std::string> seen_vms_;
   std::condition_variable flush_cv_;
   bool stopping_ = false;
   std::thread flush_thread_;

@@ -24,8 +24,10 @@
 // (its `-uuid`) is turned away.
 //
 // Threads: start/stop on main; after_request on the admin thread; admit on
-// the transport loop thread; DomainEvents on the watcher's thread. mu_ guards
-// the maps.
+// the transport loop thread (it writes a session's start when a domain's
+// QEMU connects: once per boot); DomainEvents on the watcher's thread. mu_
+// guards the maps. The store is the daemon's ledger connection, not the one
+// the transport thread reads with.
 #pragma once
 
 #include <functional>

@@ -135,16 +135,14 @@ int main(int argc, char** argv) {
   sim.plugin_paths = split_paths(std::getenv("VGPU_SIM_KERNELS"));
   sim.plugin_paths.insert(sim.plugin_paths.end(), sim_kernels.begin(), sim_kernels.end());
 
-  // Two connections to the database: the admin socket's requests (a usage
-  // report can read for a second) get their own, so the one that VMs opening
-  // channels and the ledger use never waits for them (WAL: readers and the
-  // writer do not block each other).
-  std::unique_ptr<policy::Store> store, admin_store;
+  // Three connections to the database (daemon.h, DaemonStores).
+  daemon::DaemonStores stores;
   std::string why;
-  if (!ok(policy::open_sqlite_store(config.db_path, &store, &why)) ||
-      !ok(policy::open_sqlite_store(config.db_path, &admin_store, &why))) {
-    spdlog::error("vgpud: {}", why);
-    return 1;
+  for (auto* store : {&stores.serving, &stores.admin, &stores.ledger}) {
+    if (!ok(policy::open_sqlite_store(config.db_path, store, &why))) {
+      spdlog::error("vgpud: {}", why);
+      return 1;
+    }
   }
   // Environment first (VGPU_CUDA_*), flags given on the command line win.
   if (!ok(executor::apply_cuda_env(&cuda, &why))) {
@@ -159,7 +157,7 @@ int main(int argc, char** argv) {
     spdlog::error("vgpud: {}", why.empty() ? "cannot start the backend (see above)" : why);
     return 1;
   }
-  daemon::Daemon d(config, std::move(exec), std::move(store), std::move(admin_store));
+  daemon::Daemon d(config, std::move(exec), std::move(stores));
   if (!ok(d.start(&why))) {
     spdlog::error("vgpud: {}", why);
     return 1;

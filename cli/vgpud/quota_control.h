@@ -36,7 +36,7 @@ inline constexpr Status kQuotaExhausted = Status::kNotPermitted;
 
 class QuotaControl final : public scheduler::QuotaGate {
  public:
-  // `store` serves the accounting (the transport, dispatcher and flusher
+  // `store` serves the accounting (reads, on the transport and dispatcher
   // threads); `admin_store`, a connection of its own to the same database,
   // the admin socket's requests: a long report there holds up no VM.
   QuotaControl(policy::Store* store, policy::Store* admin_store, uint32_t daemon_uid);

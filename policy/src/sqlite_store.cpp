@@ -61,6 +61,16 @@ Status SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
   return Status::kSuccess;
 }
 
+Status SqliteStore::find_vm(const std::string& vm, TenantId* out) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_, "SELECT tenant_id FROM vms WHERE name = ?1");
+  s.bind(1, vm);
+  const int rc = s.step();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Status::kUnknown;
+  *out = rc == SQLITE_ROW ? static_cast<TenantId>(s.int64(0)) : 0;
+  return Status::kSuccess;
+}
+
 Status SqliteStore::list_vms(std::vector<VmRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,

@@ -17,6 +17,7 @@ class SqliteStore final : public Store {
   bool open(const std::string& path, const StoreOptions& options, std::string* why);
 
   Status tenant_for_vm(const std::string& vm, TenantId* out) override;
+  Status find_vm(const std::string& vm, TenantId* out) override;
   Status list_vms(std::vector<VmRow>* out) override;
   Status record_usage(std::span<const UsageRecord> batch) override;
   Status usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) override;

@@ -1,6 +1,8 @@
 // The policy store on real SQLite files.
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -121,4 +123,31 @@ TEST_CASE("readers see consistent data while a writer adds usage") {
   }
   w.join();
   CHECK(reads > 0);
+}
+
+TEST_CASE("finding a VM reads only: it neither creates one nor waits for a writer") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  std::string why;
+  REQUIRE(open_sqlite_store(db.path, &s, &why) == Status::kSuccess);
+  TenantId a = 0, found = 99;
+  REQUIRE(s->find_vm("a", &found) == Status::kSuccess);
+  CHECK(found == 0);
+  std::vector<VmRow> vms;
+  REQUIRE(s->list_vms(&vms) == Status::kSuccess);
+  CHECK(vms.empty());
+  REQUIRE(s->tenant_for_vm("a", &a) == Status::kSuccess);
+
+  // Another program holds the write lock (a sqlite3 shell in a transaction).
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(db.path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE; UPDATE vms SET last_seen = 1", nullptr, nullptr,
+                       nullptr) == SQLITE_OK);
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(s->find_vm("a", &found) == Status::kSuccess);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(found == a);
+  CHECK(took < std::chrono::seconds(1));  // the store's busy timeout is 5 s
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
 }

@@ -69,8 +69,11 @@ struct VmSession {
 class Store {
  public:
   virtual ~Store() = default;
-  // The tenant a VM name maps to, created on first sight.
+  // The tenant a VM name maps to, created on first sight; marks it seen now.
   virtual Status tenant_for_vm(const std::string& vm, TenantId* out) = 0;
+  // The tenant a VM name maps to, 0 if there is none. A read only: in WAL
+  // mode it never waits for a writer.
+  virtual Status find_vm(const std::string& vm, TenantId* out) = 0;
   virtual Status list_vms(std::vector<VmRow>* out) = 0;
   // Adds a batch of usage in one transaction (sums per tenant, student and interval).
   virtual Status record_usage(std::span<const UsageRecord> batch) = 0;
