@@ -23,6 +23,15 @@ double busy_ms(const RunResult& r) {
   return std::stod(m[1]) / 1000.0;
 }
 
+// Waits until `busy` has queued its kernels ("launched"), then a moment for
+// the host to start the first: its context and sim worker take a while to
+// come up, more on a loaded machine.
+void running_kernel(Process& busy) {
+  REQUIRE(eventually([&] { return busy.output_so_far().find("launched") != std::string::npos; },
+                     30s));
+  std::this_thread::sleep_for(300ms);
+}
+
 }  // namespace
 
 TEST_CASE("a flooding VM is back-pressured, one that stops reading is left alone, others are "
@@ -93,7 +102,7 @@ TEST_CASE("a program that ends does not wait for another VM's long kernel", "[ba
   // waited as long as the kernel of whoever held the GPU.
   Daemon d;
   auto holder = d.start("holder", "busy", {"5000000", "1"});  // one kernel of 5 s
-  std::this_thread::sleep_for(2s);  // it runs now (its context and worker take a moment)
+  running_kernel(*holder);
   double worst_ms = 0;
   for (int i = 0; i < 2; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -119,7 +128,7 @@ TEST_CASE("a VM that goes while its own long kernel runs does not hold up the ot
   // ends; the transport thread once waited for that, and every VM with it.
   Daemon d;
   auto leaver = d.start("leaver", "busy", {"5000000", "1"});  // one kernel of 5 s
-  std::this_thread::sleep_for(2s);  // it runs now
+  running_kernel(*leaver);
   leaver->signal(SIGKILL);
   leaver->wait(10s);
   const auto t0 = std::chrono::steady_clock::now();

@@ -121,6 +121,8 @@ Daemon::~Daemon() {
 
 std::string Daemon::log() const { return read_file(dir_.path() + "/vgpud.log"); }
 
+std::string Process::output_so_far() const { return read_file(output_file_); }
+
 void Daemon::kill9() {
   proc_->signal(SIGKILL);
   proc_->wait(10s);

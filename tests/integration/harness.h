@@ -37,6 +37,8 @@ class Process {
   // Waits for exit; kills it after `limit`.
   RunResult wait(std::chrono::milliseconds limit);
   void signal(int sig);
+  // What it has printed so far (stdout and stderr).
+  std::string output_so_far() const;
 
  private:
   pid_t pid_ = -1;
