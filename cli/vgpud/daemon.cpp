@@ -10,6 +10,7 @@
 
 #include "vgpu/protocol/codec.h"
 #include "vgpu/protocol/handover.h"
+#include "vgpu/protocol/vm_region.h"
 #include "session_rules.h"
 #include "vm_sockets.h"
 
@@ -30,7 +31,19 @@ struct Daemon::Channel {
   std::span<uint8_t> data_area;
   std::unordered_map<uint32_t, Session> sessions;  // by client
   bool held = false;  // its queue was full at the last look (back-pressure, counted once)
+  // A real VM refused by its quota (unassigned on a host that refuses
+  // those): kept, its requests answered cudaErrorDevicesUnavailable, and
+  // admitted once a teacher binds it, at the first request after the next
+  // look.
+  bool admitted = true;
+  std::chrono::steady_clock::time_point next_look{};
 };
+
+namespace {
+// How often a refused real VM's requests look again whether it is admitted
+// now (a look reads the database and logs the refusal).
+constexpr auto kRefusedLookInterval = std::chrono::seconds(2);
+}  // namespace
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
                DaemonStores stores)
@@ -131,13 +144,53 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   ch->vm = vm;
   ch->data_area = data_area;
   scheduler::TenantParams params;
-  if (!quotas_->admit(tenant, &params, why)) return Status::kNotPermitted;
-  if (channels_per_tenant_[tenant]++ == 0) dispatcher_->add_tenant(tenant, params);
-  scheduling_->vm_opened(tenant, vm);  // the weight and course the config file pins on it
+  if (!quotas_->admit(tenant, &params, why)) {
+    if (!peer.real_vm) return Status::kNotPermitted;  // vgpu-run prints why
+    // A real VM would have to reboot to ask again once a teacher binds it.
+    ch->admitted = false;
+    ch->next_look = std::chrono::steady_clock::now() + kRefusedLookInterval;
+    channels_[channel] = std::move(ch);
+    spdlog::warn("vm {}: channel {} kept, its calls refused until it is admitted", vm, channel);
+    return Status::kSuccess;
+  }
+  Channel& opened = *ch;
   channels_[channel] = std::move(ch);
-  counters_.opened(tenant, vm);
+  admit_channel(opened, params);
   spdlog::info("vm {}: channel {} opened (pid {}, uid {})", vm, channel, peer.pid, peer.uid);
   return Status::kSuccess;
+}
+
+void Daemon::admit_channel(Channel& ch, const scheduler::TenantParams& params) {
+  ch.admitted = true;
+  if (channels_per_tenant_[ch.tenant]++ == 0) dispatcher_->add_tenant(ch.tenant, params);
+  scheduling_->vm_opened(ch.tenant, ch.vm);  // the weight and course the config file pins on it
+  counters_.opened(ch.tenant, ch.vm);
+}
+
+bool Daemon::admitted_now(Channel& ch) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < ch.next_look) return false;
+  ch.next_look = now + kRefusedLookInterval;
+  scheduler::TenantParams params;
+  std::string why;
+  if (!quotas_->admit(ch.tenant, &params, &why)) return false;
+  admit_channel(ch, params);
+  spdlog::info("vm {}: channel {} admitted now", ch.vm, ch.id);
+  return true;
+}
+
+void Daemon::refuse_request(const proto::ReplyTo& to) {
+  if (to.opcode != VGPU_OP_GOODBYE) {
+    send_reply(to, Status::kDevicesUnavailable, {});  // the library says why
+    return;
+  }
+  // The process held nothing: its slot is free again at once.
+  const uint64_t reserved = 0;
+  static_assert(sizeof reserved == VGPU_GOODBYE_PAYLOAD);
+  if (!to.quiet) {
+    send_reply(to, Status::kSuccess,
+               {reinterpret_cast<const uint8_t*>(&reserved), sizeof reserved});
+  }
 }
 
 Daemon::Channel* Daemon::find_channel(uint64_t id) {
@@ -162,6 +215,10 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   to.client = h.client;
   to.opcode = h.opcode;
   to.quiet = (h.flags & VGPU_MSG_QUIET) != 0;
+  if (!ch.admitted && !admitted_now(ch)) {
+    refuse_request(to);
+    return;
+  }
 
   // The data area this process may name: a simulated VM's whole area (it is
   // one process, client 0), or a real VM process's slot (its client id).
@@ -269,13 +326,17 @@ void Daemon::on_close(uint64_t channel, std::shared_ptr<const void> mapping) {
   std::vector<uint32_t> clients;
   for (const auto& [client, s] : ch.sessions) clients.push_back(client);
   for (uint32_t c : clients) end_session(ch, c, hold);
-  if (--channels_per_tenant_[ch.tenant] == 0) {
-    channels_per_tenant_.erase(ch.tenant);
-    quotas_->disconnected(ch.tenant);
-    dispatcher_->remove_tenant(ch.tenant, hold);  // its share is free again; its usage is kept
+  if (!ch.admitted) {
+    spdlog::info("vm {}: channel {} closed (it was never admitted)", ch.vm, channel);
+  } else {
+    if (--channels_per_tenant_[ch.tenant] == 0) {
+      channels_per_tenant_.erase(ch.tenant);
+      quotas_->disconnected(ch.tenant);
+      dispatcher_->remove_tenant(ch.tenant, hold);  // its share is free again; its usage is kept
+    }
+    counters_.closed(ch.tenant);
+    spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);
   }
-  counters_.closed(ch.tenant);
-  spdlog::info("vm {}: channel {} closed, its device state released", ch.vm, channel);
   if (found_id_ == channel) {
     found_id_ = 0;
     found_ = nullptr;

@@ -85,6 +85,14 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   void on_complete(const scheduler::Command& command, const executor::ExecResult& result);
 
   void send_reply(const proto::ReplyTo& to, Status status, std::span<const uint8_t> payload);
+  // The channel's tenant joins the dispatcher (its first channel) and counts.
+  void admit_channel(Channel& ch, const scheduler::TenantParams& params);
+  // A refused real VM's channel: true once a look (at most one per
+  // kRefusedLookInterval) finds it admitted.
+  bool admitted_now(Channel& ch);
+  // A refused channel's request: cudaErrorDevicesUnavailable; a Goodbye is
+  // granted.
+  void refuse_request(const proto::ReplyTo& to);
   // Hands the work queued during the current burst to the dispatcher.
   void hand_on_burst();
   // The client's context runs nothing more from now on; it is destroyed, and

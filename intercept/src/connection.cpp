@@ -86,13 +86,19 @@ Status Connection::receive_one(std::vector<uint8_t>* out) {
 namespace {
 
 // vgpud answers cudaErrorNotPermitted to queued work only when the VM's
-// GPU-time quota is spent (and the quota says reject): say so once, since
-// "operation not permitted" alone does not tell the user why.
+// GPU-time quota is spent (and the quota says reject), and
+// cudaErrorDevicesUnavailable to every call of a VM it does not admit (yet):
+// say so once, since the error's name alone does not tell the user why.
 Status note_refusal(Status s) {
   if (s == Status::kNotPermitted) {
     log_once("quota",
              "GPU-time quota exhausted: vgpud refuses this VM's GPU work (cudaErrorNotPermitted) "
              "until the quota period renews or a teacher raises the quota");
+  } else if (s == Status::kDevicesUnavailable) {
+    log_once("not-admitted",
+             "vgpud does not admit this VM (cudaErrorDevicesUnavailable), e.g. because it is "
+             "bound to no student on a host that refuses those; it is served once admitted, "
+             "without a reboot");
   }
   return s;
 }

@@ -114,6 +114,13 @@ bool log_has(const Daemon& d, const std::string& text, std::chrono::milliseconds
   }
 }
 
+RunResult vgpuctl(const Daemon& d, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {VGPU_TEST_VGPUCTL, "--runtime-dir", d.runtime_dir()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  static int calls = 0;
+  return Process(argv, d.runtime_dir() + "/vgpuctl-" + std::to_string(calls++) + ".txt").wait(30s);
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -202,6 +209,32 @@ TEST_CASE("one guest: vgpud paused for a while, then on: the guest serves new pr
   // released what the held process had (meminfo released, in the guest).
   INFO(d->log());
   CHECK(opened() == before + 1);
+  CHECK(d->stop().exit_code == 0);
+}
+
+TEST_CASE("one guest: refused while unassigned, then bound by a teacher: runs without a reboot") {
+  auto d = std::make_unique<Daemon>(std::vector<std::string>{"--vm-socket", "vm1"});
+  const RunResult refuse = vgpuctl(*d, {"quota", "set", "--default", "--unassigned", "refuse"});
+  INFO(refuse.output);
+  REQUIRE(refuse.exit_code == 0);
+  Guest g = boot(*d, "vm1", "unassigned", false);
+  bool refused = false;
+  const auto end = std::chrono::steady_clock::now() + 300s;
+  while (!refused && g.qemu->running() && std::chrono::steady_clock::now() < end) {
+    refused = read_file(g.console).find("VGPU-REFUSED") != std::string::npos;
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(refused);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"course", "create", "gpu101"},
+        std::vector<std::string>{"student", "add", "alice", "--course", "gpu101", "--vm", "vm1"}}) {
+    const RunResult r = vgpuctl(*d, args);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+  }
+  check_guest(g, {"insmod", "not-admitted", "saxpy"});
+  INFO(d->log());
+  CHECK(log_has(*d, "vm vm1: channel 1 admitted now"));
   CHECK(d->stop().exit_code == 0);
 }
 

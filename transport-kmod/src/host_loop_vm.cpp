@@ -148,6 +148,7 @@ void HostLoop::apply_pending_vms() {
 
 bool HostLoop::open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id_out) {
   peer->real_vm = true;
+  peer->creds.real_vm = true;
   peer->slot_size = VGPU_VM_SLOT_SIZE(peer->channel->region().geometry().data_size);
   const uint64_t id = next_channel_++;
   std::string why;

@@ -152,6 +152,19 @@ hostpause() {
   run meminfo released 5
 }
 
+# The VM is bound to no student on a host that refuses such VMs: its
+# programs are refused, but the module keeps its channel; the host test binds
+# it once it sees VGPU-REFUSED, and a program runs without a reboot.
+unassigned() {
+  refused not-admitted "vgpud does not admit this VM"
+  echo "VGPU-REFUSED"
+  i=0
+  until "$P/saxpy" > $OUT/saxpy.log 2>&1; do
+    i=$((i + 1)); [ $i -ge 40 ] && break; sleep 1
+  done
+  check saxpy $OUT/saxpy.log $?
+}
+
 # vgpud is killed outright while a process waits in poll() on /dev/vgpu
 # and no one else waits (the host test kills it once it sees
 # VGPU-HOLDING): poll() returns POLLHUP instead of sleeping on.
@@ -187,6 +200,7 @@ case "$1" in
   hoststop) load; hoststop ;;
   hostkill) load; hostkill ;;
   hostpause) load; hostpause ;;
+  unassigned) load; unassigned ;;
   hostpoll) load; hostpoll ;;
   hotplug) hotplug ;;
   shell) load; echo "vgpu guest: programs in $P; poweroff -f to stop"; setsid cttyhack sh ;;

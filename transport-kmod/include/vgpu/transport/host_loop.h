@@ -35,6 +35,9 @@ struct PeerCredentials {
   int pid = -1;
   unsigned uid = ~0u;
   unsigned gid = ~0u;
+  // A real VM (its QEMU, or its ivshmem-plain region), not a simulated VM: it
+  // cannot be told why it was refused, and cannot ask again but by rebooting.
+  bool real_vm = false;
 };
 
 // What the loop reports to its owner (the daemon). Called on the loop thread.
@@ -45,8 +48,9 @@ inline constexpr int kRequestsPerBurst = 64;
 class ChannelEvents {
  public:
   virtual ~ChannelEvents() = default;
-  // A simulated VM named `vm` asks for a channel. A non-success status refuses
-  // it, with `why` sent back to the client. `data_area` is the host's mapping
+  // A VM named `vm` asks for a channel (a simulated VM, or a real VM's QEMU
+  // or guest kernel attaching: peer.real_vm). A non-success status refuses
+  // it, with `why` sent back to a simulated VM's client. `data_area` is the host's mapping
   // of the channel's data area, valid while a copy of the `mapping` that
   // on_close is given lives.
   virtual Status on_open(uint64_t channel, const std::string& vm, const PeerCredentials& peer,
