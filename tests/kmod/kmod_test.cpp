@@ -44,18 +44,23 @@ Guest boot(const Daemon& d, const std::string& name, const std::string& scenario
   return g;
 }
 
+// True once the guest's console shows `marker`; false if QEMU ends, or
+// after `limit`.
+bool console_shows(Guest& g, const std::string& marker, std::chrono::seconds limit = 300s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (g.qemu->running() && std::chrono::steady_clock::now() < end) {
+    if (read_file(g.console).find(marker) != std::string::npos) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return read_file(g.console).find(marker) != std::string::npos;
+}
+
 // Boots guest vm1 in `scenario` (hoststop, hostkill, hostpause: a process
 // holds device memory and keeps calling vgpud; hostpoll: a process waits in
 // poll()) and waits until the guest says it is there.
 Guest boot_holding(const Daemon& d, const std::string& scenario = "hoststop") {
   Guest g = boot(d, "vm1", scenario, false);
-  bool holding = false;
-  const auto end = std::chrono::steady_clock::now() + 300s;
-  while (!holding && g.qemu->running() && std::chrono::steady_clock::now() < end) {
-    holding = read_file(g.console).find("VGPU-HOLDING") != std::string::npos;
-    std::this_thread::sleep_for(50ms);
-  }
-  REQUIRE(holding);
+  REQUIRE(console_shows(g, "VGPU-HOLDING"));
   return g;
 }
 
@@ -193,12 +198,7 @@ TEST_CASE("one guest: vgpud paused for a while, then on: the guest serves new pr
   // Stopped (a debugger, SIGSTOP, the host swapping) long enough that the
   // module takes it for dead.
   REQUIRE(kill(d->pid(), SIGSTOP) == 0);
-  bool silent = false;
-  const auto end = std::chrono::steady_clock::now() + 120s;
-  while (!silent && g.qemu->running() && std::chrono::steady_clock::now() < end) {
-    silent = read_file(g.console).find("VGPU-SILENT") != std::string::npos;
-    std::this_thread::sleep_for(50ms);
-  }
+  const bool silent = console_shows(g, "VGPU-SILENT", 120s);
   REQUIRE(kill(d->pid(), SIGCONT) == 0);
   REQUIRE(silent);
   check_guest(g, {"insmod", "host-stop", "host-silent", "saxpy", "meminfo"});
@@ -218,13 +218,7 @@ TEST_CASE("one guest: refused while unassigned, then bound by a teacher: runs wi
   INFO(refuse.output);
   REQUIRE(refuse.exit_code == 0);
   Guest g = boot(*d, "vm1", "unassigned", false);
-  bool refused = false;
-  const auto end = std::chrono::steady_clock::now() + 300s;
-  while (!refused && g.qemu->running() && std::chrono::steady_clock::now() < end) {
-    refused = read_file(g.console).find("VGPU-REFUSED") != std::string::npos;
-    std::this_thread::sleep_for(50ms);
-  }
-  REQUIRE(refused);
+  REQUIRE(console_shows(g, "VGPU-REFUSED"));
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"course", "create", "gpu101"},
         std::vector<std::string>{"student", "add", "alice", "--course", "gpu101", "--vm", "vm1"}}) {

@@ -124,6 +124,16 @@ refused() {
   if [ $rc -ne 0 ] && grep -q "$2" $OUT/$1.log; then result "$1" PASS; else result "$1" "FAIL (exit $rc)"; fi
 }
 
+# saxpy_within TRIES: saxpy, once a second until it passes (the host test
+# changes something meanwhile).
+saxpy_within() {
+  i=0
+  until "$P/saxpy" > $OUT/saxpy.log 2>&1; do
+    i=$((i + 1)); [ $i -ge "$1" ] && break; sleep 1
+  done
+  check saxpy $OUT/saxpy.log $?
+}
+
 # vgpud stops: it closes the VM's channel, and later processes are told so.
 hoststop() {
   hold_until_error
@@ -144,11 +154,7 @@ hostpause() {
   hold_until_error
   refused host-silent "vgpud on the host stopped answering"
   echo "VGPU-SILENT"
-  i=0
-  until "$P/saxpy" > $OUT/saxpy.log 2>&1; do
-    i=$((i + 1)); [ $i -ge 30 ] && break; sleep 1
-  done
-  check saxpy $OUT/saxpy.log $?
+  saxpy_within 30
   run meminfo released 5
 }
 
@@ -158,11 +164,7 @@ hostpause() {
 unassigned() {
   refused not-admitted "vgpud does not admit this VM"
   echo "VGPU-REFUSED"
-  i=0
-  until "$P/saxpy" > $OUT/saxpy.log 2>&1; do
-    i=$((i + 1)); [ $i -ge 40 ] && break; sleep 1
-  done
-  check saxpy $OUT/saxpy.log $?
+  saxpy_within 40
 }
 
 # vgpud is killed outright while a process waits in poll() on /dev/vgpu
