@@ -204,7 +204,7 @@ bool HostLoop::serve_channels(Clock::time_point started) {
           last_read_ = std::max(started, replied + Clock::duration(1));
           stamped = true;
         }
-        if (peer->real_vm && kernel_attached(id, peer, msg)) continue;
+        if (peer->creds.real_vm && kernel_attached(id, peer, msg)) continue;
         events_->on_request(id, msg);
       }
     }

@@ -15,8 +15,7 @@ struct HostLoop::Peer {
   std::unique_ptr<HostChannel> channel;
   int sock = -1;  // the hand-over or ivshmem connection (-1: ivshmem-plain)
   std::string vm;
-  PeerCredentials creds;
-  bool real_vm = false;  // many clients, each in its data-area slot
+  PeerCredentials creds;  // creds.real_vm: many clients, each in its data-area slot
   bool plain = false;    // nobody rings: the loop polls it
   uint64_t slot_size = 0;
   bool doomed = false;   // to be closed after this pass (its reopening failed)

@@ -104,7 +104,7 @@ void HostLoop::apply_pending_vms() {
   for (const VmOp& op : ops) {
     if (!op.remove) {
       for (const auto& [id, peer] : channels_) {
-        if (peer->real_vm && !peer->plain && peer->vm == op.name &&
+        if (peer->creds.real_vm && !peer->plain && peer->vm == op.name &&
             (op.pid < 0 || peer->creds.pid == op.pid)) {
           close_channel(id);
           break;
@@ -147,7 +147,6 @@ void HostLoop::apply_pending_vms() {
 }
 
 bool HostLoop::open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id_out) {
-  peer->real_vm = true;
   peer->creds.real_vm = true;
   peer->slot_size = VGPU_VM_SLOT_SIZE(peer->channel->region().geometry().data_size);
   const uint64_t id = next_channel_++;
@@ -260,7 +259,7 @@ bool HostLoop::client_data_area(uint64_t channel, uint32_t client,
   if (!found) return false;
   const Peer& peer = *found;
   const std::span<uint8_t> data = peer.channel->region().data();
-  if (!peer.real_vm) {
+  if (!peer.creds.real_vm) {
     if (client != 0) return false;  // a simulated VM is one process
     *area = data;
     return true;
