@@ -181,11 +181,19 @@ bool vgpu_replies_pending(struct vgpu_device *dev);
 void vgpu_want_irq(struct vgpu_device *dev, int delta);
 void vgpu_publish_irq_wish(struct vgpu_device *dev); /* rx_lock held */
 void vgpu_kick_service(struct vgpu_device *dev, unsigned long delay);
+int vgpu_dead_errno(struct vgpu_device *dev);
+/* Marks the device dead: every slot not open is free, every waiter wakes
+ * (dev->lock held). */
+void vgpu_mark_dead_locked(struct vgpu_device *dev);
+/* Sends the kernel Goodbye: whatever the VM's processes held is released. */
+int vgpu_attach(struct vgpu_device *dev);
+
+/* vgpu_liveness.c */
+void vgpu_watchdog(struct work_struct *work);
 /* A caller is about to sleep for a reply: the watchdog keeps watching. */
 void vgpu_note_wait(struct vgpu_device *dev);
 /* A file started using poll() (+1) or one that had was released (-1): the
  * watchdog watches while any such file is open. */
 void vgpu_note_polled(struct vgpu_device *dev, int delta);
-int vgpu_dead_errno(struct vgpu_device *dev);
 
 #endif /* VGPU_KMOD_DRV_H */
