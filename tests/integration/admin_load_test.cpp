@@ -109,18 +109,17 @@ TEST_CASE("usage reports over a large ledger hold up no VM, while VMs come and g
   opener.join();
   INFO(r.output);
   REQUIRE_THAT(r.output, Catch::Contains("RESULT ok"));
-  const auto report = report_of(r.output);
-  const double worst_ms = static_cast<double>(report_u64(report, "worst_us")) / 1000.0;
+  const CallLatency latency = latency_of(r.output);
   std::printf("admin load: a usage report over 560,640 rows took %.0f ms; beside %d of them and "
               "%d VMs opening, the slowest of %llu calls took %.1f ms (%llu over 10 ms)\n",
               report_ms, reports.load(), opens.load(),
-              static_cast<unsigned long long>(report_u64(report, "calls")), worst_ms,
-              static_cast<unsigned long long>(report_u64(report, "over_10ms")));
+              static_cast<unsigned long long>(latency.calls), latency.worst_ms,
+              static_cast<unsigned long long>(latency.over_10ms));
   CHECK(report_failures == 0);
   CHECK(open_failures == 0);
   CHECK(reports >= 2);
   CHECK(opens >= 2);
   // Waiting for a report would take about as long as the report; what is
   // left is this VM sharing two cores with the reports and the openers.
-  CHECK(worst_ms < 250);
+  CHECK(latency.worst_ms < 250);
 }

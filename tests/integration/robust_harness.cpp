@@ -72,6 +72,12 @@ uint64_t report_u64(const std::map<std::string, std::string>& r, const std::stri
   return it == r.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
 }
 
+CallLatency latency_of(const std::string& output) {
+  const auto r = report_of(output);
+  return {report_u64(r, "calls"), static_cast<double>(report_u64(r, "worst_us")) / 1000.0,
+          report_u64(r, "over_10ms")};
+}
+
 double cpu_seconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;

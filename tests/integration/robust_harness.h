@@ -43,6 +43,14 @@ std::unique_ptr<Process> start_test_vm(const std::string& mode,
 // "key value" lines of a vgpu-test-vm report (the first value of each key).
 std::map<std::string, std::string> report_of(const std::string& output);
 uint64_t report_u64(const std::map<std::string, std::string>& r, const std::string& key);
+// What `vgpu-test-vm latency` measured: its calls, the slowest, and how many
+// took over 10 ms.
+struct CallLatency {
+  uint64_t calls = 0;
+  double worst_ms = 0;
+  uint64_t over_10ms = 0;
+};
+CallLatency latency_of(const std::string& output);
 
 // /proc figures of a process: CPU time used (user + system), resident memory.
 double cpu_seconds(pid_t pid);
