@@ -85,6 +85,11 @@ void HostLoop::remove_vm(const std::string& name) {
   if (running_) wake_.ring();
 }
 
+void HostLoop::expect_replug(const std::string& name) {
+  std::lock_guard lock(vm_mu_);
+  replugging_.insert(name);
+}
+
 void HostLoop::disconnect_vm(const std::string& name, int pid) {
   std::lock_guard lock(vm_mu_);
   vm_ops_.push_back({name, false, pid});
@@ -212,6 +217,10 @@ void HostLoop::accept_vm(int listen_fd) {
     setup.peer_id = VGPU_IVSHMEM_HOST_PEER;
     setup.peer_vectors = host_vectors;
     setup.own_vectors = guest_vectors;
+    {
+      std::lock_guard lock(vm_mu_);
+      setup.replug = replugging_.erase(server.spec.name) != 0;
+    }
     if (!ok(ivshmem_send_setup(sock, setup))) {
       close(sock);
       continue;

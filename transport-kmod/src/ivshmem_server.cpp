@@ -1,10 +1,12 @@
 #include "vgpu/transport/ivshmem_server.h"
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -51,8 +53,22 @@ Status ivshmem_send_setup(int sock, const IvshmemSetup& s) {
     return Status::kInvalidValue;
   bool ok = ivshmem_send(sock, VGPU_IVSHMEM_PROTOCOL) && ivshmem_send(sock, s.own_id) &&
             ivshmem_send(sock, -1, s.shm_fd);
-  for (const int fd : s.peer_vectors) ok = ok && ivshmem_send(sock, s.peer_id, fd);
-  for (const int fd : s.own_vectors) ok = ok && ivshmem_send(sock, s.own_id, fd);
+  const auto send_vectors = [&](int64_t id, std::span<const int> fds) {
+    for (const int fd : fds) ok = ok && ivshmem_send(sock, id, fd);
+  };
+  if (!s.replug) {
+    send_vectors(s.peer_id, s.peer_vectors);
+    send_vectors(s.own_id, s.own_vectors);
+  } else {
+    const int64_t first_spare = std::max(s.own_id, s.peer_id) + 1;
+    for (int i = 0; ok && i < kReplugSparePeers; ++i) {
+      const int spare = eventfd(0, EFD_CLOEXEC);
+      ok = spare >= 0 && ivshmem_send(sock, first_spare + i, spare);
+      if (spare >= 0) close(spare);  // the client's copy is the one that counts
+    }
+    send_vectors(s.own_id, s.own_vectors);
+    send_vectors(s.peer_id, s.peer_vectors);
+  }
   return ok ? Status::kSuccess : Status::kDevicesUnavailable;
 }
 

@@ -57,7 +57,10 @@ struct Setup {
   }
 };
 
-void read_setup(int sock, Setup* s) {
+// `replug`: the layout of a device plugged in place of an unplugged one
+// (IvshmemSetup::replug): spare peers, then the client's own vectors, then
+// the peer's.
+void read_setup(int sock, Setup* s, bool replug = false) {
   Msg m;
   REQUIRE(read_msg(sock, &m));
   s->version = m.value;
@@ -67,6 +70,21 @@ void read_setup(int sock, Setup* s) {
   REQUIRE(read_msg(sock, &m));
   CHECK(m.value == -1);
   s->shm = m.fd;
+  if (replug) {
+    for (int i = 0; i < kReplugSparePeers; ++i) {
+      REQUIRE(read_msg(sock, &m));
+      CHECK(m.value == 2 + i);  // neither the client (1) nor vgpud (0)
+      CHECK(m.fd >= 0);
+      if (m.fd >= 0) close(m.fd);
+    }
+    REQUIRE(read_msg(sock, &m));
+    CHECK(m.value == s->own_id);
+    s->own_vector = m.fd;
+    REQUIRE(read_msg(sock, &m));
+    s->peer_id = m.value;
+    s->peer_vector = m.fd;
+    return;
+  }
   REQUIRE(read_msg(sock, &m));
   s->peer_id = m.value;
   s->peer_vector = m.fd;
@@ -318,6 +336,28 @@ TEST_CASE("a real VM over ivshmem-doorbell: handshake, clients in slots, attach,
     read_setup(again, &s2);
     CHECK(eventually([&] { return f.events.opens == 2; }));
     close(again);
+    return;
+  }
+
+  SECTION("a QEMU plugging the device in again gets the replug layout, once") {
+    close(qemu);
+    REQUIRE(eventually([&] { return f.events.closes == 1; }));
+    f.loop.expect_replug("vm1");
+    const int replugged = f.connect_qemu(f.dir + "/vm1.sock");
+    Setup s2;
+    read_setup(replugged, &s2, true);
+    CHECK(s2.peer_id == 0);
+    REQUIRE(eventually([&] { return f.events.opens == 2; }));
+    // Both vectors are eventfds again (an 8-byte count write), the spares aside.
+    REQUIRE(write(s2.peer_vector, &one, sizeof one) == sizeof one);
+    REQUIRE(write(s2.own_vector, &one, sizeof one) == sizeof one);
+    close(replugged);
+    REQUIRE(eventually([&] { return f.events.closes == 2; }));
+    const int next = f.connect_qemu(f.dir + "/vm1.sock");
+    Setup s3;
+    read_setup(next, &s3);  // the next start is an ordinary one
+    CHECK(s3.peer_id == 0);
+    close(next);
     return;
   }
   close(qemu);

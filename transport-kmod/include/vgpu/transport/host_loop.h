@@ -125,6 +125,9 @@ class HostLoop {
   // everything the VM held. The socket stays for the VM's next QEMU. The loop
   // does it soon after this returns.
   void disconnect_vm(const std::string& name, int pid = -1);
+  // Any thread: the next QEMU to connect for real VM `name` has had the VM's
+  // device unplugged and is plugging a new one (IvshmemSetup::replug).
+  void expect_replug(const std::string& name);
 
   // Loop thread (from ChannelEvents::on_request): the part of `channel`'s data
   // area that `client` may name. False for a client the channel cannot have.
@@ -177,7 +180,8 @@ class HostLoop {
   std::unordered_map<int, PeerCredentials> pending_hello_;  // loop thread only
   uint64_t next_channel_ = 1;
 
-  std::mutex vm_mu_;  // guards vm_names_, pending_vms_, vm_ops_
+  std::mutex vm_mu_;  // guards vm_names_, pending_vms_, vm_ops_, replugging_
+  std::unordered_set<std::string> replugging_;  // VMs whose next QEMU connection is a replug
   std::unordered_map<std::string, std::string> vm_names_;  // every VM served: its path
   std::vector<std::shared_ptr<VmServer>> pending_vms_;  // added, not yet served
   struct VmOp {
