@@ -90,6 +90,17 @@ Status Domain::persistent_xml(std::string* out, std::string* why) const {
   return Status::kSuccess;
 }
 
+Status Domain::live_xml(std::string* out, std::string* why) const {
+  char* xml = virDomainGetXMLDesc(d_, 0);
+  if (!xml) {
+    *why = "cannot read the running domain's XML: " + last_error();
+    return Status::kUnknown;
+  }
+  *out = xml;
+  free(xml);
+  return Status::kSuccess;
+}
+
 std::unique_ptr<Connection> Connection::open(const std::string& uri, std::string* why) {
   init_libvirt();
   virConnectPtr c = virConnectOpen(uri.c_str());
@@ -187,6 +198,14 @@ Status Connection::plug(const Domain& d, const std::string& device, std::string*
   if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0)
     return Status::kSuccess;
   *why = "cannot plug the vgpu device into the running domain: " + last_error();
+  return Status::kUnknown;
+}
+
+Status Connection::unplug(const Domain& d, const std::string& device_element,
+                          std::string* why) {
+  if (virDomainDetachDeviceFlags(d.raw(), device_element.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0)
+    return Status::kSuccess;
+  *why = "cannot unplug the vgpu device from the running domain: " + last_error();
   return Status::kUnknown;
 }
 

@@ -48,6 +48,8 @@ class Domain {
   DomainInfo info() const;
   // The persistent definition, secrets included (it may be defined again).
   Status persistent_xml(std::string* out, std::string* why) const;
+  // The running domain's XML: the devices its QEMU has now.
+  Status live_xml(std::string* out, std::string* why) const;
 
  private:
   virDomainPtr d_ = nullptr;
@@ -80,6 +82,11 @@ class Connection {
   // The vgpu device `device` plugged into the running domain (PCI hot-plug:
   // QEMU connects to the device's server, the guest's module probes it).
   Status plug(const Domain& d, const std::string& device, std::string* why);
+  // Asks the running domain to let go of the device whose element (as the
+  // live XML has it) is `device_element` (PCI hot-unplug). libvirt waits a
+  // few seconds for the guest; it may answer before the device is gone: read
+  // the live XML to know.
+  Status unplug(const Domain& d, const std::string& device_element, std::string* why);
 
  private:
   Status redefine(const std::string& xml, std::string* why);

@@ -22,6 +22,9 @@ LibvirtControl::LibvirtControl(policy::Store* store, VmHooks hooks, std::string 
   if (watch_uri(uri_)) {
     watcher.uri = uri_;
     watcher_ = std::make_unique<virt::DomainWatcher>(std::move(watcher), this);
+    DeviceReplug::Options replug;
+    replug.uri = uri_;
+    replug_ = std::make_unique<DeviceReplug>(std::move(replug));
   }
 }
 
@@ -55,6 +58,7 @@ Status LibvirtControl::start(std::string*) {
 }
 
 void LibvirtControl::stop() {
+  if (replug_) replug_->stop();
   if (watcher_) watcher_->stop();
   std::lock_guard lock(mu_);
   for (const auto& [uuid, s] : sessions_) {
@@ -147,7 +151,17 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
       spdlog::warn("vgpud: domain {} (attached as VM {}) is not defined at {}", uuid, vm, uri_);
       continue;
     }
-    if (virt::has_process(it->second->state)) begin_session(uuid, it->second->name, "runs");
+    if (!virt::has_process(it->second->state)) continue;
+    begin_session(uuid, it->second->name, "runs");
+    // Its QEMU's device was served by a previous vgpud (ivshmem never
+    // connects again): the device goes out and comes in again.
+    if (!qemu_connected(vm, uuid)) {
+      replug_->request({uuid, vm, hooks_.socket_path(vm),
+                        [this, vm = vm, uuid = uuid] { return !qemu_connected(vm, uuid); },
+                        [this, vm = vm] {
+                          if (hooks_.expect_replug) hooks_.expect_replug(vm);
+                        }});
+    }
   }
   for (const std::string& uuid : open) {
     auto it = by_uuid.find(uuid);
@@ -157,6 +171,15 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
                   "stopped while libvirt was unreachable", state);
     }
   }
+}
+
+bool LibvirtControl::qemu_connected(const std::string& vm, const std::string& uuid) {
+  int pid = -1;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = qemu_pid_.find(vm); it != qemu_pid_.end()) pid = it->second;
+  }
+  return pid > 0 && virt::qemu_domain_uuid(pid) == uuid;
 }
 
 void LibvirtControl::unreachable(const std::string& why, int failures,

@@ -18,7 +18,10 @@
 //                        its UUID keeps its GPU; a new domain reusing the name
 //                        is another UUID, and its QEMU is turned away
 //   (re)connected        the domains as they are: sessions begun or ended
-//                        for what happened while libvirt was unreachable
+//                        for what happened while libvirt was unreachable;
+//                        a running domain whose QEMU is not connected to
+//                        this vgpud (it was to a previous one) gets its
+//                        device plugged in again (device_replug.h)
 //
 // A QEMU that connects to an attached VM's socket but runs another domain
 // (its `-uuid`) is turned away.
@@ -38,6 +41,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device_replug.h"
 #include "domain_watcher.h"
 #include "vgpu/policy/store.h"
 
@@ -50,6 +54,8 @@ struct VmHooks {
   std::function<void(const std::string& vm)> unserve;
   // Closes VM `vm`'s channel if QEMU process `pid` (any, if -1) holds it.
   std::function<void(const std::string& vm, int pid)> release;
+  // VM `vm`'s next QEMU connection plugs a device in place of an unplugged one.
+  std::function<void(const std::string& vm)> expect_replug;
   // The socket path of VM `vm`.
   std::function<std::string(const std::string& vm)> socket_path;
   // GPU time tenant `tenant` has used since vgpud started.
@@ -79,6 +85,7 @@ class LibvirtControl final : public virt::DomainEvents {
   bool watching() const { return watcher_ != nullptr; }
   bool connected() const { return watcher_ && watcher_->connected(); }
   virt::DomainWatcher* watcher() { return watcher_.get(); }  // fault injection (tests)
+  DeviceReplug* replug() { return replug_.get(); }            // what was replugged (tests)
 
  private:
   struct Session {
@@ -102,6 +109,8 @@ class LibvirtControl final : public virt::DomainEvents {
   // Releases the VM (if its domain has no QEMU now) and ends its session.
   void end_session(const std::string& uuid, const std::string& name, const std::string& reason,
                    virt::DomainState now);
+  // Whether the QEMU running domain `uuid` is connected to this vgpud as `vm`.
+  bool qemu_connected(const std::string& vm, const std::string& uuid);
 
   policy::Store* const store_;
   const VmHooks hooks_;
@@ -112,6 +121,9 @@ class LibvirtControl final : public virt::DomainEvents {
   std::unordered_map<std::string, policy::DomainAttachment> by_uuid_;
   std::unordered_map<std::string, Session> sessions_;  // by domain UUID
   std::unordered_map<std::string, int> qemu_pid_;      // by VM: the last QEMU that connected
+
+  // Last: its thread asks qemu_connected, so it goes first.
+  std::unique_ptr<DeviceReplug> replug_;
 };
 
 }  // namespace vgpu::daemon

@@ -56,6 +56,7 @@ VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
   };
   h.unserve = [=](const std::string& vm) { loop->remove_vm(vm); };
   h.release = [=](const std::string& vm, int pid) { loop->disconnect_vm(vm, pid); };
+  h.expect_replug = [=](const std::string& vm) { loop->expect_replug(vm); };
   h.socket_path = [=](const std::string& vm) {
     return vm_spec(runtime_dir, vm, transport::VmMode::kDoorbell).path;
   };

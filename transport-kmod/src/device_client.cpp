@@ -69,7 +69,11 @@ Status DeviceClient::open(const std::string& path, std::unique_ptr<GuestTranspor
         return Status::kDevicesUnavailable;
       case EPIPE:
       case ENODEV:
-        *why = "the host closed this VM's vgpu channel (" + path + "): restart the VM";
+        // A vgpud serving the domain through libvirt plugs a new device in
+        // when it starts again (docs/libvirt.md); anywhere else a reboot does.
+        *why = "the host closed this VM's vgpu channel (" + path +
+               "): programs work again once vgpud is back and plugs the device in again, "
+               "or after the VM restarts";
         return Status::kDevicesUnavailable;
       case EHOSTDOWN:
         *why = "vgpud on the host stopped answering (" + path +

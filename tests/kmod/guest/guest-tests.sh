@@ -178,6 +178,19 @@ hostpoll() {
   check vgpu_abi_hangup $OUT/poll.log $?
 }
 
+# vgpud is killed under the running VM and started again (the host test,
+# tests/libvirt_e2e, kills it once it sees VGPU-HOLDING and starts it once it
+# sees VGPU-SILENT): the old device cannot reach the new vgpud, so vgpud
+# unplugs it and plugs it in again; the module takes up the new one and a
+# program runs without a reboot.
+restart() {
+  run saxpy
+  hold_until_error
+  refused host-silent "vgpud on the host stopped answering"
+  echo "VGPU-SILENT"
+  saxpy_within 90
+}
+
 # The VM runs without the vgpu device until the host plugs it in (the host
 # test runs `vgpuctl vm attach` once it sees VGPU-AWAIT-DEVICE): the module,
 # loaded before, takes it up, and a program runs on it.
@@ -205,6 +218,7 @@ case "$1" in
   unassigned) load; unassigned ;;
   hostpoll) load; hostpoll ;;
   hotplug) hotplug ;;
+  restart) load; restart ;;
   shell) load; echo "vgpu guest: programs in $P; poweroff -f to stop"; setsid cttyhack sh ;;
   *)     result "scenario-$1" "FAIL (unknown)" ;;
 esac

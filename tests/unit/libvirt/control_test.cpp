@@ -2,10 +2,11 @@
 // the daemon's hooks faked: attached VMs served from the start, a domain's
 // run recorded as a session, its stop releasing the VM, what was missed while
 // libvirt was unreachable reconciled, a reused name and a foreign QEMU turned
-// away.
+// away, running domains a previous vgpud served replugged.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "libvirt_control.h"
+#include "qemu_peer.h"
 #include "test_driver.h"
 
 using namespace vgpu;
@@ -186,6 +188,69 @@ TEST_CASE("a stop missed while libvirt was unreachable is found on reconnecting"
   CHECK(f.fake.releases() == 1);
 }
 
+// A process whose command line says `-uuid UUID`, as a QEMU libvirt started.
+class FakeQemu {
+ public:
+  explicit FakeQemu(const std::string& uuid) {
+    REQUIRE(pipe(pipefd_) == 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(pipefd_[0], 0);
+      close(pipefd_[0]);
+      close(pipefd_[1]);  // else `read` never sees the end of its input
+      execl("/bin/sh", "sh", "-c", "read x", "-uuid", uuid.c_str(), nullptr);
+      _exit(127);
+    }
+    close(pipefd_[0]);
+  }
+  ~FakeQemu() {
+    close(pipefd_[1]);
+    waitpid(pid_, nullptr, 0);
+  }
+  int pid() const { return pid_; }
+
+ private:
+  int pipefd_[2] = {-1, -1};
+  pid_t pid_ = -1;
+};
+
+TEST_CASE("running domains a previous vgpud served get their device plugged in again") {
+  Fixture f;
+  const std::string device = "<shmem name='vgpu-ctl-r1'><model type='ivshmem-doorbell'/>"
+                             "<server path='/run/test/vms/ctl-r1.sock'/><msi vectors='1'/></shmem>";
+  TestDomain lost(f.tc.get(), "ctl-r1", "30000000-0000-4000-8000-0000000000e1", device);
+  TestDomain bare(f.tc.get(), "ctl-r2", "30000000-0000-4000-8000-0000000000e2");
+  TestDomain off(f.tc.get(), "ctl-r3", "30000000-0000-4000-8000-0000000000e3", device);
+  f.attach("ctl-r1", lost.uuid());
+  f.attach("ctl-r2", bare.uuid());
+  f.attach("ctl-r3", off.uuid());
+  REQUIRE(lost.start());  // running before this vgpud: its QEMU connected to another
+  REQUIRE(bare.start());
+  f.start();
+  REQUIRE(eventually([&] { return f.control->replug()->outcomes().size() == 2; }));
+  auto out = f.control->replug()->outcomes();
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.vm < b.vm; });
+  // The test driver cannot hot-plug: the attempt is what this test sees
+  // (tests/libvirt_e2e replugs a real guest's device).
+  CHECK_FALSE(out[0].replugged);
+  CHECK_THAT(out[0].what, Catch::Contains("cannot unplug the vgpu device from the running domain"));
+  CHECK_FALSE(out[1].replugged);
+  CHECK(out[1].what == "domain ctl-r2 runs without its vgpu device: it gets it at its next start");
+
+  // libvirtd restarts while this vgpud serves the domain's QEMU: nothing to
+  // replug then.
+  FakeQemu qemu(lost.uuid());
+  REQUIRE(eventually([&] { return qemu_domain_uuid(qemu.pid()) == lost.uuid(); }));
+  std::string why;
+  REQUIRE(f.control->admit("ctl-r1", qemu.pid(), &why));
+  f.control->watcher()->inject_close("injected: libvirtd restarted");
+  REQUIRE(eventually([&] { return f.control->watcher()->attempts() >= 2 && f.control->connected(); }));
+  std::this_thread::sleep_for(200ms);
+  out = f.control->replug()->outcomes();
+  REQUIRE(out.size() == 3);  // ctl-r2 again, not ctl-r1
+  CHECK(out[2].vm == "ctl-r2");
+}
+
 TEST_CASE("a name reused by another domain gets nothing, and its QEMU is turned away") {
   Fixture f;
   // VM ctl-d is attached to a domain that was undefined; a new domain took its name.
@@ -198,25 +263,12 @@ TEST_CASE("a name reused by another domain gets nothing, and its QEMU is turned 
   CHECK(f.sessions("ctl-d").empty());
   CHECK(f.fake.releases() == 0);
 
-  // A process that runs the impostor (QEMU's command line says -uuid).
-  int pipefd[2];
-  REQUIRE(pipe(pipefd) == 0);
-  const pid_t qemu = fork();
-  if (qemu == 0) {
-    dup2(pipefd[0], 0);
-    close(pipefd[0]);
-    close(pipefd[1]);  // else `read` never sees the end of its input
-    execl("/bin/sh", "sh", "-c", "read x", "-uuid", impostor.uuid().c_str(), nullptr);
-    _exit(127);
-  }
-  close(pipefd[0]);
+  FakeQemu qemu(impostor.uuid());  // a process that runs the impostor
   std::string why;
-  REQUIRE(eventually([&] { return !f.control->admit("ctl-d", qemu, &why); }));
-  CHECK(why == "QEMU (pid " + std::to_string(qemu) + ") runs domain " + impostor.uuid() +
+  REQUIRE(eventually([&] { return !f.control->admit("ctl-d", qemu.pid(), &why); }));
+  CHECK(why == "QEMU (pid " + std::to_string(qemu.pid()) + ") runs domain " + impostor.uuid() +
                    ", not domain 30000000-0000-4000-8000-0000000000d1 attached as VM ctl-d");
-  CHECK(f.control->admit("other-vm", qemu, &why));  // not attached: not vgpu's business
-  close(pipefd[1]);
-  waitpid(qemu, nullptr, 0);
+  CHECK(f.control->admit("other-vm", qemu.pid(), &why));  // not attached: not vgpu's business
 }
 
 TEST_CASE("attach and detach requests serve and unserve the VM's socket") {

@@ -1,0 +1,167 @@
+#include "device_replug.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "shmem_xml.h"
+
+namespace vgpu::daemon {
+namespace {
+
+bool runs(virt::DomainState s) {
+  return s == virt::DomainState::kRunning || s == virt::DomainState::kBlocked;
+}
+
+}  // namespace
+
+DeviceReplug::DeviceReplug(Options options) : options_(std::move(options)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+DeviceReplug::~DeviceReplug() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DeviceReplug::request(ReplugJob job) {
+  std::lock_guard lock(mu_);
+  if (stop_ || std::find(busy_.begin(), busy_.end(), job.vm) != busy_.end()) return;
+  busy_.push_back(job.vm);
+  queue_.push_back(std::move(job));
+  cv_.notify_one();
+}
+
+void DeviceReplug::stop() {
+  std::lock_guard lock(mu_);
+  stop_ = true;
+  queue_.clear();
+  cv_.notify_one();
+}
+
+bool DeviceReplug::stopping() const {
+  std::lock_guard lock(mu_);
+  return stop_;
+}
+
+std::vector<ReplugOutcome> DeviceReplug::outcomes() const {
+  std::lock_guard lock(mu_);
+  return outcomes_;
+}
+
+void DeviceReplug::run() {
+  for (;;) {
+    ReplugJob job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    ReplugOutcome out = replug(job);
+    if (out.replugged) {
+      spdlog::info("vm {}: {}", out.vm, out.what);
+    } else {
+      spdlog::warn("vm {}: not plugged in again: {}", out.vm, out.what);
+    }
+    // A call that failed on a dead connection: the next job opens another.
+    if (conn_ && virConnectIsAlive(conn_->raw()) != 1) conn_.reset();
+    std::lock_guard lock(mu_);
+    busy_.erase(std::find(busy_.begin(), busy_.end(), job.vm));
+    outcomes_.push_back(std::move(out));
+  }
+}
+
+ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
+  ReplugOutcome out;
+  out.vm = job.vm;
+  std::string why;
+  if (!conn_) {
+    conn_ = options_.open ? options_.open(options_.uri, &why)
+                          : virt::Connection::open(options_.uri, &why);
+    if (!conn_) {
+      out.what = why;
+      return out;
+    }
+  }
+  virt::Domain d;
+  if (!ok(conn_->find(job.uuid, &d, &why))) {
+    out.what = why;
+    return out;
+  }
+  const virt::DomainInfo info = d.info();
+  if (!runs(info.state)) {
+    out.what = "domain " + info.name + " is " + std::string(virt::state_name(info.state)) +
+               (virt::has_process(info.state)
+                    ? ": restart it to have the GPU again"
+                    : " now: it connects to this vgpud at its next start");
+    return out;
+  }
+  std::string live;
+  virt::DomainXml parsed;
+  if (!ok(d.live_xml(&live, &why)) || !virt::parse_domain_xml(live, &parsed, &why)) {
+    out.what = why;
+    return out;
+  }
+  const std::string name = std::string(virt::kDevicePrefix) + job.vm;
+  auto dev = std::find_if(parsed.devices.begin(), parsed.devices.end(),
+                          [&](const virt::VgpuDevice& v) { return v.name == name; });
+  if (dev == parsed.devices.end()) {
+    out.what = "domain " + info.name + " runs without its vgpu device: it gets it at its next start";
+    return out;
+  }
+  if (job.still_lost && !job.still_lost()) {
+    out.what = "domain " + info.name + "'s QEMU is connected to this vgpud: nothing to do";
+    return out;
+  }
+  spdlog::info("vm {}: domain {} runs with the vgpu device of a previous vgpud: unplugging it to "
+               "plug it in again",
+               job.vm, info.name);
+  const auto asked = std::chrono::steady_clock::now();
+  if (!ok(conn_->unplug(d, dev->xml, &why)) || !wait_removed(d, name, &why)) {
+    out.what = why;
+    return out;
+  }
+  const auto removed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - asked)
+                              .count();
+  if (job.before_plug) job.before_plug();
+  if (!ok(conn_->plug(d, virt::device_xml(job.vm, job.socket), &why))) {
+    out.what = why + " (it was unplugged: restart the domain to have the GPU again)";
+    return out;
+  }
+  out.replugged = true;
+  out.what = "domain " + info.name + ": the vgpu device was plugged in again (the guest let go of " +
+             "the old one in " + std::to_string(removed_ms) + " ms); its module takes it up";
+  return out;
+}
+
+bool DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name, std::string* why) {
+  const auto limit = std::chrono::steady_clock::now() + options_.removal_limit;
+  for (;;) {
+    std::string live;
+    virt::DomainXml parsed;
+    if (!ok(d.live_xml(&live, why)) || !virt::parse_domain_xml(live, &parsed, why)) return false;
+    if (std::none_of(parsed.devices.begin(), parsed.devices.end(),
+                     [&](const virt::VgpuDevice& v) { return v.name == name; }))
+      return true;
+    if (!runs(d.info().state)) {  // a stopped domain's XML is its definition: the device stays
+      *why = "the domain stopped while its guest let go of the device";
+      return false;
+    }
+    if (std::chrono::steady_clock::now() > limit) {
+      *why = "the guest did not let go of the vgpu device within " +
+             std::to_string(options_.removal_limit.count() / 1000) +
+             " s (its kernel has no PCI hot-plug, or it hangs): restart the domain";
+      return false;
+    }
+    if (stopping()) {
+      *why = "vgpud stopped while the guest let go of the device";
+      return false;
+    }
+    std::this_thread::sleep_for(options_.poll);
+  }
+}
+
+}  // namespace vgpu::daemon

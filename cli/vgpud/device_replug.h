@@ -1,0 +1,87 @@
+// A running domain whose vgpu device was wired to a previous vgpud (killed,
+// crashed, restarted for an upgrade) has lost its GPU for good: its QEMU's
+// ivshmem connection died with that vgpud, and ivshmem never connects again.
+// vgpud takes the device out of the domain (PCI hot-unplug: the guest's module
+// lets go of it) and plugs it in again (QEMU connects to this vgpud and the
+// module attaches as at boot), so the VM's programs run again without a
+// reboot (docs/libvirt.md).
+//
+// One thread and one libvirt connection of its own: a guest takes seconds to
+// let go of a device, which must hold up neither domain events nor the VMs'
+// calls.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "virt_connection.h"
+
+namespace vgpu::daemon {
+
+struct ReplugJob {
+  std::string uuid;    // the domain
+  std::string vm;      // vgpu's VM attached to it
+  std::string socket;  // where this vgpud serves the VM
+  // Checked again just before the unplug: false once the domain's QEMU is
+  // connected to this vgpud (the domain restarted meanwhile).
+  std::function<bool()> still_lost;
+  // Called between the unplug and the plug (the server's layout for a
+  // replugged device: ivshmem_server.h).
+  std::function<void()> before_plug;
+};
+
+struct ReplugOutcome {
+  std::string vm;
+  bool replugged = false;
+  std::string what;  // what happened, for the log and the tests
+};
+
+class DeviceReplug {
+ public:
+  struct Options {
+    std::string uri;
+    std::chrono::milliseconds removal_limit{30000};  // the guest's time to let go
+    std::chrono::milliseconds poll{200};             // how often the live XML is read meanwhile
+    // Opens the connection (the seam tests use); default virt::Connection::open.
+    std::function<std::unique_ptr<virt::Connection>(const std::string& uri, std::string* why)>
+        open;
+  };
+  explicit DeviceReplug(Options options);
+  ~DeviceReplug();
+  DeviceReplug(const DeviceReplug&) = delete;
+  DeviceReplug& operator=(const DeviceReplug&) = delete;
+
+  // Any thread. A VM queued or being replugged is not queued again.
+  void request(ReplugJob job);
+  // Drops what is queued; a replug under way stops at its next look.
+  void stop();
+  std::vector<ReplugOutcome> outcomes() const;  // every job's, in order
+
+ private:
+  void run();
+  ReplugOutcome replug(const ReplugJob& job);
+  // Polls the live XML until the device named `name` is gone; false at the
+  // limit or on stop, with `why`.
+  bool wait_removed(const virt::Domain& d, const std::string& name, std::string* why);
+  bool stopping() const;
+
+  const Options options_;
+  std::unique_ptr<virt::Connection> conn_;  // the thread's
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<ReplugJob> queue_;
+  std::vector<std::string> busy_;  // VMs queued or in hand
+  std::vector<ReplugOutcome> outcomes_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace vgpu::daemon
