@@ -5,8 +5,8 @@
 # vm attach`, booted under TCG (the kmod test guest: CUDA programs through
 # /dev/vgpu), powering itself off; then the host must show the session ended
 # and nothing held, with vgpud still up. Then a domain attached while it runs
-# (PCI hot-plug), and one whose vgpud is killed and started again (the new
-# vgpud plugs its device in again). Every process it starts goes with it.
+# (PCI hot-plug), and one whose vgpud is killed and started again, twice (the
+# new vgpud plugs its device in again). Every process it starts goes with it.
 #
 #   libvirt_e2e.sh --vgpud PATH --vgpuctl PATH --sim-kernels PATH --image DIR
 #
@@ -247,32 +247,36 @@ grep -q "domain $hot_domain .* stopped (shutdown)" "$vgpud_log" ||
 # one unplugs the device and plugs it in again; the guest's module takes up
 # the new device, and a program runs without the domain restarting.
 re_domain=vgpu-e2e-restart
-step "phase 3: vgpud killed and started again under the running $re_domain"
+step "phase 3: vgpud killed and started again (twice) under the running $re_domain"
 start_vgpud vgpud-3.log
 re_console="$T/libvirt/console-restart.log"
 define_domain "$re_domain" "$re_console" restart
 ctl vm attach "$re_domain" --student alice >/dev/null || fail "vgpuctl vm attach $re_domain"
 virsh -q -c "$LIBVIRT_URI" start "$re_domain" >/dev/null || fail "virsh start $re_domain"
-holding() { grep -q "^VGPU-HOLDING" "$re_console" 2>/dev/null; }
-wait_until "$boot_limit_s" holding || fail "$re_domain did not boot and run a program"
-kill -KILL "$vgpud_pid"
-wait "$vgpud_pid" 2>/dev/null || true
-vgpud_pid=""
-silent() { grep -q "^VGPU-SILENT" "$re_console" 2>/dev/null; }
-wait_until 60 silent || fail "the guest did not see vgpud stop answering"
-start_vgpud vgpud-3b.log
-replugged() { grep -q "vm $re_domain: domain $re_domain: the vgpu device was plugged in again" "$vgpud_log"; }
-wait_until 90 replugged || fail "the new vgpud did not plug the device into $re_domain again"
+# seen N PATTERN: the restart guest's console shows PATTERN N times.
+seen() { [ "$(grep -c "$2" "$re_console" 2>/dev/null)" -ge "$1" ]; }
+for round in 1 2; do  # the second time, the device unplugged is a replugged one
+  wait_until "$boot_limit_s" seen "$round" "^VGPU-HOLDING" ||
+    fail "$re_domain did not run a program (round $round)"
+  kill -KILL "$vgpud_pid"
+  wait "$vgpud_pid" 2>/dev/null || true
+  vgpud_pid=""
+  wait_until 60 seen 1 "^VGPU-SILENT $round" ||
+    fail "the guest did not see vgpud stop answering (round $round)"
+  start_vgpud "vgpud-3-$round.log"
+  replugged() { grep -q "vm $re_domain: domain $re_domain: the vgpu device was plugged in again" "$vgpud_log"; }
+  wait_until 90 replugged || fail "the new vgpud did not plug the device into $re_domain again (round $round)"
+  step "phase 3, round $round: $(sed -n "s/.*vm $re_domain: domain $re_domain: \(.*\)/\1/p" "$vgpud_log")"
+done
 re_off() { [ "$(virsh -q -c "$LIBVIRT_URI" domstate "$re_domain" 2>/dev/null)" = "shut off" ]; }
 wait_until "$boot_limit_s" re_off || fail "$re_domain did not power off within $boot_limit_s s"
 tr -d '\r' < "$re_console" > "$T/console-restart.txt"
 guest="$T/console-restart.txt"
-[ "$(grep -c "^VGPU-RESULT saxpy PASS\$" "$guest")" -eq 2 ] ||
-  fail "saxpy should pass before the kill and after the new vgpud plugged the device in again"
+[ "$(grep -c "^VGPU-RESULT saxpy PASS\$" "$guest")" -eq 3 ] ||
+  fail "saxpy should pass before the kills and after each new vgpud plugged the device in again"
 grep -q "^VGPU-RESULT host-silent PASS\$" "$guest" || fail "the guest was not told vgpud stopped answering"
 if grep "^VGPU-RESULT" "$guest" | grep -v " PASS\$"; then fail "a guest check failed"; fi
 if grep "^VGPU-KERNEL" "$guest"; then fail "the guest kernel complained"; fi
 grep -q "domain $re_domain .* stopped (shutdown)" "$vgpud_log" ||
   fail "$re_domain did not shut down cleanly under the new vgpud"
-step "phase 3: $(sed -n "s/.*vm $re_domain: domain $re_domain: \(.*\)/\1/p" "$vgpud_log")"
-step "PASS ($domain: $boot_s s from start to power-off; $hot_domain: the device plugged in while it ran; $re_domain: plugged in again by a restarted vgpud)"
+step "PASS ($domain: $boot_s s from start to power-off; $hot_domain: the device plugged in while it ran; $re_domain: plugged in again by a restarted vgpud, twice)"

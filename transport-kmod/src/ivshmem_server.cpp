@@ -60,13 +60,20 @@ Status ivshmem_send_setup(int sock, const IvshmemSetup& s) {
     send_vectors(s.peer_id, s.peer_vectors);
     send_vectors(s.own_id, s.own_vectors);
   } else {
-    const int64_t first_spare = std::max(s.own_id, s.peer_id) + 1;
-    for (int i = 0; ok && i < kReplugSparePeers; ++i) {
-      const int spare = eventfd(0, EFD_CLOEXEC);
-      ok = spare >= 0 && ivshmem_send(sock, first_spare + i, spare);
-      if (spare >= 0) close(spare);  // the client's copy is the one that counts
-    }
+    // Half the spares before the client's own vectors and half after, so the
+    // stale number is covered whether the device unplugged had the usual
+    // layout (a boot) or this one (a replug before).
+    int64_t spare_id = std::max(s.own_id, s.peer_id) + 1;
+    const auto send_spares = [&](int n) {
+      for (int i = 0; ok && i < n; ++i) {
+        const int spare = eventfd(0, EFD_CLOEXEC);
+        ok = spare >= 0 && ivshmem_send(sock, spare_id++, spare);
+        if (spare >= 0) close(spare);  // the client's copy is the one that counts
+      }
+    };
+    send_spares(kReplugSparePeers / 2);
     send_vectors(s.own_id, s.own_vectors);
+    send_spares(kReplugSparePeers - kReplugSparePeers / 2);
     send_vectors(s.peer_id, s.peer_vectors);
   }
   return ok ? Status::kSuccess : Status::kDevicesUnavailable;

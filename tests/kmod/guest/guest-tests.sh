@@ -178,17 +178,20 @@ hostpoll() {
   check vgpu_abi_hangup $OUT/poll.log $?
 }
 
-# vgpud is killed under the running VM and started again (the host test,
-# tests/libvirt_e2e, kills it once it sees VGPU-HOLDING and starts it once it
-# sees VGPU-SILENT): the old device cannot reach the new vgpud, so vgpud
-# unplugs it and plugs it in again; the module takes up the new one and a
-# program runs without a reboot.
+# vgpud is killed under the running VM and started again, twice (the host
+# test, tests/libvirt_e2e, kills it once it sees VGPU-HOLDING and starts it
+# once it sees VGPU-SILENT): the old device cannot reach the new vgpud, so
+# vgpud unplugs it and plugs in a new one; the module takes up the new one and
+# a program runs without a reboot. The second time, the device unplugged is
+# itself a replugged one.
 restart() {
   run saxpy
-  hold_until_error
-  refused host-silent "vgpud on the host stopped answering"
-  echo "VGPU-SILENT"
-  saxpy_within 90
+  for round in 1 2; do
+    hold_until_error
+    refused host-silent "vgpud on the host stopped answering"
+    echo "VGPU-SILENT $round"
+    saxpy_within 90
+  done
 }
 
 # The VM runs without the vgpu device until the host plugs it in (the host

@@ -58,8 +58,8 @@ struct Setup {
 };
 
 // `replug`: the layout of a device plugged in place of an unplugged one
-// (IvshmemSetup::replug): spare peers, then the client's own vectors, then
-// the peer's.
+// (IvshmemSetup::replug): spare peers, the client's own vectors, spare peers,
+// then the peer's.
 void read_setup(int sock, Setup* s, bool replug = false) {
   Msg m;
   REQUIRE(read_msg(sock, &m));
@@ -71,15 +71,20 @@ void read_setup(int sock, Setup* s, bool replug = false) {
   CHECK(m.value == -1);
   s->shm = m.fd;
   if (replug) {
-    for (int i = 0; i < kReplugSparePeers; ++i) {
-      REQUIRE(read_msg(sock, &m));
-      CHECK(m.value == 2 + i);  // neither the client (1) nor vgpud (0)
-      CHECK(m.fd >= 0);
-      if (m.fd >= 0) close(m.fd);
-    }
+    int64_t spare = 2;  // neither the client (1) nor vgpud (0)
+    const auto read_spares = [&](int n) {
+      for (int i = 0; i < n; ++i) {
+        REQUIRE(read_msg(sock, &m));
+        CHECK(m.value == spare++);
+        CHECK(m.fd >= 0);
+        if (m.fd >= 0) close(m.fd);
+      }
+    };
+    read_spares(kReplugSparePeers / 2);
     REQUIRE(read_msg(sock, &m));
     CHECK(m.value == s->own_id);
     s->own_vector = m.fd;
+    read_spares(kReplugSparePeers - kReplugSparePeers / 2);
     REQUIRE(read_msg(sock, &m));
     s->peer_id = m.value;
     s->peer_vector = m.fd;

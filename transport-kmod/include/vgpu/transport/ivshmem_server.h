@@ -11,7 +11,7 @@
 //      interrupts that peer on that vector (here: vgpud's request doorbell)
 //   5. the client's own id once per vector, each with the eventfd it receives
 //      that vector's interrupts on (here: the VM's response doorbell)
-// (IvshmemSetup::replug sends spare peers, then 5, then 4.)
+// (IvshmemSetup::replug sends spare peers, 5, spare peers, then 4.)
 // then, later, a peer id without a descriptor when that peer disconnects.
 #pragma once
 
@@ -38,16 +38,17 @@ struct IvshmemSetup {
   std::span<const int> peer_vectors;  // eventfds that interrupt the peer, per vector
   std::span<const int> own_vectors;   // eventfds the client is interrupted on, per vector
   // For a device plugged into a running QEMU in place of one unplugged
-  // (device_replug.h in vgpud): spare peers first, then the client's own
-  // vectors, then the peer's. A QEMU without KVM (7.2 at least) leaves its
-  // handler on the descriptor number of an unplugged ivshmem-doorbell's
-  // interrupt eventfd, and the first readable descriptor that later takes
-  // that number runs the handler on freed memory: QEMU crashes. The new
-  // device's descriptors take the lowest free numbers in the order sent, so
-  // the stale number goes to a spare peer's eventfd (which no one writes) or
-  // to the client's new interrupt eventfd (whose handler replaces the stale
-  // one), as long as fewer than kReplugSparePeers other descriptors of that
-  // QEMU were closed meanwhile (docs/libvirt.md).
+  // (device_replug.h in vgpud): after the region, half of kReplugSparePeers
+  // spare peers, the client's own vectors, the other half, then the peer's
+  // vectors. A QEMU without KVM (7.2 at least) leaves its handler on the
+  // descriptor number of an unplugged ivshmem-doorbell's interrupt eventfd,
+  // and the first readable descriptor that later takes that number runs the
+  // handler on freed memory: QEMU crashes. The new device's descriptors take
+  // the lowest free numbers in the order sent, so the stale number goes to a
+  // spare peer's eventfd (which no one writes) or to the client's new
+  // interrupt eventfd (whose handler replaces the stale one): after a boot's
+  // device while fewer than 16 other descriptors of that QEMU were freed
+  // meanwhile, after a replugged one while fewer than 9 (docs/libvirt.md).
   bool replug = false;
 };
 
