@@ -22,6 +22,7 @@ LibvirtControl::LibvirtControl(policy::Store* store, VmHooks hooks, std::string 
   if (watch_uri(uri_)) {
     watcher.uri = uri_;
     watcher_ = std::make_unique<virt::DomainWatcher>(std::move(watcher), this);
+    sessions_worker_ = std::make_unique<SerialWorker>();
     DeviceReplug::Options replug;
     replug.uri = uri_;
     replug_ = std::make_unique<DeviceReplug>(std::move(replug));
@@ -60,6 +61,7 @@ Status LibvirtControl::start(std::string*) {
 void LibvirtControl::stop() {
   if (replug_) replug_->stop();
   if (watcher_) watcher_->stop();
+  if (sessions_worker_) sessions_worker_->stop();  // what was asked for is written
   std::lock_guard lock(mu_);
   for (const auto& [uuid, s] : sessions_) {
     const uint64_t gpu = hooks_.gpu_ns(s.tenant);
@@ -128,7 +130,7 @@ bool LibvirtControl::admit(const std::string& vm, int pid, std::string* why) {
   // A domain's QEMU connects before libvirt reports the start, and a running
   // domain the vgpu device was plugged into (`vgpuctl vm attach`) reports
   // none: its session begins now.
-  if (watcher_) begin_session(uuid, vm, "has its QEMU connected");
+  if (watcher_) post_begin(uuid, vm, "has its QEMU connected");
   return true;
 }
 
@@ -152,7 +154,7 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
       continue;
     }
     if (!virt::has_process(it->second->state)) continue;
-    begin_session(uuid, it->second->name, "runs");
+    post_begin(uuid, it->second->name, "runs");
     // Its QEMU's device was served by a previous vgpud (ivshmem never
     // connects again): the device goes out and comes in again.
     if (!qemu_connected(vm, uuid)) {
@@ -167,8 +169,8 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
     auto it = by_uuid.find(uuid);
     const auto state = it == by_uuid.end() ? virt::DomainState::kNoState : it->second->state;
     if (!virt::has_process(state)) {
-      end_session(uuid, it == by_uuid.end() ? "" : it->second->name,
-                  "stopped while libvirt was unreachable", state);
+      post_end(uuid, it == by_uuid.end() ? "" : it->second->name,
+               "stopped while libvirt was unreachable", state);
     }
   }
 }
@@ -217,7 +219,7 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
   switch (e.kind) {
     case virt::EventKind::kStarted:
       if (attached) {
-        begin_session(e.uuid, e.name, "started");
+        post_begin(e.uuid, e.name, "started");
       } else if (!other.empty()) {
         spdlog::warn("vgpud: domain {} ({}) started, but VM {} is attached to domain {}: "
                      "not this one (a reused name)",
@@ -225,7 +227,7 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
       }
       break;
     case virt::EventKind::kStopped:
-      end_session(e.uuid, e.name, e.reason, e.state_now);
+      post_end(e.uuid, e.name, e.reason, e.state_now);
       break;
     case virt::EventKind::kUndefined:
       if (attached) {
@@ -249,13 +251,27 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
   }
 }
 
+void LibvirtControl::post_begin(const std::string& uuid, const std::string& name,
+                                const char* how) {
+  sessions_worker_->post([this, uuid, name, how] { begin_session(uuid, name, how); });
+}
+
+void LibvirtControl::post_end(const std::string& uuid, const std::string& name,
+                              const std::string& reason, virt::DomainState now) {
+  sessions_worker_->post([this, uuid, name, reason, now] { end_session(uuid, name, reason, now); });
+}
+
 void LibvirtControl::begin_session(const std::string& uuid, const std::string& name,
                                    const char* how) {
-  std::lock_guard lock(mu_);
-  if (sessions_.count(uuid)) return;  // seen already (an event and a reconnection)
-  auto it = by_uuid_.find(uuid);
-  if (it == by_uuid_.end()) return;
-  const policy::DomainAttachment& a = it->second;
+  policy::DomainAttachment a;
+  {
+    std::lock_guard lock(mu_);
+    if (sessions_.count(uuid)) return;  // seen already (an event and a reconnection)
+    auto it = by_uuid_.find(uuid);
+    if (it == by_uuid_.end()) return;
+    a = it->second;
+  }
+  // Only this thread adds sessions: none can appear while the row is written.
   Session s;
   s.tenant = a.tenant;
   s.vm = a.vm;
@@ -266,6 +282,7 @@ void LibvirtControl::begin_session(const std::string& uuid, const std::string& n
   }
   spdlog::info("vm {}: domain {} ({}) {}: session {} ({})", a.vm, name, uuid, how, s.id,
                a.student.empty() ? "unassigned" : "student " + a.student);
+  std::lock_guard lock(mu_);
   sessions_[uuid] = s;
 }
 

@@ -27,10 +27,11 @@
 // (its `-uuid`) is turned away.
 //
 // Threads: start/stop on main; after_request on the admin thread; admit on
-// the transport loop thread (it writes a session's start when a domain's
-// QEMU connects: once per boot); DomainEvents on the watcher's thread. mu_
-// guards the maps. The store is the daemon's ledger connection, not the one
-// the transport thread reads with.
+// the transport loop thread; DomainEvents on the watcher's thread. Sessions
+// are written to the store (the daemon's ledger connection) on a worker of
+// their own, in the order they were asked for, so that neither the transport
+// thread nor mu_ ever waits for another program's write lock. mu_ guards the
+// maps.
 #pragma once
 
 #include <functional>
@@ -42,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device_replug.h"
+#include "serial_worker.h"
 #include "domain_watcher.h"
 #include "vgpu/policy/store.h"
 
@@ -103,12 +105,17 @@ class LibvirtControl final : public virt::DomainEvents {
   void event(const virt::DomainEvent& e) override;
 
   void reload();  // attachments from the store
-  // A session for the domain unless one is open; `how` the domain came to
-  // need it, for the log.
+  // Session worker: a session for the domain unless one is open; `how` the
+  // domain came to need it, for the log.
   void begin_session(const std::string& uuid, const std::string& name, const char* how);
-  // Releases the VM (if its domain has no QEMU now) and ends its session.
+  // Session worker: releases the VM (if its domain has no QEMU now) and ends
+  // its session.
   void end_session(const std::string& uuid, const std::string& name, const std::string& reason,
                    virt::DomainState now);
+  // Any thread: begin_session / end_session, queued for the session worker.
+  void post_begin(const std::string& uuid, const std::string& name, const char* how);
+  void post_end(const std::string& uuid, const std::string& name, const std::string& reason,
+                virt::DomainState now);
   // Whether the QEMU running domain `uuid` is connected to this vgpud as `vm`.
   bool qemu_connected(const std::string& vm, const std::string& uuid);
 
@@ -119,10 +126,11 @@ class LibvirtControl final : public virt::DomainEvents {
 
   std::mutex mu_;
   std::unordered_map<std::string, policy::DomainAttachment> by_uuid_;
-  std::unordered_map<std::string, Session> sessions_;  // by domain UUID
+  std::unordered_map<std::string, Session> sessions_;  // by domain UUID; the worker adds
   std::unordered_map<std::string, int> qemu_pid_;      // by VM: the last QEMU that connected
 
-  // Last: its thread asks qemu_connected, so it goes first.
+  // Last: their threads use what is above, so they go first.
+  std::unique_ptr<SerialWorker> sessions_worker_;  // with the watcher
   std::unique_ptr<DeviceReplug> replug_;
 };
 

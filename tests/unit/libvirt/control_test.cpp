@@ -14,6 +14,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sqlite3.h>
+
 #include "libvirt_control.h"
 #include "qemu_peer.h"
 #include "test_driver.h"
@@ -213,6 +215,39 @@ class FakeQemu {
   int pipefd_[2] = {-1, -1};
   pid_t pid_ = -1;
 };
+
+TEST_CASE("another program's write lock holds up neither a QEMU connecting nor the others") {
+  Fixture f;
+  TestDomain dom(f.tc.get(), "ctl-w", "30000000-0000-4000-8000-0000000000f1");
+  f.attach("ctl-w", dom.uuid());
+  f.start();
+  // A sqlite3 shell in a transaction, say: every write waits for it.
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(f.db.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  // The device plugged into the running domain: its QEMU connects, and the
+  // session begins then (no start event comes). admit runs on the transport
+  // thread every VM's calls go through: it must not wait out the lock (5 s).
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string why;
+  CHECK(f.control->admit("ctl-w", 4243, &why));
+  CHECK(f.control->admit("ctl-w", 4243, &why));  // and mu_ is free meanwhile
+  CHECK(std::chrono::steady_clock::now() - t0 < 500ms);
+  std::this_thread::sleep_for(300ms);
+  // The write waits for the lock (read on the lock holder's connection: the
+  // fixture's is the one the control writes with, and waits with it).
+  sqlite3_stmt* count = nullptr;
+  REQUIRE(sqlite3_prepare_v2(other, "SELECT count(*) FROM vm_sessions", -1, &count, nullptr) ==
+          SQLITE_OK);
+  REQUIRE(sqlite3_step(count) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(count, 0) == 0);
+  sqlite3_finalize(count);
+  REQUIRE(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+  REQUIRE(eventually([&] { return f.sessions("ctl-w").size() == 1; }));
+  std::this_thread::sleep_for(100ms);
+  CHECK(f.sessions("ctl-w").size() == 1);  // one session for the two connections
+}
 
 TEST_CASE("running domains a previous vgpud served get their device plugged in again") {
   Fixture f;
