@@ -38,6 +38,16 @@ void print_status(const json& s) {
   std::printf("held back:  %s back-pressure pauses, %s reply stalls; %s queued commands failed\n\n",
               n(v["backpressure"]).c_str(), n(t["reply_stalls"]).c_str(),
               n(v["work_failed"]).c_str());
+  std::string waiting;
+  for (const json& vm : s["tenants"]) {
+    if (vm.value("waiting", uint64_t{0}) == 0) continue;
+    waiting += (waiting.empty() ? "" : ", ") + vm["vm"].get<std::string>();
+  }
+  if (!waiting.empty()) {
+    std::printf("not admitted (bound to no student; their calls are refused until one is bound, "
+                "no reboot needed): %s\n\n",
+                waiting.c_str());
+  }
   Table table({"VM", "CHANNELS", "CONTEXTS", "ALLOCS", "MEMORY", "STREAMS", "EVENTS", "MODULES",
                "QUEUED", "MALFORMED", "REFUSED", "FAILED", "PAUSED"});
   for (const json& vm : s["tenants"]) {

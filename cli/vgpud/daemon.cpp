@@ -150,6 +150,7 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
     ch->admitted = false;
     ch->next_look = std::chrono::steady_clock::now() + kRefusedLookInterval;
     channels_[channel] = std::move(ch);
+    counters_.waits(tenant, vm);
     spdlog::warn("vm {}: channel {} kept, its calls refused until it is admitted", vm, channel);
     return Status::kSuccess;
   }
@@ -174,6 +175,7 @@ bool Daemon::admitted_now(Channel& ch) {
   scheduler::TenantParams params;
   std::string why;
   if (!quotas_->admit(ch.tenant, &params, &why)) return false;
+  counters_.waited(ch.tenant);
   admit_channel(ch, params);
   spdlog::info("vm {}: channel {} admitted now", ch.vm, ch.id);
   return true;
@@ -327,6 +329,7 @@ void Daemon::on_close(uint64_t channel, std::shared_ptr<const void> mapping) {
   for (const auto& [client, s] : ch.sessions) clients.push_back(client);
   for (uint32_t c : clients) end_session(ch, c, hold);
   if (!ch.admitted) {
+    counters_.waited(ch.tenant);
     spdlog::info("vm {}: channel {} closed (it was never admitted)", ch.vm, channel);
   } else {
     if (--channels_per_tenant_[ch.tenant] == 0) {

@@ -69,12 +69,14 @@ json daemon_status(const StatusSources& s) {
   const auto counted = s.counters->snapshot();
   const TenantCount totals = s.counters->totals();
 
-  // Every VM that is connected, holds anything, has work queued, or misbehaved.
+  // Every VM that is connected (admitted or waiting to be), holds anything,
+  // has work queued, or misbehaved.
   std::map<scheduler::TenantId, json> tenants;
   auto entry = [&](scheduler::TenantId id) -> json& {
     json& t = tenants[id];
     if (t.is_null()) {
-      t = {{"tenant", id}, {"vm", ""},          {"channels", 0},    {"contexts", 0},
+      t = {{"tenant", id}, {"vm", ""},          {"channels", 0},    {"waiting", 0},
+           {"contexts", 0},
            {"allocations", 0}, {"bytes", 0},    {"streams", 0},     {"events", 0},
            {"modules", 0},     {"pending", 0},  {"queued", 0},      {"malformed", 0},
            {"refused", 0},     {"work_failed", 0}, {"backpressure", 0}};
@@ -85,6 +87,7 @@ json daemon_status(const StatusSources& s) {
     json& t = entry(id);
     t["vm"] = c.vm;
     t["channels"] = c.channels;
+    t["waiting"] = c.waiting;
     t["malformed"] = c.malformed;
     t["refused"] = c.refused;
     t["work_failed"] = c.work_failed;

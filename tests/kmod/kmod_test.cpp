@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "harness.h"
 
@@ -126,6 +127,19 @@ RunResult vgpuctl(const Daemon& d, const std::vector<std::string>& args) {
   return Process(argv, d.runtime_dir() + "/vgpuctl-" + std::to_string(calls++) + ".txt").wait(30s);
 }
 
+// VM `vm`'s entry in vgpud's accounting (`vgpuctl --json status`); empty if
+// it has none.
+nlohmann::json vm_status(const Daemon& d, const std::string& vm) {
+  const RunResult r = vgpuctl(d, {"--json", "status"});
+  const nlohmann::json s = nlohmann::json::parse(r.output, nullptr, false);
+  if (s.is_object()) {
+    for (const nlohmann::json& t : s["tenants"]) {
+      if (t["vm"] == vm) return t;
+    }
+  }
+  return nlohmann::json::object();
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -219,6 +233,13 @@ TEST_CASE("one guest: refused while unassigned, then bound by a teacher: runs wi
   REQUIRE(refuse.exit_code == 0);
   Guest g = boot(*d, "vm1", "unassigned", false);
   REQUIRE(console_shows(g, "VGPU-REFUSED"));
+  // The admin sees the VM waiting for a student.
+  const RunResult waiting = vgpuctl(*d, {"status"});
+  INFO(waiting.output);
+  CHECK(waiting.output.find("not admitted (bound to no student; their calls are refused until "
+                            "one is bound, no reboot needed): vm1") != std::string::npos);
+  CHECK(vm_status(*d, "vm1").value("waiting", -1) == 1);
+  CHECK(vm_status(*d, "vm1").value("channels", -1) == 0);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"course", "create", "gpu101"},
         std::vector<std::string>{"student", "add", "alice", "--course", "gpu101", "--vm", "vm1"}}) {
@@ -229,6 +250,9 @@ TEST_CASE("one guest: refused while unassigned, then bound by a teacher: runs wi
   check_guest(g, {"insmod", "not-admitted", "saxpy"});
   INFO(d->log());
   CHECK(log_has(*d, "vm vm1: channel 1 admitted now"));
+  // No longer waiting (admitted; by now the guest is off and the VM may be
+  // forgotten: a wait not ended would keep it listed).
+  CHECK(vm_status(*d, "vm1").value("waiting", 0) == 0);
   CHECK(d->stop().exit_code == 0);
 }
 
