@@ -107,12 +107,22 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
   const std::string name = std::string(virt::kDevicePrefix) + job.vm;
   auto dev = std::find_if(parsed.devices.begin(), parsed.devices.end(),
                           [&](const virt::VgpuDevice& v) { return v.name == name; });
-  if (dev == parsed.devices.end()) {
-    out.what = "domain " + info.name + " runs without its vgpu device: it gets it at its next start";
-    return out;
-  }
   if (job.still_lost && !job.still_lost()) {
     out.what = "domain " + info.name + "'s QEMU is connected to this vgpud: nothing to do";
+    return out;
+  }
+  if (dev == parsed.devices.end()) {
+    // Unplugged by a vgpud that stopped before it plugged the new one in, or
+    // attached while it ran and not plugged in then: plugged in now.
+    if (job.before_plug) job.before_plug();
+    if (!ok(conn_->plug(d, virt::device_xml(job.vm, job.socket), &why))) {
+      out.what = "domain " + info.name + " runs without its vgpu device, and " + why +
+                 ": it gets it at its next start";
+      return out;
+    }
+    out.replugged = true;
+    out.what = "domain " + info.name + ": the vgpu device, missing, was plugged in; its module "
+               "takes it up";
     return out;
   }
   spdlog::info("vm {}: domain {} runs with the vgpu device of a previous vgpud: unplugging it to "

@@ -4,7 +4,8 @@
 // vgpud takes the device out of the domain (PCI hot-unplug: the guest's module
 // lets go of it) and plugs it in again (QEMU connects to this vgpud and the
 // module attaches as at boot), so the VM's programs run again without a
-// reboot (docs/libvirt.md).
+// reboot (docs/libvirt.md). A running domain found without its device (a
+// vgpud stopped between the two) gets one plugged in.
 //
 // One thread and one libvirt connection of its own: a guest takes seconds to
 // let go of a device, which must hold up neither domain events nor the VMs'
