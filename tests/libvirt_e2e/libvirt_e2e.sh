@@ -11,6 +11,9 @@
 #   libvirt_e2e.sh --vgpud PATH --vgpuctl PATH --sim-kernels PATH --image DIR
 #
 # VGPU_E2E_KEEP=1 keeps the temporary directory (logs, console) for a look.
+# VGPU_E2E_KVM=1 runs the domains under KVM instead of TCG (the QEMU user
+# needs /dev/kvm): QEMU then wires the guest's interrupts through irqfds, a
+# path that replugging the device (phase 3) takes differently.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/private_libvirtd.sh"
@@ -126,11 +129,12 @@ ctl() { "$vgpuctl" --runtime-dir "$T/vgpu" --libvirt "$LIBVIRT_URI" "$@"; }
 ctl course create e2e >/dev/null || fail "vgpuctl course create"
 ctl student add alice --course e2e >/dev/null || fail "vgpuctl student add"
 
+accel=$([ "${VGPU_E2E_KVM:-0}" = 1 ] && echo kvm || echo qemu)
 # define_domain NAME CONSOLE SCENARIO: the test domain, booting the guest
 # scenario SCENARIO (tests/kmod/guest/guest-tests.sh).
 define_domain() {
   sed -e "s|@NAME@|$1|" -e "s|@IMAGE@|$T/image|" -e "s|@CONSOLE@|$2|" \
-      -e "s|vgpu.test=basic|vgpu.test=$3|" \
+      -e "s|vgpu.test=basic|vgpu.test=$3|" -e "s|<domain type='qemu'>|<domain type='$accel'>|" \
       -e "s|@QEMU@|$(command -v qemu-system-x86_64)|" "$here/domain.xml.in" > "$T/$1.xml"
   virsh -q -c "$LIBVIRT_URI" define "$T/$1.xml" >/dev/null || fail "virsh define $1"
 }
@@ -150,7 +154,7 @@ ctl --json vm list --interval 0 > "$T/vms.json" &&
     'any(.[]; .domain == $d and .uuid == $u and .attached and .student == "alice")' \
     "$T/vms.json" >/dev/null || fail "vm list does not show $domain attached: $(cat "$T/vms.json")"
 
-step "starting $domain (QEMU, TCG)"
+step "starting $domain (QEMU, $([ "$accel" = kvm ] && echo KVM || echo TCG))"
 started=$(now)
 virsh -q -c "$LIBVIRT_URI" start "$domain" >/dev/null || fail "virsh start"
 pidfile="$T/libvirt/run/libvirt/qemu/run/$domain.pid"
