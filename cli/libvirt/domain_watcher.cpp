@@ -23,6 +23,7 @@ EventKind kind_of(int event) {
     case VIR_DOMAIN_EVENT_UNDEFINED: return EventKind::kUndefined;
     case VIR_DOMAIN_EVENT_STARTED: return EventKind::kStarted;
     case VIR_DOMAIN_EVENT_STOPPED: return EventKind::kStopped;
+    case VIR_DOMAIN_EVENT_RESUMED: return EventKind::kResumed;
     default: return EventKind::kOther;
   }
 }

@@ -27,7 +27,8 @@ enum class EventKind : uint8_t {
   kUndefined,  // its definition is gone (a running domain runs on, transient)
   kStarted,    // QEMU runs (it connected to its sockets before this)
   kStopped,    // QEMU is gone: shut down, destroyed, crashed, failed, ...
-  kOther,      // suspended, resumed, ...: nothing for vgpu
+  kResumed,    // paused, it runs again (the same QEMU)
+  kOther,      // suspended, ...: nothing for vgpu
 };
 
 struct DomainEvent {

@@ -94,7 +94,7 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
   if (!runs(info.state)) {
     out.what = "domain " + info.name + " is " + std::string(virt::state_name(info.state)) +
                (virt::has_process(info.state)
-                    ? ": restart it to have the GPU again"
+                    ? ": its vgpu device is plugged in again if it resumes"
                     : " now: it connects to this vgpud at its next start");
     return out;
   }

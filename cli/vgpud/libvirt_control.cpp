@@ -155,15 +155,7 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
     }
     if (!virt::has_process(it->second->state)) continue;
     post_begin(uuid, it->second->name, "runs");
-    // Its QEMU's device was served by a previous vgpud (ivshmem never
-    // connects again): the device goes out and comes in again.
-    if (!qemu_connected(vm, uuid)) {
-      replug_->request({uuid, vm, hooks_.socket_path(vm),
-                        [this, vm = vm, uuid = uuid] { return !qemu_connected(vm, uuid); },
-                        [this, vm = vm] {
-                          if (hooks_.expect_replug) hooks_.expect_replug(vm);
-                        }});
-    }
+    replug_if_lost(uuid, vm);
   }
   for (const std::string& uuid : open) {
     auto it = by_uuid.find(uuid);
@@ -173,6 +165,17 @@ void LibvirtControl::connected(const std::vector<virt::DomainInfo>& domains) {
                "stopped while libvirt was unreachable", state);
     }
   }
+}
+
+void LibvirtControl::replug_if_lost(const std::string& uuid, const std::string& vm) {
+  // Its QEMU's device was served by a previous vgpud (ivshmem never connects
+  // again): the device goes out and comes in again.
+  if (qemu_connected(vm, uuid)) return;
+  replug_->request({uuid, vm, hooks_.socket_path(vm),
+                    [this, vm, uuid] { return !qemu_connected(vm, uuid); },
+                    [this, vm] {
+                      if (hooks_.expect_replug) hooks_.expect_replug(vm);
+                    }});
 }
 
 bool LibvirtControl::qemu_connected(const std::string& vm, const std::string& uuid) {
@@ -228,6 +231,17 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
       break;
     case virt::EventKind::kStopped:
       post_end(e.uuid, e.name, e.reason, e.state_now);
+      break;
+    case virt::EventKind::kResumed:
+      // Paused when this vgpud started, its device could not be replugged then.
+      if (attached) {
+        std::string vm;
+        {
+          std::lock_guard lock(mu_);
+          vm = by_uuid_[e.uuid].vm;
+        }
+        replug_if_lost(e.uuid, vm);
+      }
       break;
     case virt::EventKind::kUndefined:
       if (attached) {

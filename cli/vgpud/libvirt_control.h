@@ -22,6 +22,7 @@
 //                        a running domain whose QEMU is not connected to
 //                        this vgpud (it was to a previous one) gets its
 //                        device plugged in again (device_replug.h)
+//   resumed              the same, for a domain paused when vgpud started
 //
 // A QEMU that connects to an attached VM's socket but runs another domain
 // (its `-uuid`) is turned away.
@@ -118,6 +119,8 @@ class LibvirtControl final : public virt::DomainEvents {
                 virt::DomainState now);
   // Whether the QEMU running domain `uuid` is connected to this vgpud as `vm`.
   bool qemu_connected(const std::string& vm, const std::string& uuid);
+  // Asks for the domain's device to be replugged unless its QEMU is connected.
+  void replug_if_lost(const std::string& uuid, const std::string& vm);
 
   policy::Store* const store_;
   const VmHooks hooks_;

@@ -273,6 +273,34 @@ TEST_CASE("running domains a previous vgpud served get their device plugged in a
   CHECK_THAT(out[1].what, Catch::StartsWith("domain ctl-r2 runs without its vgpu device, and "
                                             "cannot plug the vgpu device into the running domain"));
 
+  SECTION("a domain paused when vgpud started is replugged when it resumes") {
+    TestDomain paused(f.tc.get(), "ctl-r4", "30000000-0000-4000-8000-0000000000e4", device);
+    f.attach("ctl-r4", paused.uuid());
+    REQUIRE(paused.start());
+    REQUIRE(paused.suspend());
+    // A vgpud starting now (the fixture's is replaced by a new one).
+    f.control.reset();
+    f.start();
+    auto for_r4 = [&] {
+      std::vector<ReplugOutcome> r4;
+      for (const auto& o : f.control->replug()->outcomes())
+        if (o.vm == "ctl-r4") r4.push_back(o);
+      return r4;
+    };
+    REQUIRE(eventually([&] { return for_r4().size() == 1; }));
+    CHECK(for_r4()[0].what ==
+          "domain ctl-r4 is paused: its vgpu device is plugged in again if it resumes");
+    REQUIRE(paused.resume());
+    REQUIRE(eventually([&] { return for_r4().size() == 2; }));
+    // Tried (the test driver refuses hot-plug, and keeps no device live
+    // across a pause and resume, so it is a plug rather than an unplug).
+    CHECK_FALSE(for_r4()[1].replugged);
+    CHECK_THAT(for_r4()[1].what, Catch::Contains("the vgpu device") &&
+                                     Catch::Contains("the running domain: this function is not "
+                                                     "supported by the connection driver"));
+    return;
+  }
+
   // libvirtd restarts while this vgpud serves the domain's QEMU: nothing to
   // replug then.
   FakeQemu qemu(lost.uuid());

@@ -70,6 +70,8 @@ class TestDomain {
   bool start() { return virDomainCreate(d_) == 0; }
   bool destroy() { return virDomainDestroy(d_) == 0; }
   bool shutdown() { return virDomainShutdown(d_) == 0; }
+  bool suspend() { return virDomainSuspend(d_) == 0; }
+  bool resume() { return virDomainResume(d_) == 0; }
   bool undefine() { return virDomainUndefine(d_) == 0; }
   std::string persistent_xml() const {
     char* x = virDomainGetXMLDesc(d_, VIR_DOMAIN_XML_INACTIVE);
