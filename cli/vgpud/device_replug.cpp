@@ -138,7 +138,8 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
                               .count();
   if (job.before_plug) job.before_plug();
   if (!ok(conn_->plug(d, virt::device_xml(job.vm, job.socket), &why))) {
-    out.what = why + " (it was unplugged: restart the domain to have the GPU again)";
+    out.what = why + " (it was unplugged: vgpud tries again when it starts or reconnects to "
+               "libvirt, or restart the domain)";
     return out;
   }
   out.replugged = true;

@@ -10,21 +10,14 @@ void SerialWorker::post(std::function<void()> task) {
   std::lock_guard lock(mu_);
   if (stopping_) return;
   queue_.push_back(std::move(task));
-  posted_++;
-  cv_.notify_all();
-}
-
-void SerialWorker::drain() {
-  std::unique_lock lock(mu_);
-  const uint64_t target = posted_;
-  cv_.wait(lock, [&] { return done_ >= target; });  // the thread runs all before it ends
+  cv_.notify_one();
 }
 
 void SerialWorker::stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    cv_.notify_all();
+    cv_.notify_one();
   }
   if (thread_.joinable()) thread_.join();
 }
@@ -39,8 +32,6 @@ void SerialWorker::run() {
     lock.unlock();
     task();
     lock.lock();
-    done_++;
-    cv_.notify_all();
   }
 }
 

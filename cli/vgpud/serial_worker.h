@@ -20,9 +20,6 @@ class SerialWorker {
 
   // Any thread; dropped after stop().
   void post(std::function<void()> task);
-  // Any thread but the worker's: returns once every task posted before the
-  // call has run.
-  void drain();
   // Runs what is queued, then ends the thread.
   void stop();
 
@@ -32,7 +29,6 @@ class SerialWorker {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
-  uint64_t posted_ = 0, done_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 };
