@@ -3,11 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "shmem_xml.h"
 
 namespace vgpu::daemon {
 namespace {
+
+constexpr auto kRemovalLimit = std::chrono::seconds(30);  // the guest's time to let go
+constexpr auto kRemovalPoll = std::chrono::milliseconds(200);  // a look at the live XML
 
 bool runs(virt::DomainState s) {
   return s == virt::DomainState::kRunning || s == virt::DomainState::kBlocked;
@@ -15,28 +20,18 @@ bool runs(virt::DomainState s) {
 
 }  // namespace
 
-DeviceReplug::DeviceReplug(Options options) : options_(std::move(options)) {
-  thread_ = std::thread([this] { run(); });
-}
-
-DeviceReplug::~DeviceReplug() {
-  stop();
-  if (thread_.joinable()) thread_.join();
-}
+DeviceReplug::~DeviceReplug() { stop(); }
 
 void DeviceReplug::request(ReplugJob job) {
   std::lock_guard lock(mu_);
   if (stop_ || std::find(busy_.begin(), busy_.end(), job.vm) != busy_.end()) return;
   busy_.push_back(job.vm);
-  queue_.push_back(std::move(job));
-  cv_.notify_one();
+  worker_.post([this, job = std::move(job)] { run(job); });
 }
 
 void DeviceReplug::stop() {
   std::lock_guard lock(mu_);
   stop_ = true;
-  queue_.clear();
-  cv_.notify_one();
 }
 
 bool DeviceReplug::stopping() const {
@@ -49,28 +44,19 @@ std::vector<ReplugOutcome> DeviceReplug::outcomes() const {
   return outcomes_;
 }
 
-void DeviceReplug::run() {
-  for (;;) {
-    ReplugJob job;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    ReplugOutcome out = replug(job);
-    if (out.replugged) {
-      spdlog::info("vm {}: {}", out.vm, out.what);
-    } else {
-      spdlog::warn("vm {}: not plugged in again: {}", out.vm, out.what);
-    }
-    // A call that failed on a dead connection: the next job opens another.
-    if (conn_ && virConnectIsAlive(conn_->raw()) != 1) conn_.reset();
-    std::lock_guard lock(mu_);
-    busy_.erase(std::find(busy_.begin(), busy_.end(), job.vm));
-    outcomes_.push_back(std::move(out));
+void DeviceReplug::run(const ReplugJob& job) {
+  if (stopping()) return;
+  ReplugOutcome out = replug(job);
+  if (out.replugged) {
+    spdlog::info("vm {}: {}", out.vm, out.what);
+  } else {
+    spdlog::warn("vm {}: not plugged in again: {}", out.vm, out.what);
   }
+  // A call that failed on a dead connection: the next job opens another.
+  if (conn_ && virConnectIsAlive(conn_->raw()) != 1) conn_.reset();
+  std::lock_guard lock(mu_);
+  busy_.erase(std::find(busy_.begin(), busy_.end(), job.vm));
+  outcomes_.push_back(std::move(out));
 }
 
 ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
@@ -78,8 +64,7 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
   out.vm = job.vm;
   std::string why;
   if (!conn_) {
-    conn_ = options_.open ? options_.open(options_.uri, &why)
-                          : virt::Connection::open(options_.uri, &why);
+    conn_ = virt::Connection::open(uri_, &why);
     if (!conn_) {
       out.what = why;
       return out;
@@ -149,7 +134,7 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
 }
 
 bool DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name, std::string* why) {
-  const auto limit = std::chrono::steady_clock::now() + options_.removal_limit;
+  const auto limit = std::chrono::steady_clock::now() + kRemovalLimit;
   for (;;) {
     std::string live;
     virt::DomainXml parsed;
@@ -163,7 +148,7 @@ bool DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name, 
     }
     if (std::chrono::steady_clock::now() > limit) {
       *why = "the guest did not let go of the vgpu device within " +
-             std::to_string(options_.removal_limit.count() / 1000) +
+             std::to_string(kRemovalLimit.count()) +
              " s (its kernel has no PCI hot-plug, or it hangs): restart the domain";
       return false;
     }
@@ -171,7 +156,7 @@ bool DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name, 
       *why = "vgpud stopped while the guest let go of the device";
       return false;
     }
-    std::this_thread::sleep_for(options_.poll);
+    std::this_thread::sleep_for(kRemovalPoll);
   }
 }
 

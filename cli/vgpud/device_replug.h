@@ -7,21 +7,18 @@
 // reboot (docs/libvirt.md). A running domain found without its device (a
 // vgpud stopped between the two) gets one plugged in.
 //
-// One thread and one libvirt connection of its own: a guest takes seconds to
-// let go of a device, which must hold up neither domain events nor the VMs'
-// calls.
+// One worker thread (serial_worker.h) and one libvirt connection of its own:
+// a guest takes seconds to let go of a device, which must hold up neither
+// domain events nor the VMs' calls.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "serial_worker.h"
 #include "virt_connection.h"
 
 namespace vgpu::daemon {
@@ -46,43 +43,33 @@ struct ReplugOutcome {
 
 class DeviceReplug {
  public:
-  struct Options {
-    std::string uri;
-    std::chrono::milliseconds removal_limit{30000};  // the guest's time to let go
-    std::chrono::milliseconds poll{200};             // how often the live XML is read meanwhile
-    // Opens the connection (the seam tests use); default virt::Connection::open.
-    std::function<std::unique_ptr<virt::Connection>(const std::string& uri, std::string* why)>
-        open;
-  };
-  explicit DeviceReplug(Options options);
-  ~DeviceReplug();
+  explicit DeviceReplug(std::string uri) : uri_(std::move(uri)) {}
+  ~DeviceReplug();  // stop(), then the worker ends
   DeviceReplug(const DeviceReplug&) = delete;
   DeviceReplug& operator=(const DeviceReplug&) = delete;
 
   // Any thread. A VM queued or being replugged is not queued again.
   void request(ReplugJob job);
-  // Drops what is queued; a replug under way stops at its next look.
+  // Jobs not begun end at once; a replug under way stops at its next look.
   void stop();
   std::vector<ReplugOutcome> outcomes() const;  // every job's, in order
 
  private:
-  void run();
+  void run(const ReplugJob& job);  // worker
   ReplugOutcome replug(const ReplugJob& job);
   // Polls the live XML until the device named `name` is gone; false at the
   // limit or on stop, with `why`.
   bool wait_removed(const virt::Domain& d, const std::string& name, std::string* why);
   bool stopping() const;
 
-  const Options options_;
-  std::unique_ptr<virt::Connection> conn_;  // the thread's
+  const std::string uri_;
+  std::unique_ptr<virt::Connection> conn_;  // the worker's
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<ReplugJob> queue_;
   std::vector<std::string> busy_;  // VMs queued or in hand
   std::vector<ReplugOutcome> outcomes_;
   bool stop_ = false;
-  std::thread thread_;
+  SerialWorker worker_;  // last: its thread uses what is above
 };
 
 }  // namespace vgpu::daemon
