@@ -23,9 +23,7 @@ LibvirtControl::LibvirtControl(policy::Store* store, VmHooks hooks, std::string 
     watcher.uri = uri_;
     watcher_ = std::make_unique<virt::DomainWatcher>(std::move(watcher), this);
     sessions_worker_ = std::make_unique<SerialWorker>();
-    DeviceReplug::Options replug;
-    replug.uri = uri_;
-    replug_ = std::make_unique<DeviceReplug>(std::move(replug));
+    replug_ = std::make_unique<DeviceReplug>(uri_);
   }
 }
 
@@ -211,10 +209,14 @@ void LibvirtControl::lost(const std::string& why) {
 
 void LibvirtControl::event(const virt::DomainEvent& e) {
   bool attached = false;
+  std::string vm;     // the VM attached to this domain
   std::string other;  // a VM attached under this name to another domain
   {
     std::lock_guard lock(mu_);
-    attached = by_uuid_.count(e.uuid) != 0;
+    if (auto it = by_uuid_.find(e.uuid); it != by_uuid_.end()) {
+      attached = true;
+      vm = it->second.vm;
+    }
     for (const auto& [uuid, a] : by_uuid_) {
       if (a.vm == e.name && uuid != e.uuid) other = uuid;
     }
@@ -234,14 +236,7 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
       break;
     case virt::EventKind::kResumed:
       // Paused when this vgpud started, its device could not be replugged then.
-      if (attached) {
-        std::string vm;
-        {
-          std::lock_guard lock(mu_);
-          vm = by_uuid_[e.uuid].vm;
-        }
-        replug_if_lost(e.uuid, vm);
-      }
+      if (attached) replug_if_lost(e.uuid, vm);
       break;
     case virt::EventKind::kUndefined:
       if (attached) {
@@ -252,11 +247,7 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
       break;
     case virt::EventKind::kDefined:
       if (attached) {
-        std::string vm, why;
-        {
-          std::lock_guard lock(mu_);
-          vm = by_uuid_[e.uuid].vm;
-        }
+        std::string why;
         if (!ok(hooks_.serve(vm, &why))) spdlog::error("vm {}: cannot be served: {}", vm, why);
       }
       break;
