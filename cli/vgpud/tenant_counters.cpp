@@ -3,32 +3,34 @@
 namespace vgpu::daemon {
 
 void TenantCounters::opened(scheduler::TenantId tenant, const std::string& vm) {
-  std::lock_guard lock(mu_);
-  TenantCount& t = tenants_[tenant];
-  t.vm = vm;
-  t.channels++;
+  count_up(tenant, vm, &TenantCount::channels);
 }
 
 void TenantCounters::closed(scheduler::TenantId tenant) {
-  std::lock_guard lock(mu_);
-  auto it = tenants_.find(tenant);
-  if (it == tenants_.end()) return;
-  if (it->second.channels > 0) it->second.channels--;
-  forget_if_idle(it);
+  count_down(tenant, &TenantCount::channels);
 }
 
 void TenantCounters::waits(scheduler::TenantId tenant, const std::string& vm) {
-  std::lock_guard lock(mu_);
-  TenantCount& t = tenants_[tenant];
-  t.vm = vm;
-  t.waiting++;
+  count_up(tenant, vm, &TenantCount::waiting);
 }
 
 void TenantCounters::waited(scheduler::TenantId tenant) {
+  count_down(tenant, &TenantCount::waiting);
+}
+
+void TenantCounters::count_up(scheduler::TenantId tenant, const std::string& vm,
+                              uint64_t TenantCount::*open) {
+  std::lock_guard lock(mu_);
+  TenantCount& t = tenants_[tenant];
+  t.vm = vm;
+  t.*open += 1;
+}
+
+void TenantCounters::count_down(scheduler::TenantId tenant, uint64_t TenantCount::*open) {
   std::lock_guard lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return;
-  if (it->second.waiting > 0) it->second.waiting--;
+  if (it->second.*open > 0) it->second.*open -= 1;
   forget_if_idle(it);
 }
 

@@ -50,6 +50,10 @@ class TenantCounters {
 
  private:
   void bump(scheduler::TenantId tenant, uint64_t TenantCount::*field);
+  // `open` (channels or waiting) up by one, or down by one (then a VM with
+  // nothing left is forgotten).
+  void count_up(scheduler::TenantId tenant, const std::string& vm, uint64_t TenantCount::*open);
+  void count_down(scheduler::TenantId tenant, uint64_t TenantCount::*open);
   void forget_if_idle(std::map<scheduler::TenantId, TenantCount>::iterator it);  // mu_ held
 
   mutable std::mutex mu_;
