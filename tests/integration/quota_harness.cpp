@@ -71,6 +71,22 @@ RunResult vgpuctl(const std::string& runtime_dir, const std::vector<std::string>
   return run_command(argv, uid);
 }
 
+nlohmann::json daemon_status(const std::string& runtime_dir) {
+  const RunResult r = vgpuctl(runtime_dir, {"--json", "status"});
+  if (r.exit_code != 0) return nullptr;
+  const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+  return j.is_discarded() ? nlohmann::json(nullptr) : j;
+}
+
+nlohmann::json tenant_of(const nlohmann::json& status, const std::string& vm) {
+  if (status.is_object()) {
+    for (const nlohmann::json& t : status["tenants"]) {
+      if (t["vm"] == vm) return t;
+    }
+  }
+  return nlohmann::json::object();
+}
+
 QuotaDaemon::QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready,
                          const std::vector<std::string>& extra_env)
     : dir_(dir), db_(db) {

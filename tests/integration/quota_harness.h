@@ -1,5 +1,5 @@
 // Helpers for the quota, vgpuctl and crash tests: vgpuctl as a subprocess (as
-// root or as another uid), a daemon on a given runtime directory and
+// root or as another uid; its `status` read as JSON), a daemon on a given runtime directory and
 // database (so it can be killed and restarted on the same files), and the
 // database's bytes.
 #pragma once
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness.h"
 
 namespace vgpu::test {
@@ -21,6 +23,10 @@ std::string chromium_path();  // "" if no Chromium is installed
 // Runs vgpuctl with `args` (after --runtime-dir DIR), as `uid` if >= 0.
 RunResult vgpuctl(const std::string& runtime_dir, const std::vector<std::string>& args,
                   int uid = -1);
+// `vgpuctl --json status` against the daemon at `runtime_dir` (null on failure).
+nlohmann::json daemon_status(const std::string& runtime_dir);
+// The status entry of VM `vm`, or an empty object if it holds and did nothing.
+nlohmann::json tenant_of(const nlohmann::json& status, const std::string& vm);
 // Runs any command to completion, as `uid` if >= 0; output is stdout and stderr.
 RunResult run_command(const std::vector<std::string>& argv, int uid = -1,
                       std::chrono::milliseconds limit = std::chrono::seconds(60));

@@ -13,22 +13,6 @@ using namespace std::chrono_literals;
 
 std::string test_vm_path() { return VGPU_TEST_VM; }
 
-json daemon_status(const std::string& runtime_dir) {
-  const RunResult r = vgpuctl(runtime_dir, {"--json", "status"});
-  if (r.exit_code != 0) return nullptr;
-  const json j = json::parse(r.output, nullptr, false);
-  return j.is_discarded() ? json(nullptr) : j;
-}
-
-json tenant_of(const json& status, const std::string& vm) {
-  if (status.is_object()) {
-    for (const json& t : status["tenants"]) {
-      if (t["vm"] == vm) return t;
-    }
-  }
-  return json::object();
-}
-
 bool holds_nothing(const json& t) {
   for (const char* key : {"channels", "contexts", "allocations", "bytes", "streams", "events",
                           "modules", "pending", "queued"}) {

@@ -1,6 +1,6 @@
 // Helpers for the robustness tests (hostile, back-pressure, kill, restart,
-// class): the daemon's own accounting through `vgpuctl status`, the
-// vgpu-test-vm tool, /proc figures of the daemon, and bystander VMs that keep
+// class): what the daemon's accounting shows (read with quota_harness.h's
+// daemon_status), the vgpu-test-vm tool, /proc figures of the daemon, and bystander VMs that keep
 // running real programs while something else goes wrong.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "quota_harness.h"
 
 namespace vgpu::test {
 
@@ -26,10 +27,6 @@ using nlohmann::json;
 
 std::string test_vm_path();
 
-// `vgpuctl --json status` against the daemon at `runtime_dir` (null on failure).
-json daemon_status(const std::string& runtime_dir);
-// The status entry of VM `vm`, or an empty object if it holds and did nothing.
-json tenant_of(const json& status, const std::string& vm);
 // Whether the entry shows nothing held: no channel, context, allocation,
 // memory, stream, event, module, pending or queued work.
 bool holds_nothing(const json& tenant);

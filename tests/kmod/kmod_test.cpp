@@ -10,9 +10,9 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "quota_harness.h"
 
 using namespace vgpu::test;
 using namespace std::chrono_literals;
@@ -121,23 +121,12 @@ bool log_has(const Daemon& d, const std::string& text, std::chrono::milliseconds
 }
 
 RunResult vgpuctl(const Daemon& d, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {VGPU_TEST_VGPUCTL, "--runtime-dir", d.runtime_dir()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  static int calls = 0;
-  return Process(argv, d.runtime_dir() + "/vgpuctl-" + std::to_string(calls++) + ".txt").wait(30s);
+  return vgpu::test::vgpuctl(d.runtime_dir(), args);
 }
 
-// VM `vm`'s entry in vgpud's accounting (`vgpuctl --json status`); empty if
-// it has none.
+// VM `vm`'s entry in vgpud's accounting; empty if it has none.
 nlohmann::json vm_status(const Daemon& d, const std::string& vm) {
-  const RunResult r = vgpuctl(d, {"--json", "status"});
-  const nlohmann::json s = nlohmann::json::parse(r.output, nullptr, false);
-  if (s.is_object()) {
-    for (const nlohmann::json& t : s["tenants"]) {
-      if (t["vm"] == vm) return t;
-    }
-  }
-  return nlohmann::json::object();
+  return tenant_of(daemon_status(d.runtime_dir()), vm);
 }
 
 size_t count(const std::string& text, const std::string& what) {
