@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "../common/db_path.h"
 #include "../common/runtime_dir.h"
 #include "backend_choice.h"
 #include "daemon.h"
@@ -25,6 +26,33 @@ std::vector<std::string> split_paths(const char* list) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+// The default database's folder, made if missing (0700: it names students).
+// A database left in the runtime directory by an older vgpud (its default
+// then) is pointed out, not moved: another vgpud may still have it open.
+bool prepare_default_db(const std::string& runtime_dir, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (!ec) fs::permissions(dir, fs::perms::owner_all, ec);
+    if (ec) {
+      spdlog::error("vgpud: cannot create {} for the database: {} (or pass --db FILE)",
+                    dir.string(), ec.message());
+      return false;
+    }
+  }
+  const std::string old = runtime_dir + "/vgpu.db";
+  if (fs::exists(old, ec) && !fs::exists(path, ec)) {
+    spdlog::warn(
+        "vgpud: {} holds a database an older vgpud kept in its runtime directory, which a "
+        "reboot may clear; the database is now {}: to keep what {} holds, stop vgpud and move "
+        "it there with its -wal file, or pass --db {}",
+        old, path, old, old);
+  }
+  return true;
 }
 
 }  // namespace
@@ -45,7 +73,9 @@ int main(int argc, char** argv) {
   app.add_option("--runtime-dir", runtime_dir,
                  "directory for the daemon's sockets (default: $VGPU_RUNTIME_DIR, else " +
                      cli::default_runtime_dir() + ")");
-  app.add_option("--db", db, "SQLite database file (default: <runtime-dir>/vgpu.db)");
+  app.add_option("--db", db,
+                 "SQLite database file: courses, quotas, usage, audit (default: " +
+                     cli::default_db_path() + ", kept across reboots)");
   app.add_option("--sim-kernels", sim_kernels,
                  "plug-in with CPU kernel implementations for the sim backend (repeatable; "
                  "also read from VGPU_SIM_KERNELS, colon-separated)");
@@ -106,7 +136,13 @@ int main(int argc, char** argv) {
     spdlog::error("vgpud: cannot create runtime directory {}: {}", config.runtime_dir, ec.message());
     return 1;
   }
-  config.db_path = db.empty() ? config.runtime_dir + "/vgpu.db" : db;
+  config.db_path = db.empty() ? cli::default_db_path() : db;
+  if (config.db_path.empty()) {
+    spdlog::error("vgpud: no --db given and no home directory to keep the database in "
+                  "(set XDG_STATE_HOME or HOME, or pass --db FILE)");
+    return 1;
+  }
+  if (db.empty() && !prepare_default_db(config.runtime_dir, config.db_path)) return 1;
   config.scheduling = std::make_shared<daemon::SchedulerControl>(scheduling_flags);
   if (std::string bad; !ok(config.scheduling->load(&bad))) {
     spdlog::error("vgpud: scheduling settings: {}", bad);
