@@ -19,6 +19,7 @@ packages=(
   # with its QEMU driver, virsh and jq for the end-to-end test (tests/libvirt_e2e).
   libvirt-dev libxml2-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients jq
   chromium                              # the HTML usage report's test (headless)
+  systemd                               # systemd-analyze: the installed unit's test (tests/install)
 )
 
 missing=()

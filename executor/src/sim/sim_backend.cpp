@@ -60,9 +60,11 @@ Status make_sim_backend(const SimConfig& config, std::unique_ptr<Backend>* out) 
       return Status::kInitializationError;
     }
     check.reset();
+    const std::string worker = spec.path;
     auto backend = std::make_unique<sim::SimBackend>(config, std::move(spec));
-    spdlog::info("sim: device '{}', {} MiB, {} plug-in(s), watchdog {} ms", backend->device().name,
-                 config.device_memory >> 20, config.plugin_paths.size(), config.watchdog.count());
+    spdlog::info("sim: device '{}', {} MiB, {} plug-in(s), watchdog {} ms, worker {}",
+                 backend->device().name, config.device_memory >> 20, config.plugin_paths.size(),
+                 config.watchdog.count(), worker);
     *out = std::move(backend);
     return Status::kSuccess;
   } catch (const std::bad_alloc&) {

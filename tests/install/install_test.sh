@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# What `cmake --install` puts on a host works from where it lands:
+#   1. the files are there (commands, workers, runtime library, plug-in ABI,
+#      systemd unit, guest module sources);
+#   2. the installed vgpud (sim backend) starts the installed worker, and a
+#      real CUDA program run through the installed vgpu-run loads the
+#      installed libcudart.so.13 and passes;
+#   3. the installed unit passes `systemd-analyze verify` and names the
+#      installed vgpud;
+#   4. with --kernel-version, the installed guest module sources build.
+# Every failure says what and exits 1.
+#   install_test.sh --build DIR --sim-kernels SO --program PATH [--kernel-version V]
+set -uo pipefail
+build= kernels= program= kver=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --sim-kernels) kernels=$2; shift 2 ;;
+    --program) program=$2; shift 2 ;;
+    --kernel-version) kver=$2; shift 2 ;;
+    *) echo "install_test: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
+T=$(mktemp -d /tmp/vgpu-install-XXXXXX)
+vgpud_pid=
+cleanup() {
+  [ -n "$vgpud_pid" ] && kill "$vgpud_pid" 2>/dev/null && wait "$vgpud_pid" 2>/dev/null
+  [ -n "${VGPU_TEST_KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+P=$T/prefix
+
+# 1. The install and its files.
+cmake --install "$build" --prefix "$P" >"$T/install.log" 2>&1 ||
+  { cat "$T/install.log" >&2; fail "cmake --install failed"; }
+for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-sim-worker bin/vgpu-cuda-worker \
+         lib/vgpu/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service \
+         share/vgpu/guest/transport-kmod/kmod/Kbuild share/vgpu/guest/transport-kmod/kmod/vgpu_main.c \
+         share/vgpu/guest/protocol/include/vgpu/protocol/vm_region.h \
+         share/vgpu/guest/transport-kmod/include/vgpu/transport/vgpu_dev.h; do
+  [ -e "$P/$f" ] || fail "$f was not installed"
+done
+[ -x "$P/bin/vgpud" ] || fail "bin/vgpud is not executable"
+echo "install_test: installed into $P"
+
+# 2. The installed programs serve a CUDA program. No --db: it would be the
+# default (/var/lib/vgpu for root); a test keeps its own.
+mkdir -p "$T/run"
+"$P/bin/vgpud" --backend sim --runtime-dir "$T/run" --db "$T/vgpu.db" --libvirt none \
+  --sim-kernels "$kernels" >"$T/vgpud.log" 2>&1 &
+vgpud_pid=$!
+for _ in $(seq 200); do [ -S "$T/run/vgpud.sock" ] && break; sleep 0.1; done
+[ -S "$T/run/vgpud.sock" ] || { cat "$T/vgpud.log" >&2; fail "the installed vgpud did not start"; }
+LD_DEBUG=libs "$P/bin/vgpu-run" --runtime-dir "$T/run" --vm installed -- "$program" \
+  >"$T/run.log" 2>"$T/ld.log"
+rc=$?
+cat "$T/run.log"
+[ $rc -eq 0 ] && grep -q '^PASS' "$T/run.log" ||
+  { cat "$T/vgpud.log" >&2; fail "$(basename "$program") through the installed vgpu-run: exit $rc"; }
+grep -q "calling init: $P/lib/vgpu/libcudart.so.13" "$T/ld.log" ||
+  fail "the program did not load the installed runtime ($P/lib/vgpu/libcudart.so.13)"
+# The contexts' worker is the installed one, next to the installed vgpud.
+grep -q "worker $P/bin/vgpu-sim-worker\$" "$T/vgpud.log" ||
+  { cat "$T/vgpud.log" >&2; fail "the installed vgpud does not use the installed vgpu-sim-worker"; }
+"$P/bin/vgpuctl" --runtime-dir "$T/run" --json status >"$T/status.json" 2>&1 ||
+  { cat "$T/status.json" >&2; fail "the installed vgpuctl cannot read the daemon's status"; }
+kill -TERM "$vgpud_pid"
+wait "$vgpud_pid"
+rc=$?
+vgpud_pid=
+[ $rc -eq 0 ] || { cat "$T/vgpud.log" >&2; fail "the installed vgpud did not stop cleanly: exit $rc"; }
+echo "install_test: the installed vgpud, worker, vgpu-run and runtime served $(basename "$program")"
+
+# 3. The systemd unit.
+unit=$P/lib/systemd/system/vgpud.service
+grep -q "^ExecStart=$P/bin/vgpud " "$unit" || fail "the unit does not start $P/bin/vgpud"
+command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (scripts/install-deps.sh)"
+systemd-analyze verify "$unit" >"$T/verify.log" 2>&1 ||
+  { cat "$T/verify.log" >&2; fail "systemd-analyze verify $unit"; }
+echo "install_test: the unit passes systemd-analyze verify"
+
+# 4. The guest module from the installed sources.
+if [ -n "$kver" ]; then
+  make -s -C "$P/share/vgpu/guest/transport-kmod/kmod" KVER="$kver" >"$T/kmod.log" 2>&1 ||
+    { cat "$T/kmod.log" >&2; fail "the installed guest module sources do not build for $kver"; }
+  [ -f "$P/share/vgpu/guest/transport-kmod/kmod/vgpu.ko" ] || fail "no vgpu.ko from the installed sources"
+  echo "install_test: the installed guest module sources build vgpu.ko for Linux $kver"
+else
+  echo "install_test: no kernel headers here: the guest module sources were not built (as in the build)"
+fi
+echo "install_test: PASS"
