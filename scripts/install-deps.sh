@@ -15,6 +15,7 @@ packages=(
   # The guest kernel module and its QEMU tests (tests/kmod): Debian's kernel
   # headers and image (the same version), QEMU, a static busybox, cpio.
   linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio
+  dkms                                  # the installed guest sources as a DKMS tree (tests/install)
   # libvirt: the client library and libxml2 (vgpud, vgpuctl); a libvirtd
   # with its QEMU driver, virsh and jq for the end-to-end test (tests/libvirt_e2e).
   libvirt-dev libxml2-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients jq
