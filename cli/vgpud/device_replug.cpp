@@ -96,40 +96,35 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
     out.what = "domain " + info.name + "'s QEMU is connected to this vgpud: nothing to do";
     return out;
   }
-  if (dev == parsed.devices.end()) {
-    // Unplugged by a vgpud that stopped before it plugged the new one in, or
-    // attached while it ran and not plugged in then: plugged in now.
-    if (job.before_plug) job.before_plug();
-    if (!ok(conn_->plug(d, virt::device_xml(job.vm, job.socket), &why))) {
-      out.what = "domain " + info.name + " runs without its vgpu device, and " + why +
-                 ": it gets it at its next start";
+  // Missing: unplugged by a vgpud that stopped before it plugged the new one
+  // in, or attached while the domain ran and not plugged in then.
+  const bool missing = dev == parsed.devices.end();
+  std::string how = "the vgpu device, missing, was plugged in";
+  if (!missing) {
+    spdlog::info("vm {}: domain {} runs with the vgpu device of a previous vgpud: unplugging it "
+                 "to plug it in again",
+                 job.vm, info.name);
+    const auto asked = std::chrono::steady_clock::now();
+    if (!ok(conn_->unplug(d, dev->xml, &why)) || !wait_removed(d, name, &why)) {
+      out.what = why;
       return out;
     }
-    out.replugged = true;
-    out.what = "domain " + info.name + ": the vgpu device, missing, was plugged in; its module "
-               "takes it up";
-    return out;
+    const auto removed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - asked)
+                                .count();
+    how = "the vgpu device was plugged in again (the guest let go of the old one in " +
+          std::to_string(removed_ms) + " ms)";
   }
-  spdlog::info("vm {}: domain {} runs with the vgpu device of a previous vgpud: unplugging it to "
-               "plug it in again",
-               job.vm, info.name);
-  const auto asked = std::chrono::steady_clock::now();
-  if (!ok(conn_->unplug(d, dev->xml, &why)) || !wait_removed(d, name, &why)) {
-    out.what = why;
-    return out;
-  }
-  const auto removed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - asked)
-                              .count();
   if (job.before_plug) job.before_plug();
   if (!ok(conn_->plug(d, virt::device_xml(job.vm, job.socket), &why))) {
-    out.what = why + " (it was unplugged: vgpud tries again when it starts or reconnects to "
-               "libvirt, or restart the domain)";
+    out.what = missing ? "domain " + info.name + " runs without its vgpu device, and " + why +
+                             ": it gets it at its next start"
+                       : why + " (it was unplugged: vgpud tries again when it starts or "
+                               "reconnects to libvirt, or restart the domain)";
     return out;
   }
   out.replugged = true;
-  out.what = "domain " + info.name + ": the vgpu device was plugged in again (the guest let go of " +
-             "the old one in " + std::to_string(removed_ms) + " ms); its module takes it up";
+  out.what = "domain " + info.name + ": " + how + "; its module takes it up";
   return out;
 }
 

@@ -45,8 +45,8 @@ done
 [ -x "$P/bin/vgpud" ] || fail "bin/vgpud is not executable"
 echo "install_test: installed into $P"
 
-# 2. The installed programs serve a CUDA program. No --db: it would be the
-# default (/var/lib/vgpu for root); a test keeps its own.
+# 2. The installed programs serve a CUDA program. A database of the test's
+# own: root's default, /var/lib/vgpu, is not the test's to touch.
 mkdir -p "$T/run"
 "$P/bin/vgpud" --backend sim --runtime-dir "$T/run" --db "$T/vgpu.db" --libvirt none \
   --sim-kernels "$kernels" >"$T/vgpud.log" 2>&1 &
