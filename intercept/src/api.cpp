@@ -14,11 +14,6 @@ cudaError_t result(Status s) {
   return e;
 }
 
-Status with_async_errors(Connection& c, Status own) {
-  const Status async = c.take_async_error();
-  return ok(own) ? async : own;
-}
-
 uint64_t stream_handle(cudaStream_t s) {
   if (s == cudaStreamLegacy || s == cudaStreamPerThread) return 0;
   return reinterpret_cast<uint64_t>(s);

@@ -13,10 +13,6 @@ namespace vgpu::intercept {
 cudaError_t result(Status s);
 inline cudaError_t result(cudaError_t e) { return result(static_cast<Status>(e)); }
 
-// A synchronising call's result: its own failure, else the first failure an
-// earlier asynchronous call reported.
-Status with_async_errors(Connection& c, Status own);
-
 // cudaStream_t / cudaEvent_t values are the host's handles. The legacy and
 // per-thread default streams are the host's default stream.
 uint64_t stream_handle(cudaStream_t s);

@@ -136,4 +136,11 @@ class Connection {
   std::vector<uint8_t> buffer_;
 };
 
+// A synchronising call's result: its own failure, else the first failure an
+// earlier asynchronous call reported.
+inline Status with_async_errors(Connection& c, Status own) {
+  const Status async = c.take_async_error();
+  return ok(own) ? async : own;
+}
+
 }  // namespace vgpu::intercept

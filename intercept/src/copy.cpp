@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "api.h"
 
 namespace vgpu::intercept {
 

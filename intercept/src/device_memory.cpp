@@ -18,11 +18,19 @@ void DeviceMemory::remove(uint64_t base) {
 }
 
 bool DeviceMemory::contains(uint64_t ptr) const {
+  uint64_t base = 0, size = 0;
+  return find(ptr, &base, &size);
+}
+
+bool DeviceMemory::find(uint64_t ptr, uint64_t* base, uint64_t* size) const {
   std::lock_guard lock(mu_);
   auto it = ranges_.upper_bound(ptr);
   if (it == ranges_.begin()) return false;
   --it;
-  return ptr - it->first < it->second;
+  if (ptr - it->first >= it->second) return false;
+  *base = it->first;
+  *size = it->second;
+  return true;
 }
 
 }  // namespace vgpu::intercept

@@ -15,6 +15,8 @@ class DeviceMemory {
   void add(uint64_t base, uint64_t size);
   void remove(uint64_t base);
   bool contains(uint64_t ptr) const;
+  // The allocation holding `ptr`: its base and size. False when none does.
+  bool find(uint64_t ptr, uint64_t* base, uint64_t* size) const;
 
  private:
   mutable std::mutex mu_;

@@ -1,0 +1,72 @@
+#include "driver_state.h"
+
+#include <cstring>
+
+#include "log.h"
+
+namespace vgpu::driver {
+
+using intercept::log_line;
+using intercept::log_once;
+
+CUresult to_cu(Status s) {
+  switch (s) {
+    case Status::kInvalidConfiguration:
+    case Status::kInvalidDevicePointer:
+    case Status::kInvalidMemcpyDirection: return CUDA_ERROR_INVALID_VALUE;
+    case Status::kInvalidSymbol: return CUDA_ERROR_NOT_FOUND;
+    // From a launch: the backend has no code for the kernel (the sim backend
+    // no CPU implementation). A lookup by name maps it to NOT_FOUND itself.
+    case Status::kInvalidDeviceFunction: return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    default: return static_cast<CUresult>(s);  // the other codes are the driver's own
+  }
+}
+
+CUresult refuse(const char* what) {
+  log_once(what, "%s is not supported by vgpu; returning CUDA_ERROR_NOT_SUPPORTED", what);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// ---- the device -----------------------------------------------------------------
+
+CUresult device_info(const DeviceInfo** out) {
+  static std::mutex mu;
+  static DeviceInfo* info = nullptr;  // leaked: asked until exit
+  static CUresult failed = CUDA_SUCCESS;
+  std::lock_guard lock(mu);
+  if (info) {
+    *out = info;
+    return CUDA_SUCCESS;
+  }
+  if (failed != CUDA_SUCCESS) return failed;
+  Connection& c = Connection::instance();
+  auto clock = c.lock();
+  proto::GetDeviceCountReply count{};
+  proto::GetDevicePropertiesReply props{};
+  Status s = c.call(proto::GetDeviceCountRequest{}, {}, &count);
+  if (ok(s) && count.count > 0) s = c.call(proto::GetDevicePropertiesRequest{0, 0}, {}, &props);
+  if (!ok(s) || count.count <= 0) {
+    // Like a machine without a GPU; a daemon that went away stays an error.
+    return failed = (s == Status::kDevicesUnavailable ? CUDA_ERROR_DEVICE_UNAVAILABLE
+                                                        : CUDA_ERROR_NO_DEVICE);
+  }
+  auto* d = new DeviceInfo;
+  d->count = 1;  // one virtual GPU per VM
+  std::memcpy(d->name, props.name, sizeof d->name);
+  d->name[sizeof d->name - 1] = '\0';
+  std::memcpy(d->uuid.bytes, props.uuid, sizeof d->uuid.bytes);
+  d->total_mem = props.total_global_mem;
+  std::memcpy(d->attributes, props.attributes, sizeof d->attributes);
+  info = d;
+  *out = info;
+  return CUDA_SUCCESS;
+}
+
+CUresult check_device(CUdevice d) {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+  return d >= 0 && d < info->count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+}  // namespace vgpu::driver

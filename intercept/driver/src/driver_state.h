@@ -1,0 +1,147 @@
+// What the guest driver keeps for a process: the device's unchanging
+// properties (fetched in one round trip), contexts, modules, functions and
+// library handles. Work, memory and objects live on the host; these are the
+// guest's handles for them. See docs/compatibility.md for what is forwarded.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "connection.h"
+#include "vgpu/fatbin/fatbin.h"
+
+namespace vgpu::driver {
+
+using intercept::Connection;
+
+// The CUresult for a status of the wire (their codes agree but for a few).
+CUresult to_cu(Status s);
+
+// The one device a VM sees, as the host describes it. Asked once, then
+// answered in the guest: none of it changes while the process runs.
+struct DeviceInfo {
+  int count = 0;
+  char name[256] = {};
+  CUuuid uuid = {};
+  uint64_t total_mem = 0;
+  int32_t attributes[160] = {};
+  int attribute(int a) const { return a >= 0 && a < 160 ? attributes[a] : 0; }
+};
+// Fetches the device's description on first use. CUDA_ERROR_NO_DEVICE (with
+// one log line) when vgpud cannot be reached.
+CUresult device_info(const DeviceInfo** out);
+CUresult check_device(CUdevice d);
+
+// The driver version this library implements (cuda.h's CUDA_VERSION): what
+// cuDriverGetVersion reports and what the runtime's integrity check hashes.
+inline constexpr int kDriverVersion = CUDA_VERSION;
+
+// Whether cuInit has run (every other call but a few needs it).
+bool initialized();
+
+// ---- contexts ---------------------------------------------------------------
+// Every context of a process shares its one session on the host (its device
+// memory, streams, modules): a VM has one virtual GPU. Contexts here carry
+// what the API lets a program observe: flags, limits, context-local storage.
+struct Context {
+  CUdevice device = 0;
+  unsigned flags = 0;
+  bool primary = false;
+  int retains = 0;  // primary context: cuDevicePrimaryCtxRetain count
+  unsigned long long id = 0;
+  struct Stored {
+    void* value;
+    void (*destructor)(CUcontext, void*, void*);
+  };
+  std::map<void*, Stored> storage;  // context-local storage (a private table)
+  size_t limits[16] = {};
+};
+std::mutex& context_mutex();
+Context* primary_context(CUdevice d);
+Context* current_context();                   // the calling thread's, or null
+Context* as_context(CUcontext ctx);           // null unless a live context
+// The context a call made with `ctx` (null: current) means; null if none.
+Context* resolve_context(CUcontext ctx);
+
+// ---- modules and functions ---------------------------------------------------
+struct Module;
+struct Function {
+  Module* module = nullptr;
+  std::string name;
+  const fatbin::Kernel* layout = nullptr;
+  uint64_t host_function = 0;  // 0 until resolved on the host
+  int max_dynamic_shared = 0;  // cuFuncSetAttribute
+};
+
+struct Module {
+  std::vector<uint8_t> image;        // a fat binary (what the host loads)
+  fatbin::Module info;               // parsed here, to pack kernel arguments
+  bool parsed = false;
+  uint64_t host_module = 0;          // 0 until uploaded
+  CUresult load_status = CUDA_SUCCESS;  // a failure to parse or upload, remembered
+  std::map<std::string, std::unique_ptr<Function>> functions;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> globals;  // name -> (dptr, size)
+};
+
+// The process's modules and functions, by the handles the program holds.
+class Objects {
+ public:
+  static Objects& instance();
+  std::mutex& mutex() { return mu_; }
+
+  // Takes an image (a fat binary, a cubin or PTX, already wrapped as a fat
+  // binary) and returns its handle; nothing is sent to the host yet.
+  Module* add_module(std::vector<uint8_t> fatbin);
+  void remove_module(Module* m);
+  Module* module(void* handle) const;
+  Function* function(void* handle) const;
+
+  // With both locks held (objects, then connection): parses and uploads the
+  // module on first use, resolves a function by name.
+  CUresult load(Connection& c, Module& m);
+  CUresult get_function(Connection& c, Module& m, const std::string& name, Function** out);
+  CUresult get_global(Connection& c, Module& m, const std::string& name, uint64_t* dptr,
+                      uint64_t* size);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  std::unordered_set<const void*> module_handles_;
+  std::unordered_set<const void*> function_handles_;
+};
+
+// Turns what cuModuleLoadData / cuLibraryLoadData were given (a registration
+// wrapper, a fat binary, a cubin, or PTX text) into fat binary bytes the host
+// parses. CUDA_ERROR_INVALID_IMAGE for anything else.
+CUresult image_to_fatbin(const void* image, std::vector<uint8_t>* out);
+
+// ---- streams ------------------------------------------------------------------
+// The host's handle for a stream; the legacy and per-thread default streams
+// are the host's default stream.
+inline uint64_t stream_handle(CUstream s) {
+  if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return 0;
+  return reinterpret_cast<uint64_t>(s);
+}
+
+// ---- host memory --------------------------------------------------------------
+// Page-locked host memory the program allocated or registered: the pinned
+// blocks of the data area and what did not fit there.
+struct HostRange {
+  uint64_t size = 0;
+  unsigned flags = 0;
+  bool allocated = false;  // cuMemHostAlloc (else cuMemHostRegister)
+};
+bool host_range(const void* p, const void** base, HostRange* out);
+
+// Logs `what` once and returns CUDA_ERROR_NOT_SUPPORTED: a call (or a mode of
+// one) vgpu refuses by name.
+CUresult refuse(const char* what);
+
+}  // namespace vgpu::driver

@@ -1,0 +1,220 @@
+// Page-locked host memory and pointer queries. Pinned memory lives in the
+// data area (Connection::pin), so copies from and to it need no staging
+// copy; what does not fit there is ordinary page-aligned memory, copied
+// through staging. Registered memory is accepted as the hint it is: copies of
+// it are staged like pageable ones. Device-mapped host memory is refused.
+#include <cstdlib>
+#include <cstring>
+
+#include "device_memory.h"
+#include "driver_state.h"
+#include "log.h"
+
+using namespace vgpu;
+using namespace vgpu::driver;
+using intercept::DeviceMemory;
+
+namespace {
+
+std::mutex& host_mutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::map<const void*, HostRange>& ranges() {  // by base address
+  static auto* m = new std::map<const void*, HostRange>;  // leaked: used until exit
+  return *m;
+}
+
+CUresult host_alloc(void** ptr, size_t size, unsigned flags) {
+  if (!ptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) return refuse("cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (mapped pinned memory)");
+  if (size == 0) size = 1;
+  bool pinned = false;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    const Status s = c.pin(size, ptr);
+    if (ok(s)) pinned = true;
+    else if (s != Status::kMemoryAllocation) return to_cu(s);
+  }
+  if (!pinned) {
+    intercept::log_once("pinned-full",
+                        "pinned host memory past what this process's data area holds is ordinary "
+                        "memory: copies from and to it are staged");
+    if (posix_memalign(ptr, 4096, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  std::lock_guard lock(host_mutex());
+  ranges()[*ptr] = HostRange{size, flags, true};
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+namespace vgpu::driver {
+
+bool host_range(const void* p, const void** base, HostRange* out) {
+  std::lock_guard lock(host_mutex());
+  auto it = ranges().upper_bound(p);
+  if (it == ranges().begin()) return false;
+  --it;
+  const auto offset = static_cast<uint64_t>(static_cast<const uint8_t*>(p) -
+                                            static_cast<const uint8_t*>(it->first));
+  if (offset >= it->second.size) return false;
+  *base = it->first;
+  *out = it->second;
+  return true;
+}
+
+}  // namespace vgpu::driver
+
+extern "C" {
+
+CUresult cuMemAllocHost_v2(void** ptr, size_t size) { return host_alloc(ptr, size, 0); }
+CUresult cuMemHostAlloc(void** ptr, size_t size, unsigned flags) { return host_alloc(ptr, size, flags); }
+
+CUresult cuMemFreeHost(void* ptr) {
+  {
+    std::lock_guard lock(host_mutex());
+    auto it = ranges().find(ptr);
+    if (it == ranges().end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
+    ranges().erase(it);
+  }
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  bool was_pinned = false;
+  const Status s = c.unpin(ptr, &was_pinned);
+  if (was_pinned) return to_cu(s);
+  std::free(ptr);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister_v2(void* ptr, size_t size, unsigned flags) {
+  if (!ptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
+    return refuse("cuMemHostRegister with DEVICEMAP or IOMEMORY (mapped host memory)");
+  std::lock_guard lock(host_mutex());
+  auto [it, inserted] = ranges().emplace(ptr, HostRange{size, flags, false});
+  return inserted ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+}
+
+CUresult cuMemHostRegister(void* ptr, size_t size, unsigned flags) {
+  return cuMemHostRegister_v2(ptr, size, flags);
+}
+
+CUresult cuMemHostUnregister(void* ptr) {
+  std::lock_guard lock(host_mutex());
+  auto it = ranges().find(ptr);
+  if (it == ranges().end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  ranges().erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetFlags(unsigned* flags, void* ptr) {
+  if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  const void* base = nullptr;
+  HostRange r;
+  if (!host_range(ptr, &base, &r)) return CUDA_ERROR_INVALID_VALUE;
+  *flags = r.flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned) {
+  return refuse("cuMemHostGetDevicePointer (mapped pinned memory)");
+}
+
+// ---- pointer attributes ---------------------------------------------------------------
+
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr ptr) {
+  if (!data) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t base = 0, size = 0;
+  const bool device = DeviceMemory::instance().find(ptr, &base, &size);
+  const void* hbase = nullptr;
+  HostRange host;
+  const bool pinned = !device && host_range(reinterpret_cast<const void*>(ptr), &hbase, &host);
+  if (!device && !pinned) return CUDA_ERROR_INVALID_VALUE;  // not memory CUDA knows
+  if (pinned) {
+    base = reinterpret_cast<uint64_t>(hbase);
+    size = host.size;
+  }
+  switch (attr) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(primary_context(0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *static_cast<unsigned*>(data) = device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      if (!device) return CUDA_ERROR_INVALID_VALUE;  // host memory is not mapped
+      *static_cast<CUdeviceptr*>(data) = ptr;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (device) return CUDA_ERROR_INVALID_VALUE;
+      *static_cast<void**>(data) = reinterpret_cast<void*>(ptr);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+      *static_cast<int*>(data) = attr == CU_POINTER_ATTRIBUTE_MAPPED && device ? 1 : 0;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+      *static_cast<int*>(data) = 1;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      *static_cast<int*>(data) = 0;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+      // Unique while the allocation lives: its base address.
+      *static_cast<unsigned long long*>(data) = base;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      *static_cast<CUdeviceptr*>(data) = base;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      *static_cast<size_t*>(data) = size;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      *static_cast<unsigned long long*>(data) = 0;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      *static_cast<void**>(data) = nullptr;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+      *static_cast<unsigned*>(data) = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// Several at once; for memory CUDA does not know, the documented "unregistered
+// host memory" answers instead of an error.
+CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  if (!attrs || !data) return CUDA_ERROR_INVALID_VALUE;
+  const void* hbase = nullptr;
+  HostRange host;
+  const bool known = DeviceMemory::instance().contains(ptr) ||
+                     host_range(reinterpret_cast<const void*>(ptr), &hbase, &host);
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) continue;
+    if (known && cuPointerGetAttribute(data[i], attrs[i], ptr) == CUDA_SUCCESS) continue;
+    switch (attrs[i]) {  // unknown memory, or an attribute that does not apply
+      case CU_POINTER_ATTRIBUTE_CONTEXT: *static_cast<CUcontext*>(data[i]) = nullptr; break;
+      case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *static_cast<unsigned*>(data[i]) = 0; break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int*>(data[i]) = -2; break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *static_cast<CUdeviceptr*>(data[i]) = 0; break;
+      case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *static_cast<void**>(data[i]) = nullptr; break;
+      case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *static_cast<size_t*>(data[i]) = 0; break;
+      case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+      case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+        *static_cast<unsigned long long*>(data[i]) = 0;
+        break;
+      default: *static_cast<int*>(data[i]) = 0; break;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,207 @@
+// Kernel launches and function attributes. Arguments are packed as the
+// kernel's metadata lays them out and the launch is queued without waiting;
+// failures surface at the next synchronising call, as with CUDA.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "driver_state.h"
+#include "log.h"
+
+using namespace vgpu;
+using namespace vgpu::driver;
+
+namespace {
+
+struct Config {
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned shared_mem;
+  CUstream stream;
+};
+
+// What CUDA itself rejects before a launch reaches the device.
+CUresult check_config(const Config& c) {
+  const uint64_t threads = uint64_t{c.block[0]} * c.block[1] * c.block[2];
+  if (c.grid[0] == 0 || c.grid[1] == 0 || c.grid[2] == 0 || threads == 0 || threads > 1024 ||
+      c.block[2] > 64 || c.grid[1] > 65535 || c.grid[2] > 65535)
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+// The packed argument buffer from kernelParams (one pointer per parameter) or
+// from `extra` (a buffer already packed, CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE).
+CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, std::vector<uint8_t>* out) {
+  out->assign(layout.param_bytes, 0);
+  if (params) {
+    for (size_t i = 0; i < layout.params.size(); ++i) {
+      if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
+      std::memcpy(out->data() + layout.params[i].offset, params[i], layout.params[i].size);
+    }
+    return CUDA_SUCCESS;
+  }
+  if (!extra) return layout.params.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  const void* buffer = nullptr;
+  size_t size = 0;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[i + 1];
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(extra[i + 1]);
+    else return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!buffer || size < layout.param_bytes) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(out->data(), buffer, layout.param_bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!current_context()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (params && extra) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_config(cfg); r != CUDA_SUCCESS) return r;
+  std::vector<uint8_t> packed;
+  proto::LaunchKernelRequest req{};
+  {
+    Objects& o = Objects::instance();
+    std::lock_guard lock(o.mutex());
+    Function* f = o.function(fn);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult r = pack(*f->layout, params, extra, &packed); r != CUDA_SUCCESS) return r;
+    req.function = f->host_function;
+  }
+  req.stream = stream_handle(cfg.stream);
+  for (int i = 0; i < 3; ++i) {
+    req.grid[i] = cfg.grid[i];
+    req.block[i] = cfg.block[i];
+  }
+  req.shared_mem = cfg.shared_mem;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(c.post(req, packed, nullptr));
+}
+
+// Function attributes as the host reads them from the image; fetched per call
+// (programs ask rarely; the runtime caches them itself).
+CUresult host_attributes(Function* f, proto::FuncGetAttributesReply* rep) {
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(c.call(proto::FuncGetAttributesRequest{f->host_function}, {}, rep));
+}
+
+CUresult get_attribute(int* value, CUfunction_attribute attr, CUfunction fn) {
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  Function* f = nullptr;
+  {
+    Objects& o = Objects::instance();
+    std::lock_guard lock(o.mutex());
+    f = o.function(fn);
+  }
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  proto::FuncGetAttributesReply a{};
+  if (CUresult r = host_attributes(f, &a); r != CUDA_SUCCESS) return r;
+  switch (attr) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = a.max_threads_per_block; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = static_cast<int>(a.shared_size_bytes); break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *value = static_cast<int>(a.const_size_bytes); break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = static_cast<int>(a.local_size_bytes); break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = a.num_regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = a.ptx_version; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = a.binary_version; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *value = f->max_dynamic_shared
+                   ? f->max_dynamic_shared
+                   : std::max(0, 48 * 1024 - static_cast<int>(a.shared_size_bytes));
+      break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *value = -1; break;
+    default: *value = 0; break;  // cache mode, clusters: none
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult set_attribute(CUfunction fn, CUfunction_attribute attr, int value) {
+  Objects& o = Objects::instance();
+  std::lock_guard lock(o.mutex());
+  Function* f = o.function(fn);
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    const DeviceInfo* info = nullptr;
+    if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+    if (value < 0 || value > info->attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
+      return CUDA_ERROR_INVALID_VALUE;
+    f->max_dynamic_shared = value;
+  }
+  // Carveout and cluster preferences are hints; accepted.
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,
+                        void** extra) {
+  return launch(f, Config{{gx, gy, gz}, {bx, by, bz}, shared, stream}, params, extra);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
+  if (!config) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute& a = config->attrs[i];
+    switch (a.id) {
+      case CU_LAUNCH_ATTRIBUTE_IGNORE:
+      case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:  // stream order is kept anyway
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        break;
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        if (a.value.clusterDim.x * a.value.clusterDim.y * a.value.clusterDim.z > 1)
+          return refuse("cuLaunchKernelEx with thread block clusters");
+        break;
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        if (a.value.cooperative) return refuse("cooperative launch (grid-wide synchronisation)");
+        break;
+      default: {
+        char what[80];
+        std::snprintf(what, sizeof what, "cuLaunchKernelEx attribute %d", static_cast<int>(a.id));
+        return refuse(what);
+      }
+    }
+  }
+  return launch(f,
+                Config{{config->gridDimX, config->gridDimY, config->gridDimZ},
+                       {config->blockDimX, config->blockDimY, config->blockDimZ},
+                       config->sharedMemBytes, config->hStream},
+                params, extra);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   unsigned, unsigned, CUstream, void**) {
+  return refuse("cooperative launch (grid-wide synchronisation)");
+}
+
+CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction fn) {
+  return get_attribute(value, attr, fn);
+}
+
+CUresult cuKernelGetAttribute(int* value, CUfunction_attribute attr, CUkernel k, CUdevice) {
+  return get_attribute(value, attr, reinterpret_cast<CUfunction>(k));
+}
+
+CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int value) {
+  return set_attribute(fn, attr, value);
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attr, int value, CUkernel k, CUdevice) {
+  return set_attribute(reinterpret_cast<CUfunction>(k), attr, value);
+}
+
+// Cache and bank preferences are hints CUDA may ignore; so does vgpu.
+CUresult cuFuncSetCacheConfig(CUfunction, CUfunc_cache) { return CUDA_SUCCESS; }
+CUresult cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return CUDA_SUCCESS; }
+CUresult cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig) { return CUDA_SUCCESS; }
+
+}  // extern "C"

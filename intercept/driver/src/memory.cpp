@@ -1,0 +1,185 @@
+// Device memory, copies and memsets. Bytes travel through the data area in
+// pipelined chunks (intercept/src/copy.h); asynchronous forms return once the
+// copy is queued, and a device-to-host copy's bytes land before the next
+// synchronising call returns, as CUDA promises.
+#include <cstring>
+
+#include "copy.h"
+#include "device_memory.h"
+#include "driver_state.h"
+
+using namespace vgpu;
+using namespace vgpu::driver;
+using intercept::DeviceMemory;
+
+namespace {
+
+CUresult need_context() {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool sync) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (n == 0) return CUDA_SUCCESS;
+  if (!src) return CUDA_ERROR_INVALID_VALUE;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(intercept::copy_to_device(c, dst, src, n, stream_handle(stream), sync));
+}
+
+CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (n == 0) return CUDA_SUCCESS;
+  if (!dst) return CUDA_ERROR_INVALID_VALUE;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync));
+}
+
+CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (n == 0) return CUDA_SUCCESS;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(intercept::copy_on_device(c, dst, src, n, stream_handle(stream), sync));
+}
+
+// cuMemcpy: the direction from where the pointers live (unified addressing).
+CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
+  const bool d = DeviceMemory::instance().contains(dst);
+  const bool s = DeviceMemory::instance().contains(src);
+  auto* hd = reinterpret_cast<void*>(dst);
+  auto* hs = reinterpret_cast<const void*>(src);
+  if (d && s) return dtod(dst, src, n, stream, sync);
+  if (d) return htod(dst, hs, n, stream, sync);
+  if (s) return dtoh(hd, src, n, stream, sync);
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (sync) {
+    // Host to host is ordered after the work already queued, as in CUDA.
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    proto::DeviceSynchronizeReply rep{};
+    if (Status st = c.call(proto::DeviceSynchronizeRequest{}, {}, &rep); !ok(st)) return to_cu(st);
+  }
+  std::memmove(hd, hs, n);
+  return CUDA_SUCCESS;
+}
+
+// A memset of `count` elements of `width` bytes. A pattern whose bytes all
+// agree is a byte memset on the host; another is written as a copy of the
+// pattern, in stream order either way.
+CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t count,
+                         CUstream stream, bool sync) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (count == 0) return CUDA_SUCCESS;
+  if (dst % width) return CUDA_ERROR_INVALID_VALUE;
+  uint8_t bytes[4];
+  std::memcpy(bytes, &value, 4);
+  bool uniform = true;
+  for (unsigned i = 1; i < width; ++i) uniform &= bytes[i] == bytes[0];
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  if (uniform) {
+    return to_cu(intercept::set_on_device(c, dst, bytes[0], count * width, stream_handle(stream), sync));
+  }
+  std::vector<uint8_t> pattern(count * width);
+  for (size_t i = 0; i < count; ++i) std::memcpy(pattern.data() + i * width, bytes, width);
+  // The copy is staged before this returns, so the buffer may go.
+  return to_cu(intercept::copy_to_device(c, dst, pattern.data(), pattern.size(),
+                                         stream_handle(stream), sync));
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
+  if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (size == 0) return CUDA_ERROR_INVALID_VALUE;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::MallocReply rep{};
+  if (Status s = c.call(proto::MallocRequest{size}, {}, &rep); !ok(s)) return to_cu(s);
+  DeviceMemory::instance().add(rep.dptr, size);
+  *dptr = rep.dptr;
+  return CUDA_SUCCESS;
+}
+
+// Rows padded to 512 bytes, the alignment CUDA devices report for pitches.
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
+                            unsigned element) {
+  if (!pitch || (element != 4 && element != 8 && element != 16) || width == 0 || height == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  const size_t p = (width + 511) & ~size_t{511};
+  if (CUresult r = cuMemAlloc_v2(dptr, p * height); r != CUDA_SUCCESS) return r;
+  *pitch = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (dptr == 0) return CUDA_SUCCESS;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::FreeReply rep{};
+  const Status s = intercept::with_async_errors(c, c.call(proto::FreeRequest{dptr}, {}, &rep));
+  if (ok(s)) DeviceMemory::instance().remove(dptr);
+  return to_cu(s);
+}
+
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::MemGetInfoReply rep{};
+  if (Status s = c.call(proto::MemGetInfoRequest{}, {}, &rep); !ok(s)) return to_cu(s);
+  if (free) *free = rep.free;
+  if (total) *total = rep.total;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr dptr) {
+  uint64_t b = 0, s = 0;
+  if (!DeviceMemory::instance().find(dptr, &b, &s)) return CUDA_ERROR_NOT_FOUND;
+  if (base) *base = b;
+  if (size) *size = s;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) { return htod(dst, src, n, nullptr, true); }
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) { return dtoh(dst, src, n, nullptr, true); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { return dtod(dst, src, n, nullptr, true); }
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return any(dst, src, n, nullptr, true); }
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
+  return htod(dst, src, n, s, false);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream s) {
+  return dtoh(dst, src, n, s, false);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  return dtod(dst, src, n, s, false);
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  return any(dst, src, n, s, false);
+}
+
+// One device per VM: a peer copy is a copy on that device.
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, size_t n) {
+  return dtod(dst, src, n, nullptr, true);
+}
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, size_t n,
+                           CUstream s) {
+  return dtod(dst, src, n, s, false);
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return memset_elements(d, v, 1, n, nullptr, true); }
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return memset_elements(d, v, 2, n, nullptr, true); }
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return memset_elements(d, v, 4, n, nullptr, true); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return memset_elements(d, v, 1, n, s, false); }
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return memset_elements(d, v, 2, n, s, false); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { return memset_elements(d, v, 4, n, s, false); }
+
+}  // extern "C"

@@ -1,0 +1,226 @@
+// Streams and events. Their handles are the host's; the host checks each one.
+// A stream's flags and priority are kept here too, for the queries.
+#include <algorithm>
+
+#include "driver_state.h"
+
+using namespace vgpu;
+using namespace vgpu::driver;
+
+namespace {
+
+struct StreamInfo {
+  unsigned flags;
+  int priority;
+  unsigned long long id;
+};
+std::mutex& stream_mutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::map<uint64_t, StreamInfo>& streams() {
+  static auto* m = new std::map<uint64_t, StreamInfo>;  // leaked: used until exit
+  return *m;
+}
+
+uint64_t event_handle(CUevent e) { return reinterpret_cast<uint64_t>(e); }
+
+CUresult need_context() {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+// Query results: "not ready" is an answer, not an error to remember.
+CUresult synced(Connection& c, Status own) {
+  return to_cu(intercept::with_async_errors(c, own));
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned flags, int priority) {
+  if (!stream) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  // Clamped into the range cuCtxGetStreamPriorityRange reports, as CUDA does.
+  priority = std::clamp(priority, -5, 0);
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::StreamCreateReply rep{};
+  if (Status s = c.call(proto::StreamCreateRequest{flags, priority}, {}, &rep); !ok(s)) return to_cu(s);
+  std::lock_guard slock(stream_mutex());
+  static unsigned long long next_id = 1;
+  streams()[rep.stream] = {flags, priority, ++next_id};
+  *stream = reinterpret_cast<CUstream>(rep.stream);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream* stream, unsigned flags) {
+  return cuStreamCreateWithPriority(stream, flags, 0);
+}
+
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  const uint64_t h = stream_handle(stream);
+  if (h == 0) return CUDA_ERROR_INVALID_HANDLE;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  if (Status s = c.post(proto::StreamDestroyRequest{h}, {}, nullptr); !ok(s)) return to_cu(s);
+  std::lock_guard slock(stream_mutex());
+  streams().erase(h);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream stream) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::StreamSynchronizeReply rep{};
+  return synced(c, c.call(proto::StreamSynchronizeRequest{stream_handle(stream)}, {}, &rep));
+}
+
+CUresult cuStreamQuery(CUstream stream) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::StreamQueryReply rep{};
+  return to_cu(c.call(proto::StreamQueryRequest{stream_handle(stream)}, {}, &rep));
+}
+
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(c.post(proto::StreamWaitEventRequest{stream_handle(stream), event_handle(event), flags, 0},
+                      {}, nullptr));
+}
+
+CUresult cuStreamGetPriority(CUstream stream, int* priority) {
+  if (!priority) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard slock(stream_mutex());
+  auto it = streams().find(stream_handle(stream));
+  *priority = it == streams().end() ? 0 : it->second.priority;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetFlags(CUstream stream, unsigned* flags) {
+  if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard slock(stream_mutex());
+  auto it = streams().find(stream_handle(stream));
+  *flags = it == streams().end() ? 0 : it->second.flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetId(CUstream stream, unsigned long long* id) {
+  if (!id) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard slock(stream_mutex());
+  auto it = streams().find(stream_handle(stream));
+  *id = it == streams().end() ? 0 : it->second.id;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCtx(CUstream, CUcontext* ctx) {
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  Context* c = current_context();
+  *ctx = reinterpret_cast<CUcontext>(c ? c : primary_context(0));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetDevice(CUstream, CUdevice* dev) {
+  if (!dev) return CUDA_ERROR_INVALID_VALUE;
+  *dev = 0;
+  return CUDA_SUCCESS;
+}
+
+// No stream is ever capturing: capture is refused where it would begin.
+CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus* status, cuuint64_t* id,
+                                   CUgraph* graph, const CUgraphNode** deps,
+                                   const CUgraphEdgeData** edges, size_t* n) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (id) *id = 0;
+  if (graph) *graph = nullptr;
+  if (deps) *deps = nullptr;
+  if (edges) *edges = nullptr;
+  if (n) *n = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus* status, cuuint64_t* id,
+                                   CUgraph* graph, const CUgraphNode** deps, size_t* n) {
+  return cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, nullptr, n);
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  return mode ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+// ---- events -----------------------------------------------------------------------------
+
+CUresult cuEventCreate(CUevent* event, unsigned flags) {
+  if (!event) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (flags & CU_EVENT_INTERPROCESS) return refuse("cuEventCreate with CU_EVENT_INTERPROCESS (IPC)");
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::EventCreateReply rep{};
+  if (Status s = c.call(proto::EventCreateRequest{flags, 0}, {}, &rep); !ok(s)) return to_cu(s);
+  *event = reinterpret_cast<CUevent>(rep.event);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(c.post(proto::EventRecordRequest{event_handle(event), stream_handle(stream)}, {}, nullptr));
+}
+
+CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned) {
+  return cuEventRecord(event, stream);
+}
+
+CUresult cuEventSynchronize(CUevent event) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::EventSynchronizeReply rep{};
+  return synced(c, c.call(proto::EventSynchronizeRequest{event_handle(event)}, {}, &rep));
+}
+
+CUresult cuEventQuery(CUevent event) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::EventQueryReply rep{};
+  return to_cu(c.call(proto::EventQueryRequest{event_handle(event)}, {}, &rep));
+}
+
+CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
+  if (!ms) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  proto::EventElapsedTimeReply rep{};
+  const Status s = c.call(proto::EventElapsedTimeRequest{event_handle(start), event_handle(end)}, {}, &rep);
+  if (!ok(s)) return to_cu(s);
+  *ms = static_cast<float>(static_cast<double>(rep.elapsed_ns) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  return cuEventElapsedTime_v2(ms, start, end);
+}
+
+CUresult cuEventDestroy_v2(CUevent event) {
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  return to_cu(c.post(proto::EventDestroyRequest{event_handle(event)}, {}, nullptr));
+}
+
+}  // extern "C"
