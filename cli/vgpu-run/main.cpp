@@ -1,11 +1,15 @@
-// vgpu-run: runs a program as a simulated VM. It points the program's CUDA
-// runtime at vgpu's (libcudart.so.13 from ../lib/vgpu), tells it which daemon
-// and which VM name to use, and execs it.
+// vgpu-run: runs a program as a simulated VM. It puts vgpu's guest driver
+// (libcuda.so.1 and libnvidia-ml.so.1 from ../lib/vgpu) under the program, so
+// NVIDIA's own runtime, static or shared, and the CUDA libraries run on it
+// unmodified; tells it which daemon and which VM name to use, and execs it.
+// `--runtime shim` instead puts vgpu's older runtime-API replacement
+// (../lib/vgpu/shim/libcudart.so.13) in place of a shared runtime.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "../common/runtime_dir.h"
@@ -33,12 +37,21 @@ std::string find_program(const std::string& name) {
   return name;
 }
 
-// vgpu's runtime library: $VGPU_LIBDIR, else ../lib/vgpu next to this executable.
+// vgpu's guest libraries: $VGPU_LIBDIR, else ../lib/vgpu next to this executable.
 std::string library_dir() {
   if (const char* d = std::getenv("VGPU_LIBDIR"); d && *d) return d;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return (self.parent_path().parent_path() / "lib" / "vgpu").string();
+}
+
+// Where NVIDIA's shared runtime is: $VGPU_CUDA_LIBDIR, else the toolkit's
+// lib64 when there is one; empty when neither (the system's path then serves).
+std::string cuda_library_dir() {
+  if (const char* d = std::getenv("VGPU_CUDA_LIBDIR"); d && *d) return d;
+  const char* home = std::getenv("CUDA_HOME");
+  const fs::path lib = fs::path(home && *home ? home : "/usr/local/cuda") / "lib64";
+  return fs::exists(lib / "libcudart.so.13") ? lib.string() : "";
 }
 
 void prepend_env(const char* name, const std::string& value) {
@@ -51,12 +64,16 @@ void prepend_env(const char* name, const std::string& value) {
 
 int main(int argc, char** argv) {
   CLI::App app{"vgpu-run: run a CUDA program as a simulated VM of vgpud"};
-  std::string vm, runtime_dir;
+  std::string vm, runtime_dir, runtime = "nvidia";
   std::vector<std::string> command;
   app.add_option("--vm", vm, "the VM name this program runs as (its tenant)")->required();
   app.add_option("--runtime-dir", runtime_dir,
                  "vgpud's runtime directory (default: $VGPU_RUNTIME_DIR, else " +
                      vgpu::cli::default_runtime_dir() + ")");
+  app.add_option("--runtime", runtime,
+                 "nvidia: the program's own CUDA runtime over vgpu's driver (default); "
+                 "shim: vgpu's runtime-API replacement (shared-runtime programs only)")
+      ->check(CLI::IsMember({"nvidia", "shim"}));
   app.add_option("command", command, "PROGRAM [ARGS...]")->required();
   app.positionals_at_end();
   CLI11_PARSE(app, argc, argv);
@@ -70,17 +87,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vgpu-run: %s\n", why.c_str());
     return 127;
   }
-  if (!info.needs_shared_cudart() && info.has_fatbin) {
+  const bool shim = runtime == "shim";
+  if (shim && !info.needs_shared_cudart() && info.has_fatbin) {
     std::fprintf(stderr,
-                 "vgpu-run: %s links the CUDA runtime statically (nvcc's default), so vgpu "
-                 "cannot forward its calls.\nRebuild it with the shared runtime: "
-                 "`nvcc -cudart shared ...` (CMake: set_target_properties(TARGET PROPERTIES "
-                 "CUDA_RUNTIME_LIBRARY Shared)).\n",
+                 "vgpu-run: %s links the CUDA runtime statically (nvcc's default), which the "
+                 "shim cannot replace; run it without --runtime shim\n",
                  program.c_str());
     return 2;
-  }
-  if (!info.needs_shared_cudart()) {
-    std::fprintf(stderr, "vgpu-run: note: %s does not use the CUDA runtime\n", program.c_str());
   }
   const std::string socket = dir + "/" + VGPU_SOCKET_NAME;
   if (!fs::exists(socket)) {
@@ -91,20 +104,32 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string lib = library_dir();
-  if (!fs::exists(fs::path(lib) / "libcudart.so.13")) {
-    std::fprintf(stderr, "vgpu-run: vgpu's libcudart.so.13 is not in %s (set VGPU_LIBDIR)\n",
-                 lib.c_str());
+  const std::string preloaded = shim ? lib + "/shim/libcudart.so.13" : lib + "/libcuda.so.1";
+  if (!fs::exists(preloaded)) {
+    std::fprintf(stderr, "vgpu-run: %s is missing (set VGPU_LIBDIR to vgpu's lib/vgpu)\n",
+                 preloaded.c_str());
     return 2;
   }
 
   setenv("VGPU_RUNTIME_DIR", dir.c_str(), 1);
   setenv("VGPU_VM", vm.c_str(), 1);
+  // NVIDIA's shared runtime, when the program uses it, from the toolkit (a
+  // guest has it on its own library path).
+  if (!shim) {
+    if (const std::string cuda = cuda_library_dir(); !cuda.empty()) prepend_env("LD_LIBRARY_PATH", cuda);
+  }
   prepend_env("LD_LIBRARY_PATH", lib);
-  // Preloading by SONAME wins over a program's RPATH pointing at the real runtime.
-  std::string preload = lib + "/libcudart.so.13";
+  // Preloading by SONAME wins over a RUNPATH or a system copy of the real
+  // library: the runtime's dlopen("libcuda.so.1") finds ours already loaded.
+  std::string preload = preloaded;
 #ifdef VGPU_ASAN_RUNTIME
   // A sanitized build of the library needs the sanitizer runtime loaded first.
   preload = std::string(VGPU_ASAN_RUNTIME) + ":" + preload;
+  // The program and NVIDIA's libraries are not built for LeakSanitizer, and
+  // cuBLAS keeps allocations until exit: their leaks would fail the program.
+  if (const char* o = std::getenv("ASAN_OPTIONS"); !o || !std::strstr(o, "detect_leaks")) {
+    setenv("ASAN_OPTIONS", (std::string(o && *o ? o : "") + (o && *o ? ":" : "") + "detect_leaks=0").c_str(), 1);
+  }
 #endif
   prepend_env("LD_PRELOAD", preload);
 
