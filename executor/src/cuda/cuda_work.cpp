@@ -199,7 +199,11 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
             },
             // Work runs in order and to completion: a wait or a
             // synchronization has nothing left to wait for.
-            [](const auto&) { return Status::kSuccess; },
+            [](const WaitEvent&) { return Status::kSuccess; },
+            [](const Synchronize&) { return Status::kSuccess; },
+            // execute() resets before it gets here; reaching here is a dispatch error.
+            [](const Reset&) { return Status::kNotSupported; },
+            // No catch-all: a work type added without a handler does not compile.
         },
         work.op);
     if (!ok(st)) return {st, 0};

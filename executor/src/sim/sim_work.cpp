@@ -147,7 +147,13 @@ Status SimBackend::run(Context& ctx, const WorkOp& op) {
             ctx.unload(ledger_, u.module);
             return Status::kSuccess;
           },
-          [](const auto&) { return Status::kSuccess; },  // WaitEvent, Synchronize
+          // Work runs in order and to completion: nothing is left to wait for.
+          [](const WaitEvent&) { return Status::kSuccess; },
+          [](const Synchronize&) { return Status::kSuccess; },
+          // execute() runs these itself; reaching here is a dispatch error.
+          [](const Launch&) { return Status::kNotSupported; },
+          [](const Reset&) { return Status::kNotSupported; },
+          // No catch-all: a work type added without a handler does not compile.
       },
       op);
 }
