@@ -4,7 +4,7 @@
 #      systemd unit, guest module sources);
 #   2. the installed vgpud (sim backend) starts the installed worker, and a
 #      real CUDA program run through the installed vgpu-run loads the
-#      installed libcudart.so.13 and passes;
+#      installed guest driver (libcuda.so.1) and passes;
 #   3. the installed unit passes `systemd-analyze verify` and names the
 #      installed vgpud;
 #   4. with --kernel-version, the installed guest module sources build, with
@@ -36,7 +36,7 @@ P=$T/prefix
 cmake --install "$build" --prefix "$P" >"$T/install.log" 2>&1 ||
   { cat "$T/install.log" >&2; fail "cmake --install failed"; }
 for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-sim-worker bin/vgpu-cuda-worker \
-         lib/vgpu/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service \
+         lib/vgpu/libcuda.so.1 lib/vgpu/libnvidia-ml.so.1 lib/vgpu/shim/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service \
          share/vgpu/guest/transport-kmod/kmod/Kbuild share/vgpu/guest/transport-kmod/kmod/vgpu_main.c \
          share/vgpu/guest/protocol/include/vgpu/protocol/vm_region.h \
          share/vgpu/guest/transport-kmod/include/vgpu/transport/vgpu_dev.h; do
@@ -59,8 +59,8 @@ rc=$?
 cat "$T/run.log"
 [ $rc -eq 0 ] && grep -q '^PASS' "$T/run.log" ||
   { cat "$T/vgpud.log" >&2; fail "$(basename "$program") through the installed vgpu-run: exit $rc"; }
-grep -q "calling init: $P/lib/vgpu/libcudart.so.13" "$T/ld.log" ||
-  fail "the program did not load the installed runtime ($P/lib/vgpu/libcudart.so.13)"
+grep -q "calling init: $P/lib/vgpu/libcuda.so.1" "$T/ld.log" ||
+  fail "the program did not load the installed driver ($P/lib/vgpu/libcuda.so.1)"
 # The contexts' worker is the installed one, next to the installed vgpud.
 grep -q "worker $P/bin/vgpu-sim-worker\$" "$T/vgpud.log" ||
   { cat "$T/vgpud.log" >&2; fail "the installed vgpud does not use the installed vgpu-sim-worker"; }
@@ -71,7 +71,7 @@ wait "$vgpud_pid"
 rc=$?
 vgpud_pid=
 [ $rc -eq 0 ] || { cat "$T/vgpud.log" >&2; fail "the installed vgpud did not stop cleanly: exit $rc"; }
-echo "install_test: the installed vgpud, worker, vgpu-run and runtime served $(basename "$program")"
+echo "install_test: the installed vgpud, worker, vgpu-run and driver served $(basename "$program")"
 
 # 3. The systemd unit.
 unit=$P/lib/systemd/system/vgpud.service

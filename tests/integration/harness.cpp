@@ -135,8 +135,21 @@ RunResult Daemon::stop() {
 
 std::unique_ptr<Process> Daemon::start(const std::string& vm, const std::string& program,
                                        const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {vgpu_run_path(), "--runtime-dir", dir_.path(), "--vm", vm, "--",
-                                   program_path(program)};
+  return launch({"--vm", vm}, program, args);
+}
+
+std::unique_ptr<Process> Daemon::start_shim(const std::string& vm, const std::string& program,
+                                            const std::vector<std::string>& args) {
+  return launch({"--vm", vm, "--runtime", "shim"}, program, args);
+}
+
+std::unique_ptr<Process> Daemon::launch(const std::vector<std::string>& run_flags,
+                                        const std::string& program,
+                                        const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {vgpu_run_path(), "--runtime-dir", dir_.path()};
+  argv.insert(argv.end(), run_flags.begin(), run_flags.end());
+  argv.push_back("--");
+  argv.push_back(program_path(program));
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string out = dir_.path() + "/out-" + std::to_string(next_output_++) + ".txt";
   return std::make_unique<Process>(argv, out);

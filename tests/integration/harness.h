@@ -72,12 +72,18 @@ class Daemon {
   // Starts a program as simulated VM `vm`.
   std::unique_ptr<Process> start(const std::string& vm, const std::string& program,
                                  const std::vector<std::string>& args = {});
+  // The same through vgpu's runtime shim (vgpu-run --runtime shim).
+  std::unique_ptr<Process> start_shim(const std::string& vm, const std::string& program,
+                                      const std::vector<std::string>& args = {});
   // Runs it to completion.
   RunResult run(const std::string& vm, const std::string& program,
                 const std::vector<std::string>& args = {},
                 std::chrono::milliseconds limit = std::chrono::seconds(120));
 
  private:
+  std::unique_ptr<Process> launch(const std::vector<std::string>& run_flags,
+                                  const std::string& program, const std::vector<std::string>& args);
+
   TempDir dir_;
   std::unique_ptr<Process> proc_;
   int next_output_ = 0;

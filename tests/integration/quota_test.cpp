@@ -114,6 +114,20 @@ TEST_CASE("the memory cap refuses a cudaMalloc past it and allocates nothing", "
   CHECK_THAT(raised.output, Catch::Contains("malloc 2 cudaSuccess"));
 }
 
+TEST_CASE("NVML shows a VM its memory cap as the GPU's memory", "[quota]") {
+  Course c({"--memory", "64MiB"});
+  const RunResult r = c.daemon.run("sam-vm", "nvml_query");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("count=1 "));
+  CHECK_THAT(r.output, Catch::Contains(" total=67108864 "));
+  // A raised cap shows at once.
+  c.ctl({"quota", "set", "sam", "--memory", "128MiB"});
+  const RunResult raised = c.daemon.run("sam-vm", "nvml_query");
+  INFO(raised.output);
+  CHECK_THAT(raised.output, Catch::Contains(" total=134217728 "));
+}
+
 TEST_CASE("unassigned VMs run under the default quota, or are refused when the admin says so",
           "[quota]") {
   Course c({"--gpu-time", "1h/day"});

@@ -124,16 +124,21 @@ int main(int argc, char** argv) {
     device_works("copies past the end");
   }
 
-  // 3. cudaLaunchKernel with a host function that is not a kernel.
+  // 3. cudaLaunchKernel with a host function that is not a kernel. A shim
+  // runtime that keeps the registrations refuses the function; CUDA 13's own
+  // runtime hands an unregistered pointer to the driver as a kernel handle,
+  // which the driver refuses as an invalid handle. Either way: refused.
   {
     int* d = nullptr;
     int value = 7, n = 16;
     CUDA_OK(cudaMalloc(&d, n * sizeof(int)));
     void* args[] = {&d, &value, &n};
-    expect(cudaLaunchKernel(reinterpret_cast<const void*>(host_function), dim3(1), dim3(16), args, 0,
-                            nullptr),
-           cudaErrorInvalidDeviceFunction, "cudaLaunchKernel(host_function)");
-    expect_last_error(cudaErrorInvalidDeviceFunction, "launching a host function");
+    const cudaError_t got = cudaLaunchKernel(reinterpret_cast<const void*>(host_function), dim3(1),
+                                             dim3(16), args, 0, nullptr);
+    const cudaError_t refused =
+        got == cudaErrorInvalidResourceHandle ? got : cudaErrorInvalidDeviceFunction;
+    expect(got, refused, "cudaLaunchKernel(host_function)");
+    expect_last_error(refused, "launching a host function");
     CUDA_OK(cudaFree(d));
     device_works("launching a host function");
   }
@@ -148,7 +153,12 @@ int main(int argc, char** argv) {
     cudaError_t at_sync = cudaDeviceSynchronize();
     std::printf("info not_in_plugin: launch -> %s, synchronize -> %s\n", cudaGetErrorName(at_launch),
                 cudaGetErrorName(at_sync));
-    const cudaError_t want = cudaErrorInvalidDeviceFunction;
+    // The shim runtime says the function is invalid; NVIDIA's runtime over
+    // vgpu's driver, that no kernel image is available for the device.
+    const cudaError_t want = at_launch == cudaErrorNoKernelImageForDevice ||
+                                     at_sync == cudaErrorNoKernelImageForDevice
+                                 ? cudaErrorNoKernelImageForDevice
+                                 : cudaErrorInvalidDeviceFunction;
     bool ok = (at_launch == want && (at_sync == cudaSuccess || at_sync == want)) ||
               (at_launch == cudaSuccess && at_sync == want);
     if (!ok)

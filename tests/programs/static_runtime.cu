@@ -1,7 +1,8 @@
 // static_runtime: an ordinary program built with nvcc's default static CUDA
-// runtime (no NEEDED libcudart.so.13). vgpu cannot intercept such a binary;
-// the launcher must detect it and refuse it with a clear message. On a GPU,
-// without vgpu, it runs and passes.
+// runtime (no NEEDED libcudart.so.13). NVIDIA's runtime inside it runs over
+// vgpu's guest driver (libcuda.so.1); the older runtime shim (vgpu-run
+// --runtime shim) cannot replace it, and the launcher refuses it there with a
+// clear message. On a GPU, without vgpu, it runs and passes.
 #include <vector>
 
 #include "common.h"

@@ -198,12 +198,15 @@ TEST_CASE("the plug-in implements every kernel of every program", "[programs]") 
   CHECK(all_kernels.count(kNotInPlugin) == 1);
 
   // Nothing implemented that no program launches (a renamed kernel whose old
-  // implementation stayed behind).
+  // implementation stayed behind). driver_kernels.cu's kernels are in images
+  // driver_api loads by path, and nvrtc_program compiles its own at run time:
+  // not in a program's fat binary; their integration tests run them.
+  const std::set<std::string> loaded_by_driver_api = {"scale_offset", "nvrtc_square_plus"};
   for (const auto& sym : cuda_elf::dynamic_symbols(VGPU_TEST_KERNELS)) {
     if (sym.rfind(VGPU_SIM_SYMBOL_PREFIX, 0) != 0) continue;
     std::string name = sym.substr(std::strlen(VGPU_SIM_SYMBOL_PREFIX));
     INFO("plug-in exports " << sym);
-    CHECK(all_kernels.count(name) == 1);
+    CHECK(all_kernels.count(name) + loaded_by_driver_api.count(name) == 1);
   }
 }
 

@@ -1,0 +1,97 @@
+// NVIDIA's own runtime and the driver API over vgpu's guest libcuda.so.1:
+// programs built as nvcc builds them by default (the static runtime), the
+// driver-API program with each kind of module image, and the shim beside it.
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+
+using namespace vgpu::test;
+
+namespace {
+
+void require_pass(const RunResult& r, const std::string& name) {
+  INFO(r.output);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("PASS " + name));
+}
+
+}  // namespace
+
+TEST_CASE("programs built with nvcc's default static runtime run unmodified") {
+  Daemon d;
+  for (const char* name : {"saxpy", "vector_add", "device_query", "struct_param", "constant_memory",
+                           "streams_events", "pinned_memory", "unsupported_call"}) {
+    SECTION(name) {
+      const RunResult r = d.run("alice", std::string("static/") + name);
+      require_pass(r, name);
+      // Start-up asks the driver nothing vgpu refuses (the private tables, the
+      // entry points): only unsupported_call's own call is refused.
+      if (std::string(name) != "unsupported_call")
+        CHECK_THAT(r.output, !Catch::Contains("not supported by vgpu"));
+      CHECK_THAT(r.output, !Catch::Contains("is unknown to vgpu"));
+    }
+  }
+}
+
+TEST_CASE("a static-runtime program's errors come back as CUDA errors and it goes on") {
+  Daemon d;
+  const RunResult r = d.run("alice", "static/error_paths",
+                            on_sim() ? std::vector<std::string>{"--sim"} : std::vector<std::string>{});
+  require_pass(r, "error_paths");
+  CHECK_THAT(r.output, Catch::Contains("second cudaFree of the same pointer -> cudaErrorInvalidValue"));
+  CHECK_THAT(r.output, Catch::Contains("into a 4096-byte allocation -> cudaErrorInvalidValue"));
+}
+
+TEST_CASE("the driver API program runs with a cubin, a fat binary and PTX") {
+  Daemon d;
+  for (const char* kind : {"cubin", "fatbin", "ptx"}) {
+    SECTION(kind) {
+      const RunResult r =
+          d.run("alice", "driver_api", {program_path(std::string("driver_kernels.") + kind)});
+      require_pass(r, "driver_api");
+      CHECK_THAT(r.output, Catch::Contains("ok   launch with kernelParams"));
+      CHECK_THAT(r.output, Catch::Contains("ok   launch with extra (a packed buffer)"));
+    }
+  }
+}
+
+TEST_CASE("a file that is not a module image is refused by cuModuleLoad") {
+  Daemon d;
+  const RunResult r = d.run("alice", "driver_api", {program_path("saxpy") + ".no-such-file"});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("CUDA_ERROR_FILE_NOT_FOUND"));
+  const RunResult junk = d.run("alice", "driver_api", {"/etc/hostname"});
+  CHECK(junk.exit_code == 1);
+  CHECK_THAT(junk.output, Catch::Contains("CUDA_ERROR_INVALID_IMAGE"));
+}
+
+TEST_CASE("the runtime shim still serves a shared-runtime program") {
+  Daemon d;
+  require_pass(d.start_shim("alice", "saxpy")->wait(std::chrono::seconds(120)), "saxpy");
+}
+
+TEST_CASE("an NVRTC program compiles a kernel in the guest and runs it") {
+  Daemon d;
+  const RunResult r = d.run("alice", "nvrtc_program");
+  require_pass(r, "nvrtc_program");
+  CHECK_THAT(r.output, Catch::Contains("ok   the JIT-compiled kernel computed all"));
+}
+
+TEST_CASE("cuBLAS runs on vgpu's driver; on sim its kernel is named as missing") {
+  Daemon d;
+  const RunResult r = d.run("alice", "cublas_sgemm");
+  INFO(r.output);
+  REQUIRE_FALSE(r.timed_out);
+  if (!on_sim()) {
+    require_pass(r, "cublas_sgemm");
+    return;
+  }
+  // cuBLAS initialises (its private tables, its 64 MiB workspace) and
+  // launches; the sim has no CPU implementation of its GEMM kernel.
+  CHECK_THAT(r.output, Catch::Contains("ok   cublasCreate"));
+  CHECK_THAT(r.output, Catch::Contains("ok   cublasSgemm launched"));
+  CHECK_THAT(r.output, Catch::Contains("cudaErrorNoKernelImageForDevice"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel sm80_xmma_gemm"));
+}
