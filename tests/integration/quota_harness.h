@@ -51,6 +51,7 @@ class QuotaDaemon {
     return vgpuctl(dir_, args, uid);
   }
   const std::string& dir() const { return dir_; }
+  pid_t pid() const { return proc_ ? proc_->pid() : -1; }
 
  private:
   std::string dir_, db_, log_;
