@@ -1,37 +1,43 @@
 #!/usr/bin/env bash
 # Builds the vgpu test/demo guest: a small initramfs holding busybox (static),
-# the guest kernel module, our libcudart.so.13 as the system's CUDA runtime,
-# CUDA programs built with `nvcc -cudart shared`, and the glibc/libstdc++ they
-# need (found with ldd). Boots Debian's kernel (the linux-image matching the
-# installed headers): see scripts/vm-boot.sh.
+# the guest kernel module, our libcuda.so.1 as the system's CUDA driver, our
+# runtime shim libcudart.so.13 as the system's CUDA runtime, CUDA programs
+# (built with plain nvcc: --static-program; with `-cudart shared`: --program),
+# data files they read (--file), and the glibc/libstdc++ they need (found
+# with ldd). Boots Debian's kernel (the linux-image matching the installed
+# headers): see scripts/vm-boot.sh. Programs land in /opt/vgpu/programs,
+# static ones in /opt/vgpu/programs/static.
 #
-#   vm-image.sh --out DIR --module vgpu.ko --cudart libcudart.so.13 \
-#               --program PATH... [--kver VERSION]
+#   vm-image.sh --out DIR --module vgpu.ko --cudart libcudart.so.13 --driver libcuda.so.1 \
+#               --program PATH... [--static-program PATH...] [--file PATH...] [--kver VERSION]
 #
 # Writes DIR/initramfs.cpio.gz and DIR/vmlinuz (a copy of /boot/vmlinuz-VERSION).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-out="" module="" cudart="" kver="" programs=()
+out="" module="" cudart="" driver="" kver="" programs=() static_programs=() files=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --module) module=$2; shift 2 ;;
     --cudart) cudart=$2; shift 2 ;;
+    --driver) driver=$2; shift 2 ;;
     --program) programs+=("$2"); shift 2 ;;
+    --static-program) static_programs+=("$2"); shift 2 ;;
+    --file) files+=("$2"); shift 2 ;;
     --kver) kver=$2; shift 2 ;;
     *) echo "vm-image: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$out" ] && [ -n "$module" ] && [ -n "$cudart" ] || {
-  echo "usage: vm-image.sh --out DIR --module vgpu.ko --cudart libcudart.so.13 --program PATH... [--kver V]" >&2
+[ -n "$out" ] && [ -n "$module" ] && [ -n "$cudart" ] && [ -n "$driver" ] || {
+  echo "usage: vm-image.sh --out DIR --module vgpu.ko --cudart libcudart.so.13 --driver libcuda.so.1 --program PATH... [--static-program PATH...] [--file PATH...] [--kver V]" >&2
   exit 2
 }
 [ -n "$kver" ] || kver=$("$here/kernel-version.sh")
 vmlinuz=/boot/vmlinuz-$kver
 busybox=$(command -v busybox || echo /bin/busybox)
-for f in "$module" "$cudart" "$vmlinuz" "$busybox" "${programs[@]}"; do
+for f in "$module" "$cudart" "$driver" "$vmlinuz" "$busybox" "${programs[@]}" "${static_programs[@]}" "${files[@]}"; do
   [ -r "$f" ] || { echo "vm-image: missing $f (scripts/install-deps.sh installs what the image needs)" >&2; exit 1; }
 done
 if ldd "$busybox" >/dev/null 2>&1; then
@@ -40,7 +46,7 @@ fi
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/vgpu-image.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,lib64,opt/vgpu/programs} \
+mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,lib64,opt/vgpu/programs/static} \
          "$stage/lib/x86_64-linux-gnu" "$stage/usr/lib/x86_64-linux-gnu"
 cp "$busybox" "$stage/bin/busybox"
 cp "$root/tests/kmod/guest/init" "$stage/init"
@@ -49,15 +55,19 @@ cp "$root/tests/kmod/guest/guest-tests.sh" "$stage/opt/vgpu/"
 cp "$module" "$stage/opt/vgpu/vgpu.ko"
 # Our runtime is the guest's CUDA runtime: programs find it as the system's.
 cp "$cudart" "$stage/lib/x86_64-linux-gnu/libcudart.so.13"
-for p in "${programs[@]}"; do cp "$p" "$stage/opt/vgpu/programs/"; done
+# Our driver is the guest's CUDA driver: NVIDIA's runtime inside a plain-nvcc
+# program (and any other) opens it as libcuda.so.1.
+cp "$driver" "$stage/lib/x86_64-linux-gnu/libcuda.so.1"
+for p in "${programs[@]}" "${files[@]}"; do cp "$p" "$stage/opt/vgpu/programs/"; done
+for p in "${static_programs[@]}"; do cp "$p" "$stage/opt/vgpu/programs/static/"; done
 echo "root:x:0:0:root:/:/bin/sh" > "$stage/etc/passwd"
 
 # The shared libraries everything needs, from this (Debian 12) system.
 libs() {
-  ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\s*\/lib/ { print $1 }' | grep -v libcudart || true
+  ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\s*\/lib/ { print $1 }' | grep -v -e libcudart -e libcuda.so || true
 }
 {
-  for p in "${programs[@]}" "$cudart"; do libs "$p"; done
+  for p in "${programs[@]}" "${static_programs[@]}" "$cudart" "$driver"; do libs "$p"; done
 } | sort -u | while read -r lib; do
   [ -e "$lib" ] || continue
   dest="$stage$lib"

@@ -128,7 +128,8 @@ if [[ $do_build -eq 1 ]]; then
   if ! timeout "$(left)" cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >> "$LOG.build" 2>&1; then
     tail -n 30 "$LOG.build"; note "- build: cmake configure failed"; say "cmake configure failed"; exit 2
   fi
-  targets=(vgpud vgpu-run vgpu-cuda-worker vgpu-sim-worker vgpu_cudart vgpu_cuda_programs vgpu_test_kernels)
+  targets=(vgpud vgpu-run vgpu-cuda-worker vgpu-sim-worker vgpu_cuda vgpu_nvml vgpu_cudart
+           vgpu_cuda_programs vgpu_test_kernels)
   # Every integration test's executable.
   while read -r exe; do targets+=("$(basename "$exe")"); done < <(
     ctest --test-dir "$BUILD" -N -V -L integration 2>/dev/null |

@@ -11,10 +11,12 @@ mkdir -p $OUT
 
 result() { echo "VGPU-RESULT $*"; }
 
-# check NAME FILE RC: a program passed if it exited 0 and printed "PASS NAME".
+# check NAME FILE RC [LABEL]: a program passed if it exited 0 and printed
+# "PASS NAME"; the result is reported as LABEL (default NAME).
 check() {
-  sed "s/^/  [$1] /" "$2"
-  if [ "$3" -eq 0 ] && grep -q "^PASS $1" "$2"; then result "$1" PASS; else result "$1" "FAIL (exit $3)"; fi
+  label=${4:-$1}
+  sed "s/^/  [$label] /" "$2"
+  if [ "$3" -eq 0 ] && grep -q "^PASS $1" "$2"; then result "$label" PASS; else result "$label" "FAIL (exit $3)"; fi
 }
 
 # run NAME [ARGS]: one program in the foreground.
@@ -35,6 +37,13 @@ programs() {
     run $p
   done
   run error_paths --sim
+  # Plain-nvcc builds (NVIDIA's static runtime) and the driver API, on the
+  # guest's libcuda.so.1.
+  for p in device_query saxpy vector_add streams_events; do
+    "$P/static/$p" > $OUT/static-$p.log 2>&1
+    check $p $OUT/static-$p.log $? static-$p
+  done
+  run driver_api $P/driver_kernels.cubin
 }
 
 # Two processes of one VM at once: both right, and neither can touch the
