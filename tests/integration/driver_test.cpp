@@ -4,19 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "require_pass.h"
 
 using namespace vgpu::test;
-
-namespace {
-
-void require_pass(const RunResult& r, const std::string& name) {
-  INFO(r.output);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Catch::Contains("PASS " + name));
-}
-
-}  // namespace
 
 TEST_CASE("programs built with nvcc's default static runtime run unmodified") {
   Daemon d;

@@ -12,18 +12,12 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "require_pass.h"
 
 using namespace vgpu::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-void require_pass(const RunResult& r, const std::string& name) {
-  INFO(r.output);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Catch::Contains("PASS " + name));
-}
 
 // The number printed after `key` ("total=123" -> 123), 0 if none.
 uint64_t number_after(const std::string& output, const std::string& key) {

@@ -2,43 +2,17 @@
 // driver-API exercise does: contexts, a module loaded from a file (argv[1]: a
 // cubin, fat binary or PTX), a global set from the host, launches with
 // kernelParams and with `extra`, copies, memsets, streams and events.
-#include <cuda.h>
-
-#include <cmath>
-#include <cstdarg>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <vector>
 
+#include "cu_check.h"
+
 namespace {
 
-const char* g_name = "driver_api";
-
-[[noreturn]] void fail(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::printf("FAIL %s: ", g_name);
-  std::vprintf(fmt, ap);
-  std::printf("\n");
-  va_end(ap);
-  std::exit(1);
-}
-
-void check(bool cond, const char* what) {
-  if (!cond) fail("%s", what);
-  std::printf("ok   %s\n", what);
-}
-
-void cu_ok(CUresult r, const char* call, int line) {
-  if (r == CUDA_SUCCESS) return;
-  const char* name = nullptr;
-  cuGetErrorName(r, &name);
-  fail("line %d: %s returned %s (%d)", line, call, name ? name : "?", static_cast<int>(r));
-}
-#define CU_OK(call) cu_ok((call), #call, __LINE__)
+using vt::check;
+using vt::fail;
 
 constexpr int kN = 1 << 16;
 
@@ -47,13 +21,13 @@ void expect(const std::vector<float>& y, const std::vector<float>& x, float a, f
   for (int i = 0; i < kN; ++i) {
     if (y[i] != a * x[i] + off) fail("%s: y[%d] = %g, expected %g", what, i, y[i], a * x[i] + off);
   }
-  check(true, what);
+  check(true, "%s", what);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
+  vt::set_name("driver_api");
   if (argc < 2) fail("usage: driver_api IMAGE (a cubin, fat binary or PTX file)");
   CU_OK(cuInit(0));
   int version = 0, count = 0;
@@ -179,6 +153,5 @@ int main(int argc, char** argv) {
   CU_OK(cuModuleUnload(from_file));
   CU_OK(cuModuleUnload(from_memory));
   CU_OK(cuCtxDestroy(ctx));
-  std::printf("PASS %s\n", g_name);
-  return 0;
+  vt::pass();
 }

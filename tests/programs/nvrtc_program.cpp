@@ -1,39 +1,17 @@
 // nvrtc_program: compiles a kernel from a string at run time with NVRTC (in
 // the guest), loads the PTX with the driver API and launches it: what a
 // course's JIT exercise (or a Python wrapper such as CuPy) does.
-#include <cuda.h>
 #include <nvrtc.h>
 
-#include <cstdarg>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "cu_check.h"
+
 namespace {
 
-const char* g_name = "nvrtc_program";
-
-[[noreturn]] void fail(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::printf("FAIL %s: ", g_name);
-  std::vprintf(fmt, ap);
-  std::printf("\n");
-  va_end(ap);
-  std::exit(1);
-}
-
-void cu_ok(CUresult r, const char* call, int line) {
-  if (r == CUDA_SUCCESS) return;
-  const char* name = nullptr;
-  cuGetErrorName(r, &name);
-  fail("line %d: %s returned %s", line, call, name ? name : "?");
-}
-#define CU_OK(call) cu_ok((call), #call, __LINE__)
-
 void nvrtc_ok(nvrtcResult r, const char* call, int line) {
-  if (r != NVRTC_SUCCESS) fail("line %d: %s returned %s", line, call, nvrtcGetErrorString(r));
+  if (r != NVRTC_SUCCESS) vt::fail("line %d: %s returned %s", line, call, nvrtcGetErrorString(r));
 }
 #define NVRTC_OK(call) nvrtc_ok((call), #call, __LINE__)
 
@@ -47,7 +25,7 @@ extern "C" __global__ void nvrtc_square_plus(const int* in, int* out, int add, i
 }  // namespace
 
 int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
+  vt::set_name("nvrtc_program");
   nvrtcProgram prog;
   NVRTC_OK(nvrtcCreateProgram(&prog, kSource, "square_plus.cu", 0, nullptr, nullptr));
   const char* options[] = {"--gpu-architecture=compute_90"};
@@ -56,7 +34,7 @@ int main() {
   NVRTC_OK(nvrtcGetProgramLogSize(prog, &log_size));
   std::string log(log_size, '\0');
   NVRTC_OK(nvrtcGetProgramLog(prog, log.data()));
-  if (compiled != NVRTC_SUCCESS) fail("nvrtcCompileProgram: %s\n%s", nvrtcGetErrorString(compiled), log.c_str());
+  if (compiled != NVRTC_SUCCESS) vt::fail("nvrtcCompileProgram: %s\n%s", nvrtcGetErrorString(compiled), log.c_str());
   size_t ptx_size = 0;
   NVRTC_OK(nvrtcGetPTXSize(prog, &ptx_size));
   std::vector<char> ptx(ptx_size);
@@ -65,7 +43,7 @@ int main() {
   // NVRTC's compile cache (a private driver table) is refused, so the output
   // is the real PTX, never an empty "cache hit".
   if (ptx_size < 100 || std::string(ptx.data()).find(".entry nvrtc_square_plus") == std::string::npos)
-    fail("NVRTC returned %zu bytes of PTX without the kernel", ptx_size);
+    vt::fail("NVRTC returned %zu bytes of PTX without the kernel", ptx_size);
   std::printf("ok   NVRTC compiled the kernel to %zu bytes of PTX\n", ptx_size);
 
   CU_OK(cuInit(0));
@@ -91,13 +69,12 @@ int main() {
   CU_OK(cuLaunchKernel(f, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
   CU_OK(cuMemcpyDtoH(out.data(), dout, n * sizeof(int)));
   for (int i = 0; i < n; ++i) {
-    if (out[i] != in[i] * in[i] + add) fail("out[%d] = %d, expected %d", i, out[i], in[i] * in[i] + add);
+    if (out[i] != in[i] * in[i] + add) vt::fail("out[%d] = %d, expected %d", i, out[i], in[i] * in[i] + add);
   }
   std::printf("ok   the JIT-compiled kernel computed all %d results\n", n);
   CU_OK(cuMemFree(din));
   CU_OK(cuMemFree(dout));
   CU_OK(cuModuleUnload(module));
   CU_OK(cuDevicePrimaryCtxRelease(dev));
-  std::printf("PASS %s\n", g_name);
-  return 0;
+  vt::pass();
 }
