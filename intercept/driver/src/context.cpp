@@ -15,7 +15,10 @@ std::unordered_set<const Context*>& live_contexts() {
   return *s;
 }
 
-thread_local std::vector<Context*> stack;  // back() is current
+// back() is current. Initial-exec: every call reads it, and the general
+// model would cost a __tls_get_addr call each time.
+thread_local std::vector<Context*> stack __attribute__((tls_model("initial-exec")));
+std::atomic<uint64_t> storage_generation_{0};
 
 std::atomic<unsigned long long> next_id{2};
 
@@ -62,6 +65,9 @@ std::mutex& context_mutex() {
   static auto* mu = new std::mutex;
   return *mu;
 }
+
+void storage_changed() { storage_generation_.fetch_add(1, std::memory_order_acq_rel); }
+uint64_t storage_generation() { return storage_generation_.load(std::memory_order_acquire); }
 
 Context* primary_context(CUdevice d) {
   static Context* primary = [] {
@@ -151,6 +157,7 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
       if (stored.destructor) stored.destructor(reinterpret_cast<CUcontext>(p), key, stored.value);
     }
     p->storage.clear();
+    storage_changed();
   }
   return to_cu(s);
 }
@@ -186,6 +193,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
       if (stored.destructor) stored.destructor(ctx, key, stored.value);
     }
     live_contexts().erase(c);
+    storage_changed();
   }
   std::erase(stack, c);
   delete c;

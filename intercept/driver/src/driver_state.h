@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,6 +65,10 @@ struct Context {
   size_t limits[16] = {};
 };
 std::mutex& context_mutex();
+// Context-local storage changed somewhere (a put, a delete, a context reset or
+// destroyed): answers kept from before are stale. Called with context_mutex held.
+void storage_changed();
+uint64_t storage_generation();
 Context* primary_context(CUdevice d);
 Context* current_context();                   // the calling thread's, or null
 Context* as_context(CUcontext ctx);           // null unless a live context
@@ -102,6 +107,9 @@ class Objects {
   void remove_module(Module* m);
   Module* module(void* handle) const;
   Function* function(void* handle) const;
+  // Grows each time handles die (a module unloaded): a handle checked at one
+  // generation is still live while the generation has not moved.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   // With both locks held (objects, then connection): parses and uploads the
   // module on first use, resolves a function by name.
@@ -115,6 +123,7 @@ class Objects {
   std::vector<std::unique_ptr<Module>> modules_;
   std::unordered_set<const void*> module_handles_;
   std::unordered_set<const void*> function_handles_;
+  std::atomic<uint64_t> generation_{0};
 };
 
 // Turns what cuModuleLoadData / cuLibraryLoadData were given (a registration

@@ -90,6 +90,7 @@ CUresult cls_put(CUcontext ctx, void* key, void* value, void (*destructor)(CUcon
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(context_mutex());
   c->storage[key] = {value, destructor};
+  storage_changed();
   return CUDA_SUCCESS;
 }
 
@@ -98,18 +99,34 @@ CUresult cls_delete(CUcontext ctx, void* key) {
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(context_mutex());
   c->storage.erase(key);
+  storage_changed();
   return CUDA_SUCCESS;
 }
 
-// No current context makes the runtime make the primary context current.
+// NVIDIA's runtime asks this before every runtime call, almost always for the
+// same context and key: the last answer is kept per thread while no storage
+// changed. No current context makes the runtime make the primary one current.
 CUresult cls_get(void** value, CUcontext ctx, void* key) {
+  struct Answer {
+    const Context* context = nullptr;
+    const void* key = nullptr;
+    uint64_t generation = 0;
+    void* value = nullptr;
+  };
+  static thread_local Answer last __attribute__((tls_model("initial-exec")));
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   Context* c = resolve_context(ctx);
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  const uint64_t generation = storage_generation();
+  if (last.context == c && last.key == key && last.generation == generation) {
+    *value = last.value;
+    return CUDA_SUCCESS;
+  }
   std::lock_guard lock(context_mutex());
   auto it = c->storage.find(key);
   if (it == c->storage.end()) return CUDA_ERROR_INVALID_HANDLE;
   *value = it->second.value;
+  last = {c, key, generation, it->second.value};
   return CUDA_SUCCESS;
 }
 

@@ -29,14 +29,32 @@ CUresult check_config(const Config& c) {
   return CUDA_SUCCESS;
 }
 
+// The function a handle names, if it is live. Launches check the same handle
+// again and again: the answer is kept per thread until a module is unloaded.
+Function* live_function(CUfunction fn) {
+  struct Checked {
+    const void* handle = nullptr;
+    uint64_t generation = 0;
+    Function* function = nullptr;
+  };
+  static thread_local Checked last __attribute__((tls_model("initial-exec")));
+  Objects& o = Objects::instance();
+  if (last.function && last.handle == fn && last.generation == o.generation()) return last.function;
+  std::lock_guard lock(o.mutex());
+  Function* f = o.function(fn);
+  if (f) last = {fn, o.generation(), f};
+  return f;
+}
+
 // The packed argument buffer from kernelParams (one pointer per parameter) or
 // from `extra` (a buffer already packed, CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE).
-CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, std::vector<uint8_t>* out) {
-  out->assign(layout.param_bytes, 0);
+// `out` holds at least layout.param_bytes.
+CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, uint8_t* out) {
+  std::memset(out, 0, layout.param_bytes);
   if (params) {
     for (size_t i = 0; i < layout.params.size(); ++i) {
       if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
-      std::memcpy(out->data() + layout.params[i].offset, params[i], layout.params[i].size);
+      std::memcpy(out + layout.params[i].offset, params[i], layout.params[i].size);
     }
     return CUDA_SUCCESS;
   }
@@ -49,7 +67,7 @@ CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, std::ve
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (!buffer || size < layout.param_bytes) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(out->data(), buffer, layout.param_bytes);
+  std::memcpy(out, buffer, layout.param_bytes);
   return CUDA_SUCCESS;
 }
 
@@ -58,16 +76,19 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   if (!current_context()) return CUDA_ERROR_INVALID_CONTEXT;
   if (params && extra) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_config(cfg); r != CUDA_SUCCESS) return r;
-  std::vector<uint8_t> packed;
-  proto::LaunchKernelRequest req{};
-  {
-    Objects& o = Objects::instance();
-    std::lock_guard lock(o.mutex());
-    Function* f = o.function(fn);
-    if (!f) return CUDA_ERROR_INVALID_HANDLE;
-    if (CUresult r = pack(*f->layout, params, extra, &packed); r != CUDA_SUCCESS) return r;
-    req.function = f->host_function;
+  Function* f = live_function(fn);
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  // Most kernels' parameters fit on the stack; CUDA allows 32 KiB.
+  uint8_t small[1024];
+  std::vector<uint8_t> large;
+  uint8_t* packed = small;
+  if (f->layout->param_bytes > sizeof small) {
+    large.resize(f->layout->param_bytes);
+    packed = large.data();
   }
+  if (CUresult r = pack(*f->layout, params, extra, packed); r != CUDA_SUCCESS) return r;
+  proto::LaunchKernelRequest req{};
+  req.function = f->host_function;
   req.stream = stream_handle(cfg.stream);
   for (int i = 0; i < 3; ++i) {
     req.grid[i] = cfg.grid[i];
@@ -76,7 +97,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   req.shared_mem = cfg.shared_mem;
   Connection& c = Connection::instance();
   auto lock = c.lock();
-  return to_cu(c.post(req, packed, nullptr));
+  return to_cu(c.post(req, std::span<const uint8_t>(packed, f->layout->param_bytes), nullptr));
 }
 
 // Function attributes as the host reads them from the image; fetched per call

@@ -30,6 +30,7 @@ Module* Objects::add_module(std::vector<uint8_t> fatbin) {
 }
 
 void Objects::remove_module(Module* m) {
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   for (auto& [name, f] : m->functions) function_handles_.erase(f.get());
   module_handles_.erase(m);
   std::erase_if(modules_, [m](const auto& p) { return p.get() == m; });

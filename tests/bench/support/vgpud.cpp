@@ -44,9 +44,10 @@ Vgpud::~Vgpud() {
 }
 
 pid_t Vgpud::start(const std::string& vm, const std::string& program,
-                   const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {VGPU_BENCH_VGPU_RUN, "--runtime-dir", dir_.path(), "--vm", vm,
-                                   "--", program};
+                   const std::vector<std::string>& args, const std::string& runtime) {
+  std::vector<std::string> argv = {VGPU_BENCH_VGPU_RUN, "--runtime-dir", dir_.path(), "--vm", vm};
+  if (!runtime.empty()) argv.insert(argv.end(), {"--runtime", runtime});
+  argv.insert(argv.end(), {"--", program});
   argv.insert(argv.end(), args.begin(), args.end());
   return spawn(argv, dir_.path() + "/" + vm + ".log");
 }
@@ -56,8 +57,9 @@ std::string Vgpud::output_of(const std::string& vm) const {
 }
 
 std::map<std::string, double> Vgpud::run(const std::string& vm, const std::string& program,
-                                         const std::vector<std::string>& args, int limit_s) {
-  const pid_t p = start(vm, program, args);
+                                         const std::vector<std::string>& args, int limit_s,
+                                         const std::string& runtime) {
+  const pid_t p = start(vm, program, args, runtime);
   const int status = wait_exit(p, std::chrono::seconds(limit_s));
   const std::string out = output_of(vm);
   if (status != 0) {

@@ -27,15 +27,17 @@ class Vgpud {
   std::string log_path() const { return dir_.path() + "/vgpud.log"; }
 
   // Starts `program args...` as simulated VM `vm`; output goes to a log file
-  // in the runtime directory, named after the VM.
+  // in the runtime directory, named after the VM. `runtime`: vgpu-run's
+  // --runtime (empty: its default, NVIDIA's runtime over vgpu's driver).
   pid_t start(const std::string& vm, const std::string& program,
-              const std::vector<std::string>& args);
+              const std::vector<std::string>& args, const std::string& runtime = "");
   std::string output_of(const std::string& vm) const;
 
   // Runs it to completion; the `result NAME VALUE` lines it printed, by NAME.
   // Empty (and the output on stderr) if it failed.
   std::map<std::string, double> run(const std::string& vm, const std::string& program,
-                                    const std::vector<std::string>& args, int limit_s = 600);
+                                    const std::vector<std::string>& args, int limit_s = 600,
+                                    const std::string& runtime = "");
 
  private:
   TempDir dir_{"vgpu-bench"};
