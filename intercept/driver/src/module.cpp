@@ -130,6 +130,30 @@ using namespace vgpu::driver;
 
 namespace {
 
+// Runs `fn(Module&, Connection&)` with both locks held (objects, then the
+// connection), if `handle` is a live module or library.
+template <class Fn>
+CUresult with_module(void* handle, Fn&& fn) {
+  Objects& o = Objects::instance();
+  std::lock_guard lock(o.mutex());
+  Module* m = o.module(handle);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  Connection& c = Connection::instance();
+  auto clock = c.lock();
+  return fn(*m, c);
+}
+
+// Runs `fn(Function&)` with the objects lock held, if `handle` is a live
+// function or kernel.
+template <class Fn>
+CUresult with_function(void* handle, Fn&& fn) {
+  Objects& o = Objects::instance();
+  std::lock_guard lock(o.mutex());
+  Function* f = o.function(handle);
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  return fn(*f);
+}
+
 CUresult load_image(void** handle, const void* image) {
   if (!handle) return CUDA_ERROR_INVALID_VALUE;
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
@@ -177,28 +201,20 @@ CUresult unload(void* handle) {
 
 CUresult function_by_name(void* module, const char* name, Function** out) {
   if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Module* m = o.module(module);
-  if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  Connection& c = Connection::instance();
-  auto clock = c.lock();
-  return o.get_function(c, *m, name, out);
+  return with_module(module, [&](Module& m, Connection& c) {
+    return Objects::instance().get_function(c, m, name, out);
+  });
 }
 
 CUresult global_by_name(CUdeviceptr* dptr, size_t* bytes, void* module, const char* name) {
   if (!name) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Module* m = o.module(module);
-  if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  Connection& c = Connection::instance();
-  auto clock = c.lock();
-  uint64_t d = 0, size = 0;
-  if (CUresult r = o.get_global(c, *m, name, &d, &size); r != CUDA_SUCCESS) return r;
-  if (dptr) *dptr = d;
-  if (bytes) *bytes = size;
-  return CUDA_SUCCESS;
+  return with_module(module, [&](Module& m, Connection& c) {
+    uint64_t d = 0, size = 0;
+    if (CUresult r = Objects::instance().get_global(c, m, name, &d, &size); r != CUDA_SUCCESS) return r;
+    if (dptr) *dptr = d;
+    if (bytes) *bytes = size;
+    return CUDA_SUCCESS;
+  });
 }
 
 }  // namespace
@@ -244,15 +260,11 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule module,
 
 CUresult cuModuleGetFunctionCount(unsigned* count, CUmodule module) {
   if (!count) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Module* m = o.module(module);
-  if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  Connection& c = Connection::instance();
-  auto clock = c.lock();
-  if (CUresult r = o.load(c, *m); r != CUDA_SUCCESS) return r;
-  *count = static_cast<unsigned>(m->info.kernels.size());
-  return CUDA_SUCCESS;
+  return with_module(module, [&](Module& m, Connection& c) {
+    if (CUresult r = Objects::instance().load(c, m); r != CUDA_SUCCESS) return r;
+    *count = static_cast<unsigned>(m.info.kernels.size());
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
@@ -292,11 +304,10 @@ CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* nam
 
 CUresult cuLibraryGetModule(CUmodule* module, CUlibrary library) {
   if (!module) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  if (!o.module(library)) return CUDA_ERROR_INVALID_HANDLE;
-  *module = reinterpret_cast<CUmodule>(library);
-  return CUDA_SUCCESS;
+  return with_module(library, [&](Module& m, Connection&) {
+    *module = reinterpret_cast<CUmodule>(&m);
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
@@ -309,21 +320,18 @@ CUresult cuLibraryGetKernelCount(unsigned* count, CUlibrary library) {
 
 CUresult cuKernelGetFunction(CUfunction* fn, CUkernel kernel) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  if (!o.function(kernel)) return CUDA_ERROR_INVALID_HANDLE;
-  *fn = reinterpret_cast<CUfunction>(kernel);
-  return CUDA_SUCCESS;
+  return with_function(kernel, [&](Function& f) {
+    *fn = reinterpret_cast<CUfunction>(&f);
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuKernelGetLibrary(CUlibrary* library, CUkernel kernel) {
   if (!library) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Function* f = o.function(kernel);
-  if (!f) return CUDA_ERROR_INVALID_HANDLE;
-  *library = reinterpret_cast<CUlibrary>(f->module);
-  return CUDA_SUCCESS;
+  return with_function(kernel, [&](Function& f) {
+    *library = reinterpret_cast<CUlibrary>(f.module);
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuFuncGetModule(CUmodule* module, CUfunction fn) {
@@ -332,12 +340,10 @@ CUresult cuFuncGetModule(CUmodule* module, CUfunction fn) {
 
 CUresult cuFuncGetName(const char** name, CUfunction fn) {
   if (!name) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Function* f = o.function(fn);
-  if (!f) return CUDA_ERROR_INVALID_HANDLE;
-  *name = f->name.c_str();
-  return CUDA_SUCCESS;
+  return with_function(fn, [&](Function& f) {
+    *name = f.name.c_str();
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuKernelGetName(const char** name, CUkernel kernel) {
@@ -345,14 +351,12 @@ CUresult cuKernelGetName(const char** name, CUkernel kernel) {
 }
 
 CUresult cuFuncGetParamInfo(CUfunction fn, size_t index, size_t* offset, size_t* size) {
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Function* f = o.function(fn);
-  if (!f) return CUDA_ERROR_INVALID_HANDLE;
-  if (index >= f->layout->params.size()) return CUDA_ERROR_INVALID_VALUE;
-  if (offset) *offset = f->layout->params[index].offset;
-  if (size) *size = f->layout->params[index].size;
-  return CUDA_SUCCESS;
+  return with_function(fn, [&](Function& f) {
+    if (index >= f.layout->params.size()) return CUDA_ERROR_INVALID_VALUE;
+    if (offset) *offset = f.layout->params[index].offset;
+    if (size) *size = f.layout->params[index].size;
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
@@ -361,17 +365,14 @@ CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, siz
 
 CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction fn) {
   if (!state) return CUDA_ERROR_INVALID_VALUE;
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  if (!o.function(fn)) return CUDA_ERROR_INVALID_HANDLE;
-  *state = CU_FUNCTION_LOADING_STATE_LOADED;  // resolved on the host when the handle was made
-  return CUDA_SUCCESS;
+  return with_function(fn, [&](Function&) {
+    *state = CU_FUNCTION_LOADING_STATE_LOADED;  // resolved on the host when the handle was made
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuFuncLoad(CUfunction fn) {
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  return o.function(fn) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return with_function(fn, [](Function&) { return CUDA_SUCCESS; });
 }
 
 }  // extern "C"
