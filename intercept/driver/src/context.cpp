@@ -92,6 +92,11 @@ Context* current_context() { return stack.empty() ? nullptr : stack.back(); }
 
 Context* resolve_context(CUcontext ctx) { return ctx ? as_context(ctx) : current_context(); }
 
+CUresult need_context() {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 }  // namespace vgpu::driver
 
 using namespace vgpu;

@@ -74,6 +74,9 @@ Context* current_context();                   // the calling thread's, or null
 Context* as_context(CUcontext ctx);           // null unless a live context
 // The context a call made with `ctx` (null: current) means; null if none.
 Context* resolve_context(CUcontext ctx);
+// What calls that work in the current context check first: cuInit ran
+// (CUDA_ERROR_NOT_INITIALIZED) and a context is current (CUDA_ERROR_INVALID_CONTEXT).
+CUresult need_context();
 
 // ---- modules and functions ---------------------------------------------------
 struct Module;

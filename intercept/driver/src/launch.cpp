@@ -72,8 +72,7 @@ CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, uint8_t
 }
 
 CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
-  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!current_context()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (params && extra) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_config(cfg); r != CUDA_SUCCESS) return r;
   Function* f = live_function(fn);

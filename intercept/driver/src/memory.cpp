@@ -14,11 +14,6 @@ using intercept::DeviceMemory;
 
 namespace {
 
-CUresult need_context() {
-  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-}
-
 CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (n == 0) return CUDA_SUCCESS;

@@ -25,11 +25,6 @@ std::map<uint64_t, StreamInfo>& streams() {
 
 uint64_t event_handle(CUevent e) { return reinterpret_cast<uint64_t>(e); }
 
-CUresult need_context() {
-  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-}
-
 // Query results: "not ready" is an answer, not an error to remember.
 CUresult synced(Connection& c, Status own) {
   return to_cu(intercept::with_async_errors(c, own));
