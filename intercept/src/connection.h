@@ -93,6 +93,12 @@ class Connection {
   // The first error an asynchronous request reported since the last call to
   // this (then cleared), or success.
   Status take_async_error();
+  // Puts back an error taken by a caller that is not the one to report it
+  // (the guest's own housekeeping): the next synchronising call reports it,
+  // unless an earlier error is already waiting.
+  void defer_async_error(Status s) {
+    if (ok(async_error_)) async_error_ = s;
+  }
 
  private:
   Connection() = default;

@@ -8,6 +8,7 @@
 
 #include "device_memory.h"
 #include "driver_state.h"
+#include "managed_memory.h"
 #include "log.h"
 
 using namespace vgpu;
@@ -137,6 +138,8 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr
     base = reinterpret_cast<uint64_t>(hbase);
     size = host.size;
   }
+  // Managed memory is device memory the CPU reaches at the same address.
+  const bool is_managed = device && managed::contains(ptr);
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(primary_context(0));
@@ -149,10 +152,12 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr
       *static_cast<CUdeviceptr*>(data) = ptr;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      if (device) return CUDA_ERROR_INVALID_VALUE;
+      if (device && !is_managed) return CUDA_ERROR_INVALID_VALUE;
       *static_cast<void**>(data) = reinterpret_cast<void*>(ptr);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *static_cast<int*>(data) = is_managed ? 1 : 0;
+      return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
     case CU_POINTER_ATTRIBUTE_MAPPED:
       *static_cast<int*>(data) = attr == CU_POINTER_ATTRIBUTE_MAPPED && device ? 1 : 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "driver_state.h"
+#include "managed_memory.h"
 #include "log.h"
 
 using namespace vgpu;
@@ -94,6 +95,11 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
     req.block[i] = cfg.block[i];
   }
   req.shared_mem = cfg.shared_mem;
+  // A kernel may read or write any managed memory: what the CPU wrote goes
+  // first, in the kernel's stream, and the CPU's copy is stale after.
+  if (managed::any()) {
+    if (CUresult r = managed::before_launch(req.stream); r != CUDA_SUCCESS) return r;
+  }
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(c.post(req, std::span<const uint8_t>(packed, f->layout->param_bytes), nullptr));

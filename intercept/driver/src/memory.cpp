@@ -2,11 +2,17 @@
 // pipelined chunks (intercept/src/copy.h); asynchronous forms return once the
 // copy is queued, and a device-to-host copy's bytes land before the next
 // synchronising call returns, as CUDA promises.
+//
+// Managed memory (managed_memory.h) is device memory to every copy: what the
+// CPU wrote is flushed before a copy reads it, and what a copy writes is the
+// device's afterwards, so its bytes never pass through the CPU's mapping here.
 #include <cstring>
 
 #include "copy.h"
 #include "device_memory.h"
 #include "driver_state.h"
+#include "managed_memory.h"
+#include "memory_ops.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -14,10 +20,27 @@ using intercept::DeviceMemory;
 
 namespace {
 
+// Whether a copy or memset touching [p, p + n) involves managed memory; if
+// so, the CPU's writes are flushed first, in the copy's stream.
+CUresult flush_if_managed(uint64_t p, size_t n, CUstream stream, bool* managed_side = nullptr) {
+  const bool m = managed::any() && managed::contains(p, n);
+  if (managed_side) *managed_side = m;
+  return m ? managed::flush(stream_handle(stream)) : CUDA_SUCCESS;
+}
+
+}  // namespace
+
+namespace vgpu::driver::ops {
+
 CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (n == 0) return CUDA_SUCCESS;
   if (!src) return CUDA_ERROR_INVALID_VALUE;
+  const auto host = reinterpret_cast<uint64_t>(src);
+  if (managed::any() && managed::contains(host, n)) return dtod(dst, host, n, stream, sync);
+  bool to_managed = false;
+  if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
+  if (to_managed) managed::device_may_write(dst, n);
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(intercept::copy_to_device(c, dst, src, n, stream_handle(stream), sync));
@@ -27,6 +50,9 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (n == 0) return CUDA_SUCCESS;
   if (!dst) return CUDA_ERROR_INVALID_VALUE;
+  const auto host = reinterpret_cast<uint64_t>(dst);
+  if (managed::any() && managed::contains(host, n)) return dtod(host, src, n, stream, sync);
+  if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync));
@@ -35,12 +61,15 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
 CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (n == 0) return CUDA_SUCCESS;
+  bool to_managed = false;
+  if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
+  if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
+  if (to_managed) managed::device_may_write(dst, n);
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(intercept::copy_on_device(c, dst, src, n, stream_handle(stream), sync));
 }
 
-// cuMemcpy: the direction from where the pointers live (unified addressing).
 CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
   const bool d = DeviceMemory::instance().contains(dst);
   const bool s = DeviceMemory::instance().contains(src);
@@ -61,14 +90,16 @@ CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool s
   return CUDA_SUCCESS;
 }
 
-// A memset of `count` elements of `width` bytes. A pattern whose bytes all
-// agree is a byte memset on the host; another is written as a copy of the
-// pattern, in stream order either way.
+// A pattern whose bytes all agree is a byte memset on the host; another is
+// written as a copy of the pattern, in stream order either way.
 CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t count,
                          CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (count == 0) return CUDA_SUCCESS;
   if (dst % width) return CUDA_ERROR_INVALID_VALUE;
+  bool to_managed = false;
+  if (CUresult r = flush_if_managed(dst, count * width, stream, &to_managed); r != CUDA_SUCCESS) return r;
+  if (to_managed) managed::device_may_write(dst, count * width);
   uint8_t bytes[4];
   std::memcpy(bytes, &value, 4);
   bool uniform = true;
@@ -85,7 +116,9 @@ CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t
                                          stream_handle(stream), sync));
 }
 
-}  // namespace
+}  // namespace vgpu::driver::ops
+
+using namespace vgpu::driver::ops;
 
 extern "C" {
 
@@ -116,6 +149,7 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (dptr == 0) return CUDA_SUCCESS;
+  if (CUresult r = managed::release(dptr); r != CUDA_ERROR_NOT_FOUND) return r;
   Connection& c = Connection::instance();
   auto lock = c.lock();
   proto::FreeReply rep{};

@@ -13,6 +13,8 @@ struct StreamInfo {
   unsigned flags;
   int priority;
   unsigned long long id;
+  CUaccessPolicyWindow window{};
+  CUsynchronizationPolicy sync_policy = CU_SYNC_POLICY_AUTO;
 };
 std::mutex& stream_mutex() {
   static auto* mu = new std::mutex;
@@ -22,6 +24,9 @@ std::map<uint64_t, StreamInfo>& streams() {
   static auto* m = new std::map<uint64_t, StreamInfo>;  // leaked: used until exit
   return *m;
 }
+
+// Stream priorities the host honours within a tenant: 0 (least) to this.
+constexpr int kGreatestPriority = -5;
 
 uint64_t event_handle(CUevent e) { return reinterpret_cast<uint64_t>(e); }
 
@@ -38,7 +43,7 @@ CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned flags, int priori
   if (!stream) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   // Clamped into the range cuCtxGetStreamPriorityRange reports, as CUDA does.
-  priority = std::clamp(priority, -5, 0);
+  priority = std::clamp(priority, kGreatestPriority, 0);
   Connection& c = Connection::instance();
   auto lock = c.lock();
   proto::StreamCreateReply rep{};
@@ -117,6 +122,64 @@ CUresult cuStreamGetCtx(CUstream, CUcontext* ctx) {
   if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   Context* c = current_context();
   *ctx = reinterpret_cast<CUcontext>(c ? c : primary_context(0));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCtx_v2(CUstream stream, CUcontext* ctx, CUgreenCtx* green) {
+  if (!ctx || !green) return CUDA_ERROR_INVALID_VALUE;
+  *green = nullptr;  // green contexts are refused where they would be made
+  return cuStreamGetCtx(stream, ctx);
+}
+
+// Stream attributes: the priority is the stream's own; the L2 access-policy
+// window and synchronisation policy are hints, kept to read back.
+CUresult cuStreamGetAttribute(CUstream stream, CUstreamAttrID attr, CUstreamAttrValue* value) {
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard slock(stream_mutex());
+  auto it = streams().find(stream_handle(stream));
+  switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      value->priority = it == streams().end() ? 0 : it->second.priority;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      value->accessPolicyWindow = it == streams().end() ? CUaccessPolicyWindow{} : it->second.window;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      value->syncPolicy = it == streams().end() ? CU_SYNC_POLICY_AUTO : it->second.sync_policy;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuStreamSetAttribute(CUstream stream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard slock(stream_mutex());
+  auto it = streams().find(stream_handle(stream));
+  if (it == streams().end()) return CUDA_ERROR_INVALID_HANDLE;  // the legacy stream has none
+  switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      // The host schedules by the priority a stream was made with.
+      if (std::clamp(value->priority, kGreatestPriority, 0) == it->second.priority) return CUDA_SUCCESS;
+      return refuse("cuStreamSetAttribute(priority) on a stream made with another priority");
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      it->second.window = value->accessPolicyWindow;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      it->second.sync_policy = value->syncPolicy;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) {
+  std::lock_guard slock(stream_mutex());
+  auto from = streams().find(stream_handle(src));
+  auto to = streams().find(stream_handle(dst));
+  if (to == streams().end()) return CUDA_ERROR_INVALID_HANDLE;
+  to->second.window = from == streams().end() ? CUaccessPolicyWindow{} : from->second.window;
+  to->second.sync_policy = from == streams().end() ? CU_SYNC_POLICY_AUTO : from->second.sync_policy;
   return CUDA_SUCCESS;
 }
 

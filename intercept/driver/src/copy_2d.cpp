@@ -1,0 +1,167 @@
+// Two- and three-dimensional copies and memsets of linear memory (pitched
+// device memory, host buffers), as rows: one copy when both sides are
+// contiguous, else one per row, queued in stream order; a synchronous call
+// waits on its last row. CUDA arrays are refused by name.
+#include <cstring>
+
+#include "device_memory.h"
+#include "driver_state.h"
+#include "memory_ops.h"
+
+using namespace vgpu;
+using namespace vgpu::driver;
+
+namespace {
+
+// One side of a copy: where row (y, z) of the region starts is
+// base + ((z0 + z) * slice_rows + y0 + y) * pitch + x0.
+struct Side {
+  bool device = false;
+  uint64_t base = 0;
+  size_t pitch = 0;
+  size_t slice_rows = 0;  // rows per slice (3D); unused in 2D
+  size_t x0 = 0, y0 = 0, z0 = 0;
+
+  uint64_t row(size_t y, size_t z) const {
+    return base + ((z0 + z) * slice_rows + y0 + y) * pitch + x0;
+  }
+};
+
+CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, Side* out) {
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      if (!host) return CUDA_ERROR_INVALID_VALUE;
+      out->base = reinterpret_cast<uint64_t>(host);
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE:
+      if (!device) return CUDA_ERROR_INVALID_VALUE;
+      out->device = true;
+      out->base = device;
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_UNIFIED:  // where it lives decides
+      if (!device) return CUDA_ERROR_INVALID_VALUE;
+      out->device = intercept::DeviceMemory::instance().contains(device);
+      out->base = device;
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_ARRAY:
+      return refuse("CUDA arrays (a 2D or 3D copy to or from a CUarray)");
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult copy_run(const Side& dst, uint64_t d, const Side& src, uint64_t s, size_t n,
+                  CUstream stream, bool sync) {
+  if (dst.device && src.device) return ops::dtod(d, s, n, stream, sync);
+  if (dst.device) return ops::htod(d, reinterpret_cast<const void*>(s), n, stream, sync);
+  if (src.device) return ops::dtoh(reinterpret_cast<void*>(d), s, n, stream, sync);
+  return ops::any(d, s, n, stream, sync);  // host to host, in stream order
+}
+
+// `width` bytes of `height` rows of `depth` slices.
+CUresult copy_region(const Side& dst, const Side& src, size_t width, size_t height, size_t depth,
+                     CUstream stream, bool sync) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (width == 0 || height == 0 || depth == 0) return CUDA_SUCCESS;
+  const bool rows = height > 1 || depth > 1;
+  if (rows && (dst.pitch < width + dst.x0 || src.pitch < width + src.x0)) return CUDA_ERROR_INVALID_VALUE;
+  if (depth > 1 && (dst.slice_rows < height + dst.y0 || src.slice_rows < height + src.y0))
+    return CUDA_ERROR_INVALID_VALUE;
+  // Rows back to back on both sides (and slices too): one copy.
+  auto packed = [&](const Side& s) {
+    return !rows || (s.pitch == width && (depth == 1 || s.slice_rows == height));
+  };
+  if (packed(dst) && packed(src))
+    return copy_run(dst, dst.row(0, 0), src, src.row(0, 0), width * height * depth, stream, sync);
+  for (size_t z = 0; z < depth; ++z) {
+    for (size_t y = 0; y < height; ++y) {
+      const bool last = z == depth - 1 && y == height - 1;
+      if (CUresult r = copy_run(dst, dst.row(y, z), src, src.row(y, z), width, stream, sync && last);
+          r != CUDA_SUCCESS)
+        return r;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool sync) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  Side src, dst;
+  if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &src); r != CUDA_SUCCESS) return r;
+  if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, &dst); r != CUDA_SUCCESS) return r;
+  src.pitch = p->srcPitch;
+  src.x0 = p->srcXInBytes;
+  src.y0 = p->srcY;
+  dst.pitch = p->dstPitch;
+  dst.x0 = p->dstXInBytes;
+  dst.y0 = p->dstY;
+  return copy_region(dst, src, p->WidthInBytes, p->Height, 1, stream, sync);
+}
+
+CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  if (p->srcLOD != 0 || p->dstLOD != 0) return refuse("mipmapped arrays (a 3D copy with a level of detail)");
+  Side src, dst;
+  if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &src); r != CUDA_SUCCESS) return r;
+  if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, &dst); r != CUDA_SUCCESS) return r;
+  src.pitch = p->srcPitch;
+  src.slice_rows = p->srcHeight;
+  src.x0 = p->srcXInBytes;
+  src.y0 = p->srcY;
+  src.z0 = p->srcZ;
+  dst.pitch = p->dstPitch;
+  dst.slice_rows = p->dstHeight;
+  dst.x0 = p->dstXInBytes;
+  dst.y0 = p->dstY;
+  dst.z0 = p->dstZ;
+  return copy_region(dst, src, p->WidthInBytes, p->Height, p->Depth, stream, sync);
+}
+
+// `width` elements of `height` rows, `pitch` bytes apart.
+CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,
+                   size_t height, CUstream stream, bool sync) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  const size_t row_bytes = width * elem;
+  if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (height == 1 || pitch == row_bytes)
+    return ops::memset_elements(dst, value, elem, width * height, stream, sync);
+  for (size_t y = 0; y < height; ++y) {
+    if (CUresult r = ops::memset_elements(dst + y * pitch, value, elem, width, stream,
+                                          sync && y == height - 1);
+        r != CUDA_SUCCESS)
+      return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* p) { return copy_2d(p, nullptr, true); }
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* p) { return copy_2d(p, nullptr, true); }
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* p, CUstream s) { return copy_2d(p, s, false); }
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* p) { return copy_3d(p, nullptr, true); }
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s) { return copy_3d(p, s, false); }
+
+CUresult cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h) {
+  return memset_2d(d, pitch, v, 1, w, h, nullptr, true);
+}
+CUresult cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h) {
+  return memset_2d(d, pitch, v, 2, w, h, nullptr, true);
+}
+CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h) {
+  return memset_2d(d, pitch, v, 4, w, h, nullptr, true);
+}
+CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) {
+  return memset_2d(d, pitch, v, 1, w, h, s, false);
+}
+CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) {
+  return memset_2d(d, pitch, v, 2, w, h, s, false);
+}
+CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h, CUstream s) {
+  return memset_2d(d, pitch, v, 4, w, h, s, false);
+}
+
+}  // extern "C"

@@ -1,0 +1,344 @@
+#include "managed_memory.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "copy.h"
+#include "device_memory.h"
+#include "driver_state.h"
+#include "log.h"
+
+namespace vgpu::driver::managed {
+
+namespace {
+
+using intercept::DeviceMemory;
+
+enum class State : uint8_t { kDevice, kClean, kDirty };
+
+constexpr uint64_t kPage = 4096;
+
+uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+struct Allocation {
+  uint64_t base = 0;         // page-aligned; what the program sees
+  uint64_t size = 0;         // bytes the program asked for
+  uint64_t mapped = 0;       // the guest mapping's length (whole pages)
+  uint64_t device_base = 0;  // what the host allocated (base lies inside it)
+  std::vector<State> granules;
+  bool all_device = false;   // every granule is kDevice: nothing to invalidate
+  Advice advice;
+
+  uint64_t granule_start(size_t g) const { return base + g * kGranule; }
+  // Bytes of granule g that belong to the allocation (what copies move).
+  uint64_t granule_bytes(size_t g) const { return std::min(kGranule, size - g * kGranule); }
+  // Bytes of granule g that the mapping covers (what protections change).
+  uint64_t granule_pages(size_t g) const { return std::min(kGranule, mapped - g * kGranule); }
+};
+
+std::mutex mu;
+std::map<uint64_t, Allocation> allocations;  // by base; guarded by mu
+std::atomic<int> live{0};
+std::atomic<bool> maybe_dirty{false};
+// Device work queued since the CPU last waited for the device: a fetch
+// must wait first. Guarded by mu.
+bool device_busy = false;
+struct sigaction previous_handler;
+
+Allocation* holding(uint64_t ptr) {
+  auto it = allocations.upper_bound(ptr);
+  if (it == allocations.begin()) return nullptr;
+  --it;
+  return ptr < it->second.base + it->second.mapped ? &it->second : nullptr;
+}
+
+void protect(const Allocation& a, size_t first, size_t last, int prot) {
+  const uint64_t start = a.granule_start(first);
+  const uint64_t end = a.granule_start(last - 1) + a.granule_pages(last - 1);
+  mprotect(reinterpret_cast<void*>(start), end - start, prot);
+}
+
+// Runs of consecutive granules in `state` within [first, last), as fn(from, to).
+template <class Fn>
+void for_runs(const Allocation& a, size_t first, size_t last, State state, Fn fn) {
+  for (size_t g = first; g < last;) {
+    if (a.granules[g] != state) {
+      ++g;
+      continue;
+    }
+    size_t end = g;
+    while (end < last && a.granules[end] == state) ++end;
+    fn(g, end);
+    g = end;
+  }
+}
+
+// Granule indexes of `a` that [ptr, ptr + size) touches.
+void granule_span(const Allocation& a, uint64_t ptr, uint64_t size, size_t* first, size_t* last) {
+  const uint64_t lo = std::max(ptr, a.base);
+  const uint64_t hi = std::min(ptr + size, a.base + a.mapped);
+  *first = (lo - a.base) / kGranule;
+  *last = hi > lo ? (hi - a.base - 1) / kGranule + 1 : *first;
+}
+
+// A fetch or flush failure is the program's to see at its next
+// synchronising call, like any asynchronous failure.
+void defer(Connection& c, Status s) {
+  if (!ok(s)) c.defer_async_error(s);
+}
+
+// Makes granules [first, last) of `a` the CPU's (mu held, connection not).
+void fetch_granules(Allocation& a, size_t first, size_t last) {
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  if (device_busy) {
+    proto::DeviceSynchronizeReply rep{};
+    const Status s = c.call(proto::DeviceSynchronizeRequest{}, {}, &rep);
+    defer(c, s);
+    device_busy = false;
+  }
+  for_runs(a, first, last, State::kDevice, [&](size_t from, size_t to) {
+    protect(a, from, to, PROT_READ | PROT_WRITE);
+    const uint64_t start = a.granule_start(from);
+    const uint64_t bytes = a.granule_start(to - 1) + a.granule_bytes(to - 1) - start;
+    defer(c, intercept::copy_from_device(c, reinterpret_cast<void*>(start), start, bytes, 0, true));
+    protect(a, from, to, PROT_READ);
+    for (size_t g = from; g < to; ++g) a.granules[g] = State::kClean;
+  });
+  a.all_device = false;
+}
+
+// The CPU touched `addr`: true if that was a managed granule's protection
+// (now lifted as far as the access needs), false if the fault is not ours.
+bool resolve(uint64_t addr) {
+  std::lock_guard lock(mu);
+  Allocation* a = holding(addr);
+  if (!a) return false;
+  const size_t g = (addr - a->base) / kGranule;
+  switch (a->granules[g]) {
+    case State::kDevice:
+      fetch_granules(*a, g, g + 1);  // a write faults once more, below
+      return true;
+    case State::kClean:
+      protect(*a, g, g + 1, PROT_READ | PROT_WRITE);
+      a->granules[g] = State::kDirty;
+      maybe_dirty.store(true, std::memory_order_relaxed);
+      return true;
+    case State::kDirty:
+      return false;  // read-write already: a real fault
+  }
+  return false;
+}
+
+void on_fault(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const bool ours = resolve(reinterpret_cast<uint64_t>(info->si_addr));
+  errno = saved_errno;
+  if (ours) return;
+  // Not managed memory: what the program or the system would have done.
+  if (previous_handler.sa_flags & SA_SIGINFO) {
+    previous_handler.sa_sigaction(sig, info, context);
+  } else if (previous_handler.sa_handler != SIG_IGN && previous_handler.sa_handler != SIG_DFL) {
+    previous_handler.sa_handler(sig);
+  } else {
+    // The default action: restore it and let the access fault again.
+    sigaction(SIGSEGV, &previous_handler, nullptr);
+  }
+}
+
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &previous_handler);
+  });
+}
+
+// Frees the host allocation behind a managed one that could not be set up.
+void free_device(Connection& c, uint64_t device_base) {
+  proto::FreeReply rep{};
+  (void)c.call(proto::FreeRequest{device_base}, {}, &rep);
+}
+
+}  // namespace
+
+CUresult allocate(size_t size, CUdeviceptr* out) {
+  if (size == 0 || size > (1ull << 46)) return CUDA_ERROR_INVALID_VALUE;
+  install_fault_handler();
+  std::lock_guard lock(mu);
+  Connection& c = Connection::instance();
+  auto clock = c.lock();
+  // Device allocations are 256-byte aligned; the guest mapping needs a page,
+  // so one page more is asked for and the base rounded up inside it.
+  const uint64_t mapped = round_up(size, kPage);
+  proto::MallocReply rep{};
+  if (Status s = c.call(proto::MallocRequest{mapped + kPage}, {}, &rep); !ok(s)) return to_cu(s);
+  const uint64_t base = round_up(rep.dptr, kPage);
+  void* at = mmap(reinterpret_cast<void*>(base), mapped, PROT_READ,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (at != reinterpret_cast<void*>(base)) {
+    const int err = errno;
+    if (at != MAP_FAILED) munmap(at, mapped);
+    free_device(c, rep.dptr);
+    intercept::log_line("cuMemAllocManaged: cannot map %llu bytes at the device address 0x%llx "
+                        "in this process (%s); returning CUDA_ERROR_OUT_OF_MEMORY",
+                        static_cast<unsigned long long>(mapped), static_cast<unsigned long long>(base),
+                        at == MAP_FAILED ? strerror(err) : "the address is taken");
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  // Both copies start as zeros, as the CPU's first touch would find them.
+  if (Status s = intercept::set_on_device(c, base, 0, size, 0, true); !ok(s)) {
+    munmap(at, mapped);
+    free_device(c, rep.dptr);
+    return to_cu(s);
+  }
+  Allocation a;
+  a.base = base;
+  a.size = size;
+  a.mapped = mapped;
+  a.device_base = rep.dptr;
+  a.granules.assign(round_up(size, kGranule) / kGranule, State::kClean);
+  allocations.emplace(base, std::move(a));
+  DeviceMemory::instance().add(base, size);
+  live.fetch_add(1, std::memory_order_relaxed);
+  *out = base;
+  return CUDA_SUCCESS;
+}
+
+CUresult release(CUdeviceptr ptr) {
+  if (!any()) return CUDA_ERROR_NOT_FOUND;
+  std::lock_guard lock(mu);
+  auto it = allocations.find(ptr);
+  if (it == allocations.end()) return CUDA_ERROR_NOT_FOUND;
+  Connection& c = Connection::instance();
+  auto clock = c.lock();
+  proto::FreeReply rep{};
+  const Status s =
+      intercept::with_async_errors(c, c.call(proto::FreeRequest{it->second.device_base}, {}, &rep));
+  if (!ok(s)) return to_cu(s);
+  munmap(reinterpret_cast<void*>(it->second.base), it->second.mapped);
+  DeviceMemory::instance().remove(it->second.base);
+  allocations.erase(it);
+  live.fetch_sub(1, std::memory_order_relaxed);
+  return CUDA_SUCCESS;
+}
+
+bool any() { return live.load(std::memory_order_relaxed) > 0; }
+
+bool contains(uint64_t ptr, uint64_t size) {
+  if (!any()) return false;
+  std::lock_guard lock(mu);
+  const Allocation* a = holding(ptr);
+  return a && size <= a->base + a->size - ptr;
+}
+
+CUresult flush(uint64_t stream) {
+  if (!any() || !maybe_dirty.load(std::memory_order_relaxed)) return CUDA_SUCCESS;
+  std::lock_guard lock(mu);
+  Connection& c = Connection::instance();
+  auto clock = c.lock();
+  Status result = Status::kSuccess;
+  for (auto& [base, a] : allocations) {
+    for_runs(a, 0, a.granules.size(), State::kDirty, [&](size_t from, size_t to) {
+      const uint64_t start = a.granule_start(from);
+      const uint64_t bytes = a.granule_start(to - 1) + a.granule_bytes(to - 1) - start;
+      // Staged before this returns: the CPU may write again at once.
+      const Status s = intercept::copy_to_device(c, start, reinterpret_cast<const void*>(start),
+                                                 bytes, stream, false);
+      if (!ok(s) && ok(result)) result = s;
+      protect(a, from, to, PROT_READ);
+      for (size_t g = from; g < to; ++g) a.granules[g] = State::kClean;
+    });
+  }
+  maybe_dirty.store(false, std::memory_order_relaxed);
+  device_busy = true;
+  return to_cu(result);
+}
+
+void device_may_write(uint64_t ptr, uint64_t size) {
+  if (!any()) return;
+  std::lock_guard lock(mu);
+  device_busy = true;
+  auto invalidate = [](Allocation& a, size_t first, size_t last) {
+    for (State want : {State::kClean, State::kDirty}) {
+      for_runs(a, first, last, want, [&](size_t from, size_t to) {
+        protect(a, from, to, PROT_NONE);
+        for (size_t g = from; g < to; ++g) a.granules[g] = State::kDevice;
+      });
+    }
+  };
+  if (size == 0) {
+    for (auto& [base, a] : allocations) {
+      if (a.all_device) continue;
+      invalidate(a, 0, a.granules.size());
+      a.all_device = true;
+    }
+    return;
+  }
+  Allocation* a = holding(ptr);
+  if (!a) return;
+  size_t first = 0, last = 0;
+  granule_span(*a, ptr, size, &first, &last);
+  invalidate(*a, first, last);
+}
+
+CUresult before_launch(uint64_t stream) {
+  if (!any()) return CUDA_SUCCESS;
+  const CUresult r = flush(stream);
+  device_may_write(0, 0);
+  return r;
+}
+
+CUresult fetch(uint64_t ptr, uint64_t size) {
+  std::lock_guard lock(mu);
+  Allocation* a = holding(ptr);
+  if (!a) return CUDA_ERROR_INVALID_VALUE;
+  size_t first = 0, last = 0;
+  granule_span(*a, ptr, size, &first, &last);
+  fetch_granules(*a, first, last);
+  return CUDA_SUCCESS;
+}
+
+CUresult advise(uint64_t ptr, uint64_t size, CUmem_advise advice, int location) {
+  std::lock_guard lock(mu);
+  Allocation* a = holding(ptr);
+  if (!a || size > a->base + a->size - ptr) return CUDA_ERROR_INVALID_VALUE;
+  switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY: a->advice.read_mostly = true; break;
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY: a->advice.read_mostly = false; break;
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION: a->advice.preferred_location = location; break;
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: a->advice.preferred_location = CU_DEVICE_INVALID; break;
+    case CU_MEM_ADVISE_SET_ACCESSED_BY: a->advice.accessed_by_device = location == 0; break;
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY: a->advice.accessed_by_device = false; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+void prefetched(uint64_t ptr, int location) {
+  std::lock_guard lock(mu);
+  if (Allocation* a = holding(ptr)) a->advice.last_prefetch_location = location;
+}
+
+bool advice(uint64_t ptr, Advice* out) {
+  if (!any()) return false;
+  std::lock_guard lock(mu);
+  const Allocation* a = holding(ptr);
+  if (!a) return false;
+  *out = a->advice;
+  return true;
+}
+
+}  // namespace vgpu::driver::managed

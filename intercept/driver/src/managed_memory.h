@@ -1,0 +1,66 @@
+// Managed memory (cuMemAllocManaged) on a device without concurrent managed
+// access, as the guest reports it (concurrentManagedAccess = 0).
+//
+// An allocation is device memory on the host plus a guest mapping at the
+// same address, so one pointer works in kernels and on the CPU. The mapping is
+// kept coherent in granules of 64 KiB, by page protection:
+//   - device:  PROT_NONE. The CPU's first touch waits for the device to finish
+//              and fetches the granule (then clean);
+//   - clean:   PROT_READ, same bytes as the device. A write makes it dirty;
+//   - dirty:   read-write; the CPU wrote it since the device last saw it.
+// Before device work that may read managed memory (a launch, a copy or memset
+// touching it), dirty granules are copied to the device in the work's stream;
+// after work that may write it, the granules it may have written become
+// "device" again. So a launch moves only what the CPU changed, and the CPU
+// fetches only what it touches.
+//
+// Lock order: the managed lock before the connection lock. None of these may be
+// called with the connection lock held.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vgpu::driver::managed {
+
+inline constexpr uint64_t kGranule = 64 * 1024;
+
+// A new managed allocation of `size` bytes, zero-filled, at an address that is
+// both the device's and the guest mapping's.
+CUresult allocate(size_t size, CUdeviceptr* out);
+// Frees `ptr` if it is a managed allocation's base: CUDA_ERROR_NOT_FOUND if it
+// is not one (then it is ordinary device memory).
+CUresult release(CUdeviceptr ptr);
+
+// Whether any managed allocation lives (a relaxed check for the hot paths).
+bool any();
+// Whether [ptr, ptr + size) is inside one managed allocation.
+bool contains(uint64_t ptr, uint64_t size = 1);
+
+// Copies what the CPU dirtied to the device, queued in `stream` (so before
+// any later work in it).
+CUresult flush(uint64_t stream);
+// Device work in flight may write [ptr, ptr + size): the CPU's copy of the
+// granules it covers is stale. `size` 0: every managed allocation.
+void device_may_write(uint64_t ptr, uint64_t size);
+// Before a launch: flush, then every granule is the device's.
+CUresult before_launch(uint64_t stream);
+// Waits for the device and makes [ptr, ptr + size) the CPU's (prefetch to
+// the host).
+CUresult fetch(uint64_t ptr, uint64_t size);
+
+// Advice a program gave for a range, as cuMemRangeGetAttribute reads it back.
+struct Advice {
+  bool read_mostly = false;
+  int preferred_location = CU_DEVICE_INVALID;
+  int last_prefetch_location = CU_DEVICE_INVALID;
+  bool accessed_by_device = false;
+};
+CUresult advise(uint64_t ptr, uint64_t size, CUmem_advise advice, int location);
+void prefetched(uint64_t ptr, int location);
+// The advice of the allocation holding `ptr`. False if none holds it.
+bool advice(uint64_t ptr, Advice* out);
+
+}  // namespace vgpu::driver::managed

@@ -1,0 +1,22 @@
+// The copy and memset operations the driver's entry points share (memory.cpp):
+// each checks the context, routes managed memory as device memory, and
+// returns once the work is queued (`sync` false) or done (`sync` true).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vgpu::driver::ops {
+
+CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool sync);
+CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync);
+CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync);
+// The direction from where the pointers live (unified addressing).
+CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync);
+// `count` elements of `width` (1, 2 or 4) bytes set to `value`.
+CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t count,
+                         CUstream stream, bool sync);
+
+}  // namespace vgpu::driver::ops
