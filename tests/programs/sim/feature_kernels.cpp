@@ -1,0 +1,66 @@
+// CPU implementations of the kernels of managed_memory.cu and
+// runtime_features.cu (fill_index is in both), for the sim backend (see
+// test_kernels.cpp for the conventions).
+#include "kernel_support.h"
+
+using namespace vgpu_test_kernels;
+
+// __global__ void add(int n, const float* x, float* y) {
+//   int index = blockIdx.x * blockDim.x + threadIdx.x;
+//   int stride = blockDim.x * gridDim.x;
+//   for (int i = index; i < n; i += stride) y[i] = x[i] + y[i];
+// }
+VGPU_SIM_KERNEL(_Z3addiPKfPf) {
+  int n;
+  const float* x;
+  float* y;
+  if (!read_params(launch, n, x, y)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    int index = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
+    int stride = t.blockDim.x * t.gridDim.x;
+    for (int i = index; i < n; i += stride) y[i] = x[i] + y[i];
+  });
+  return 0;
+}
+
+// __global__ void fill_index(int n, int* out, int offset) {
+//   int i = blockIdx.x * blockDim.x + threadIdx.x;
+//   if (i < n) out[i] = i + offset;
+// }
+VGPU_SIM_KERNEL(_Z10fill_indexiPii) {
+  int n;
+  int* out;
+  int offset;
+  if (!read_params(launch, n, out, offset)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    int i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
+    if (i < n) out[i] = i + offset;
+  });
+  return 0;
+}
+
+// runtime_features.cu
+// __global__ void scale_rows(float* base, size_t pitch, int width, int height, float factor) {
+//   int x = blockIdx.x * blockDim.x + threadIdx.x;
+//   int y = blockIdx.y * blockDim.y + threadIdx.y;
+//   if (x < width && y < height) {
+//     float* row = reinterpret_cast<float*>(reinterpret_cast<char*>(base) + y * pitch);
+//     row[x] *= factor;
+//   }
+// }
+VGPU_SIM_KERNEL(_Z10scale_rowsPfmiif) {
+  float* base;
+  size_t pitch;
+  int width, height;
+  float factor;
+  if (!read_params(launch, base, pitch, width, height, factor)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    int x = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
+    int y = t.blockIdx.y * t.blockDim.y + t.threadIdx.y;
+    if (x < width && y < height) {
+      float* row = reinterpret_cast<float*>(reinterpret_cast<char*>(base) + y * pitch);
+      row[x] *= factor;
+    }
+  });
+  return 0;
+}
