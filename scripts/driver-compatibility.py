@@ -16,7 +16,8 @@ import subprocess
 import sys
 
 # How each source file of intercept/driver/src answers its calls.
-FORWARDED = {"memory.cpp", "module.cpp", "launch.cpp", "stream_event.cpp", "host_memory.cpp"}
+FORWARDED = {"memory.cpp", "module.cpp", "launch.cpp", "stream_event.cpp", "host_memory.cpp",
+             "managed_calls.cpp", "copy_2d.cpp", "stream_ordered_alloc.cpp", "host_functions.cpp"}
 LOCAL = {"device.cpp", "context.cpp", "init.cpp", "errors.cpp", "proc_address.cpp",
          "export_tables.cpp", "occupancy.cpp"}
 # Implemented functions that answer in the guest although their file forwards.
@@ -29,7 +30,14 @@ LOCAL_NAMES = {"cuMemGetAddressRange_v2", "cuPointerGetAttribute", "cuPointerGet
                "cuFuncGetParamInfo", "cuKernelGetParamInfo", "cuFuncIsLoaded", "cuFuncLoad",
                "cuKernelGetFunction", "cuKernelGetLibrary", "cuFuncGetModule",
                "cuLibraryGetModule", "cuFuncSetCacheConfig", "cuKernelSetCacheConfig",
-               "cuFuncSetSharedMemConfig", "cuFuncSetAttribute", "cuKernelSetAttribute"}
+               "cuFuncSetSharedMemConfig", "cuFuncSetAttribute", "cuKernelSetAttribute",
+               "cuMemAdvise", "cuMemAdvise_v2", "cuMemRangeGetAttribute", "cuMemRangeGetAttributes",
+               "cuStreamAttachMemAsync", "cuStreamGetCtx_v2", "cuStreamGetAttribute",
+               "cuStreamSetAttribute", "cuStreamCopyAttributes", "cuDeviceGetDefaultMemPool",
+               "cuDeviceGetMemPool", "cuDeviceSetMemPool", "cuMemGetDefaultMemPool",
+               "cuMemGetMemPool", "cuMemSetMemPool", "cuMemPoolCreate", "cuMemPoolDestroy",
+               "cuMemPoolTrimTo", "cuMemPoolSetAttribute", "cuMemPoolGetAttribute",
+               "cuMemPoolSetAccess", "cuMemPoolGetAccess"}
 
 
 def symbols(args):
