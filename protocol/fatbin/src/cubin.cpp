@@ -80,7 +80,7 @@ Error add_variable(const ElfView& elf, const SectionClass& in, const Symbol& sym
       v.init.assign(init.begin(), init.end());
     }
   }
-  return out->add_variable(std::move(v));
+  return out->add_variable(std::move(v), sym.bind == kStbLocal);
 }
 
 }  // namespace

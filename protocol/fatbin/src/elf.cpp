@@ -112,6 +112,7 @@ Error ElfView::symbol(uint64_t index, Symbol* out) const {
   load_le(symbols_, at + 8, &out->value);
   load_le(symbols_, at + 16, &out->size);
   out->type = static_cast<uint8_t>(info & 0xf);
+  out->bind = static_cast<uint8_t>(info >> 4);
   out->shndx = shndx;
   if (shndx == kShnXindex) {
     uint32_t wide = 0;

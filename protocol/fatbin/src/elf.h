@@ -16,6 +16,7 @@ inline constexpr uint32_t kShtSymtabShndx = 18;
 inline constexpr uint16_t kShnUndef = 0;
 inline constexpr uint16_t kShnLoReserve = 0xff00;
 inline constexpr uint16_t kShnXindex = 0xffff;
+inline constexpr uint8_t kStbLocal = 0;
 inline constexpr uint8_t kSttObject = 1;
 inline constexpr uint8_t kSttFunc = 2;
 
@@ -31,6 +32,7 @@ struct Section {
 struct Symbol {
   uint32_t name = 0;  // offset in the symbol string table
   uint8_t type = 0;   // low nibble of st_info
+  uint8_t bind = 0;   // high nibble: kStbLocal, global, weak
   uint8_t other = 0;
   uint32_t shndx = 0; // resolved through SHT_SYMTAB_SHNDX when needed
   uint64_t value = 0;

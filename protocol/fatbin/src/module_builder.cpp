@@ -30,9 +30,10 @@ Error ModuleBuilder::add_kernel(Kernel k) {
   return Error::kNone;
 }
 
-Error ModuleBuilder::add_variable(Variable v) {
+Error ModuleBuilder::add_variable(Variable v, bool local) {
   if (auto it = variables_.find(v.name); it != variables_.end()) {
     const Variable& had = module_.variables[it->second];
+    if (local) return Error::kNone;
     return had.size == v.size && had.constant == v.constant ? Error::kNone : Error::kConflict;
   }
   // The initial bytes were charged by whoever built them.

@@ -22,7 +22,11 @@ class ModuleBuilder {
   Error charge(uint64_t bytes);
 
   Error add_kernel(Kernel k);
-  Error add_variable(Variable v);
+  // A variable of a name already held must agree with it (kConflict), except
+  // a file-local one (`local`): nvlink merges each object's locals (printf's
+  // `$str` format strings, statics) into one image, and one name may then
+  // stand for several; the first is kept, as a lookup by name can mean only one.
+  Error add_variable(Variable v, bool local = false);
 
   Module take() { return std::move(module_); }
 
