@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -26,6 +27,12 @@ using intercept::DeviceMemory;
 enum class State : uint8_t { kDevice, kClean, kDirty };
 
 constexpr uint64_t kPage = 4096;
+// Granules one fault fetches (or marks dirty), from the one touched on: 1
+// MiB, doubled while the faults walk the allocation in order, up to 64 MiB.
+// Each fetch is a round trip through the host's queue, and each dirtying a
+// signal: a CPU loop over an array then costs a few of either.
+constexpr size_t kFirstAhead = 16;
+constexpr size_t kMostAhead = 1024;
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -37,6 +44,10 @@ struct Allocation {
   std::vector<State> granules;
   bool all_device = false;   // every granule is kDevice: nothing to invalidate
   Advice advice;
+  // Where the next fault of an in-order walk would land, and how far the
+  // last one reached ahead (one pair for fetches, one for writes).
+  size_t next_read = SIZE_MAX, read_ahead = kFirstAhead;
+  size_t next_write = SIZE_MAX, write_ahead = kFirstAhead;
 
   uint64_t granule_start(size_t g) const { return base + g * kGranule; }
   // Bytes of granule g that belong to the allocation (what copies move).
@@ -54,6 +65,14 @@ std::atomic<bool> maybe_dirty{false};
 bool device_busy = false;
 struct sigaction previous_handler;
 
+// The granules [g, end) a fault at g takes on: more while the walk goes on.
+size_t ahead(size_t g, size_t count, size_t* next, size_t* span) {
+  *span = g == *next ? std::min(*span * 2, kMostAhead) : kFirstAhead;
+  const size_t end = std::min(count, g + *span);
+  *next = end;
+  return end;
+}
+
 Allocation* holding(uint64_t ptr) {
   auto it = allocations.upper_bound(ptr);
   if (it == allocations.begin()) return nullptr;
@@ -65,6 +84,10 @@ void protect(const Allocation& a, size_t first, size_t last, int prot) {
   const uint64_t start = a.granule_start(first);
   const uint64_t end = a.granule_start(last - 1) + a.granule_pages(last - 1);
   mprotect(reinterpret_cast<void*>(start), end - start, prot);
+  // Made writable: have the kernel make every page writable now, in one
+  // call, rather than take a fault on the first write to each (a fault costs
+  // microseconds, more in a VM). Not supported before Linux 5.14: harmless.
+  if (prot & PROT_WRITE) madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_WRITE);
 }
 
 // Runs of consecutive granules in `state` within [first, last), as fn(from, to).
@@ -126,13 +149,21 @@ bool resolve(uint64_t addr) {
   const size_t g = (addr - a->base) / kGranule;
   switch (a->granules[g]) {
     case State::kDevice:
-      fetch_granules(*a, g, g + 1);  // a write faults once more, below
-      return true;
-    case State::kClean:
-      protect(*a, g, g + 1, PROT_READ | PROT_WRITE);
-      a->granules[g] = State::kDirty;
+      // CPU code mostly walks arrays: the granules after this one come in
+      // the same request (each fetch is a round trip to the host).
+      fetch_granules(*a, g, ahead(g, a->granules.size(), &a->next_read, &a->read_ahead));
+      return true;  // a write faults once more, below
+    case State::kClean: {
+      // The clean granules after it become writable too (at worst, bytes
+      // the CPU did not change are copied to the device again).
+      const size_t end = ahead(g, a->granules.size(), &a->next_write, &a->write_ahead);
+      size_t last = g + 1;
+      while (last < end && a->granules[last] == State::kClean) ++last;
+      protect(*a, g, last, PROT_READ | PROT_WRITE);
+      for (size_t i = g; i < last; ++i) a->granules[i] = State::kDirty;
       maybe_dirty.store(true, std::memory_order_relaxed);
       return true;
+    }
     case State::kDirty:
       return false;  // read-write already: a real fault
   }

@@ -5,8 +5,10 @@
 // same address, so one pointer works in kernels and on the CPU. The mapping is
 // kept coherent in granules of 64 KiB, by page protection:
 //   - device:  PROT_NONE. The CPU's first touch waits for the device to finish
-//              and fetches the granule (then clean);
-//   - clean:   PROT_READ, same bytes as the device. A write makes it dirty;
+//              and fetches the granule and the device granules after it (1
+//              MiB, more while the CPU walks the allocation in order);
+//   - clean:   PROT_READ, same bytes as the device. A write makes it dirty,
+//              with the clean granules after it in the same way;
 //   - dirty:   read-write; the CPU wrote it since the device last saw it.
 // Before device work that may read managed memory (a launch, a copy or memset
 // touching it), dirty granules are copied to the device in the work's stream;
