@@ -2,6 +2,10 @@
 // program of tests/programs built both ways nvcc builds: with the shared
 // runtime and with its default static one. Each must pass, and must not
 // meet a call vgpu refuses.
+#include <chrono>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -30,3 +34,47 @@ TEST_CASE("pitched and 3D copies, host functions, stream-ordered allocation, lim
   Daemon d;
   run_both_ways(d, "runtime_features");
 }
+
+TEST_CASE("kernel printf reaches the program's stdout at each synchronising call, and nowhere else") {
+  Daemon d;
+  for (const std::string path : {"printf_program", "static/printf_program"}) {
+    SECTION(path) {
+      // Another tenant runs beside it: none of the output may reach it.
+      auto other = d.start("bob", "saxpy");
+      const RunResult r = d.run("alice", path);
+      const RunResult o = other->wait(std::chrono::seconds(120));
+      require_pass(r, "printf_program");
+      require_pass(o, "saxpy");
+      // Each kernel's lines come after the host line before its synchronising
+      // call and before the host line after it.
+      const std::vector<std::string> in_order = {
+          "host: before the first kernel",
+          "kernel hello: block 0 thread 0 tag 7",
+          "kernel hello: block 1 thread 1 tag 7",
+          "host: after cudaDeviceSynchronize",
+          "kernel hello: block 0 thread 0 tag 8",
+          "host: after cudaStreamSynchronize",
+          "kernel hello: block 0 thread 0 tag 9",
+          "host: after a blocking cudaMemcpy",
+          "kernel count 0 of 1000",
+          "host: after the long kernel",
+          "PASS printf_program",
+          "kernel hello: block 0 thread 0 tag 10",  // printed at exit
+      };
+      size_t at = 0;
+      for (const std::string& line : in_order) {
+        const size_t found = r.output.find(line + "\n", at);
+        INFO("looking for \"" << line << "\" after offset " << at << " in:\n" << r.output);
+        REQUIRE(found != std::string::npos);
+        at = found + line.size();
+      }
+      // The 4 KiB FIFO holds part of the long kernel's output, in whole lines.
+      CHECK_THAT(r.output, Catch::Contains("kernel count 20 of 1000\n"));
+      CHECK_THAT(r.output, !Catch::Contains("kernel count 999 of 1000"));
+      CHECK_THAT(r.output, Catch::Contains("more than the printf FIFO holds"));
+      CHECK_THAT(o.output, !Catch::Contains("kernel "));
+      CHECK_THAT(d.log(), !Catch::Contains("kernel hello"));
+    }
+  }
+}
+

@@ -9,6 +9,15 @@
  * from each --sim-kernels PATH. Kernels run in a worker process that maps only
  * the calling tenant's device memory, so a plug-in dereferencing a bad pointer
  * faults that tenant's context, not the daemon.
+ *
+ * Versions: struct vgpu_sim_launch only ever grows at its end, and vgpud
+ * always passes the whole struct of its own version, so a plug-in built
+ * against an older header keeps working. A plug-in that uses a member added
+ * in version N says so with VGPU_SIM_REQUIRE_ABI(N) once in its sources; a
+ * vgpud older than N refuses to load it, by name, rather than let it read a
+ * member that is not there.
+ *   1: grid .. backend
+ *   2: device_printf
  */
 #ifndef VGPU_SIM_KERNEL_H
 #define VGPU_SIM_KERNEL_H
@@ -27,7 +36,22 @@ struct vgpu_sim_launch {
   unsigned long long modeled_ns;     /* in: the backend's estimate; out: the plug-in may set its own */
   void *(*symbol_address)(const struct vgpu_sim_launch *self, const char *device_name); /* this tenant's __device__/__constant__ variable, by name; NULL if unknown */
   void *backend;                     /* opaque, for symbol_address */
+  /* Version 2. A kernel's printf: formats as printf does and appends to the
+   * launching tenant's device output, which reaches that program's stdout at
+   * its next synchronising call (bounded by its cudaLimitPrintfFifoSize).
+   * Returns the number of characters, as printf. */
+  int (*device_printf)(const struct vgpu_sim_launch *self, const char *format, ...)
+      __attribute__((format(printf, 2, 3)));
 };
+
+#define VGPU_SIM_ABI 2
+/* The ABI version a plug-in needs (see above): exported as vgpu_sim_abi. */
+#ifdef __cplusplus
+#define VGPU_SIM_REQUIRE_ABI(n) \
+  extern "C" __attribute__((visibility("default"))) const int vgpu_sim_abi = (n)
+#else
+#define VGPU_SIM_REQUIRE_ABI(n) __attribute__((visibility("default"))) const int vgpu_sim_abi = (n)
+#endif
 
 /* Each kernel implementation: returns 0, or nonzero for a launch failure. */
 typedef int (*vgpu_sim_kernel_fn)(struct vgpu_sim_launch *launch);

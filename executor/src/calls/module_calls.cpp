@@ -93,4 +93,15 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const LaunchKernelRequest&
   return queue(h, r.stream, std::move(launch));
 }
 
+Outcome CallHandler::handle(const vgpu_msg_header&, const DeviceOutputTakeRequest& r,
+                            std::span<const uint8_t>) {
+  uint8_t* dst = data_range(r.data_offset, r.size);
+  if (!dst || r.size == 0) return Outcome::failure(Status::kInvalidValue);
+  DeviceOutputTakeReply rep{};
+  if (Status s = backend_->take_device_output(caller_->context, {dst, r.size}, &rep.bytes, &rep.dropped);
+      !ok(s))
+    return Outcome::failure(s);
+  return Outcome::replying(rep);
+}
+
 }  // namespace vgpu::executor

@@ -312,6 +312,16 @@ Status CudaBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
   return Status::kSuccess;
 }
 
+// A kernel's printf on a GPU is written by the driver in the context's
+// worker process, which does not capture it yet (docs/compatibility.md):
+// there is nothing to hand the program.
+Status CudaBackend::take_device_output(ContextId id, std::span<uint8_t>, uint64_t* bytes,
+                                       uint64_t* dropped) {
+  if (!find(id)) return Status::kInvalidResourceHandle;
+  *bytes = *dropped = 0;
+  return Status::kSuccess;
+}
+
 // --- streams and events --------------------------------------------------------
 
 Status CudaBackend::stream_create(ContextId id, uint32_t flags, int32_t priority, Handle* out) {

@@ -76,4 +76,21 @@ std::vector<WorkerSymbol> Context::symbols() const {
   return out;
 }
 
+void Context::keep_output(std::string_view text) {
+  std::lock_guard lock(output_mu);
+  const size_t room = kMaxOutput - output.size();
+  output.append(text.substr(0, room));
+  output_dropped += text.size() > room ? text.size() - room : 0;
+}
+
+void Context::take_output(std::span<uint8_t> dst, uint64_t* bytes, uint64_t* dropped) {
+  std::lock_guard lock(output_mu);
+  const size_t n = std::min(dst.size(), output.size());
+  std::memcpy(dst.data(), output.data(), n);
+  output.erase(0, n);
+  *bytes = n;
+  *dropped = output_dropped;
+  output_dropped = 0;
+}
+
 }  // namespace vgpu::executor::sim

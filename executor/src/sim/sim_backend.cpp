@@ -164,6 +164,14 @@ Status SimBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
   return Status::kSuccess;
 }
 
+Status SimBackend::take_device_output(ContextId id, std::span<uint8_t> dst, uint64_t* bytes,
+                                      uint64_t* dropped) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  ctx->take_output(dst, bytes, dropped);
+  return Status::kSuccess;
+}
+
 // --- streams and events --------------------------------------------------------
 
 Status SimBackend::stream_create(ContextId id, uint32_t flags, int32_t priority, Handle* out) {

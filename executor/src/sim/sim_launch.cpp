@@ -122,6 +122,9 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
     return sent;
   }
 
+  // What they printed goes to the program (never to the daemon's log).
+  if (!reply.printed.empty()) ctx.keep_output(reply.printed);
+
   // The launches the worker reported, then (if it died) the one it died in.
   const size_t reported = reply.kind == WorkerReply::Kind::kDone ? reply.done.size()
                           : reply.faulted                        ? reply.done.size()

@@ -233,24 +233,35 @@ void Worker::run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* 
   reply->done.clear();
   reply->faulted = false;
   reply->detail.clear();
+  reply->printed.clear();
   if (!send_all(packet.bytes().data(), packet.bytes().size())) {
     reply->detail = kill_and_reap();
     return;
   }
-  alignas(8) uint8_t buf[wire::kMaxBatchDoneBytes];
+  static_assert(wire::kMaxBatchDoneBytes <= wire::kMaxMessageBytes);
+  std::vector<uint8_t>& buf = receive_buffer_;
+  buf.resize(wire::kMaxMessageBytes);
   for (;;) {
-    const ssize_t n = receive(buf, sizeof buf, deadline_ns);
+    const ssize_t n = receive(buf.data(), buf.size(), deadline_ns);
     if (n == -1) {
       kill_and_reap();
       reply->kind = WorkerReply::Kind::kTimeout;
       return;
     }
     wire::Op op{};
-    if (n >= static_cast<ssize_t>(sizeof op)) std::memcpy(&op, buf, sizeof op);
-    if (op == wire::Op::kBatchDone && n >= static_cast<ssize_t>(sizeof(wire::BatchDone)) &&
-        static_cast<size_t>(n) <= sizeof buf) {
+    if (n >= static_cast<ssize_t>(sizeof op)) std::memcpy(&op, buf.data(), sizeof op);
+    if (op == wire::Op::kPrintf && n >= static_cast<ssize_t>(sizeof(wire::Printf))) {
+      wire::Printf head;
+      std::memcpy(&head, buf.data(), sizeof head);
+      if (static_cast<size_t>(n) == sizeof head + head.bytes &&
+          reply->printed.size() + head.bytes <= wire::kMaxPrintfPerBatch) {
+        reply->printed.append(reinterpret_cast<const char*>(buf.data()) + sizeof head, head.bytes);
+        continue;
+      }
+    } else if (op == wire::Op::kBatchDone && n >= static_cast<ssize_t>(sizeof(wire::BatchDone)) &&
+               static_cast<size_t>(n) <= wire::kMaxBatchDoneBytes) {
       wire::BatchDone head;
-      std::memcpy(&head, buf, sizeof head);
+      std::memcpy(&head, buf.data(), sizeof head);
       // It reports only launches it was sent, one record each, and at least
       // one unless it is dying of a fault.
       const bool fits = head.count <= packet.count() &&
@@ -258,7 +269,7 @@ void Worker::run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* 
       if (fits && (head.count > 0 || head.final == 0) && reply->done.empty()) {
         reply->done.resize(head.count);
         if (head.count > 0) {
-          std::memcpy(reply->done.data(), buf + sizeof head, head.count * sizeof(wire::LaunchDone));
+          std::memcpy(reply->done.data(), buf.data() + sizeof head, head.count * sizeof(wire::LaunchDone));
         }
         if (head.final != 0) {
           reply->kind = WorkerReply::Kind::kDone;
@@ -269,7 +280,7 @@ void Worker::run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* 
     } else if (op == wire::Op::kFault && n == static_cast<ssize_t>(sizeof(wire::Fault)) &&
                reply->done.size() < packet.count()) {
       wire::Fault f;
-      std::memcpy(&f, buf, sizeof f);
+      std::memcpy(&f, buf.data(), sizeof f);
       kill_and_reap();  // it is dying of the signal anyway
       const char* name = sigabbrev_np(f.signal);
       reply->faulted = true;

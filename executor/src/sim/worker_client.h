@@ -55,6 +55,7 @@ struct WorkerReply {
   std::vector<wire::LaunchDone> done;
   bool faulted = false;
   std::string detail;  // kDied: how ("killed by SIGSEGV", "SIGSEGV at 0x...")
+  std::string printed;  // what the launches that ran printed (device_printf), in order
 };
 
 class Worker {
@@ -90,6 +91,7 @@ class Worker {
   const pid_t pid_;
   const int fd_;
   bool reaped_ = false;
+  std::vector<uint8_t> receive_buffer_;  // one packet; kept between batches
 };
 
 }  // namespace vgpu::executor::sim

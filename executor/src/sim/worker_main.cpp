@@ -128,6 +128,13 @@ class Worker {
       *error = std::string("cannot load kernel plug-in: ") + dlerror();
       return false;
     }
+    // A plug-in that needs a newer launch struct than this worker passes.
+    if (const auto* abi = static_cast<const int*>(dlsym(h, "vgpu_sim_abi")); abi && *abi > VGPU_SIM_ABI) {
+      *error = std::string("kernel plug-in ") + path + " needs sim ABI " + std::to_string(*abi) +
+               "; this vgpud has " + std::to_string(VGPU_SIM_ABI);
+      dlclose(h);
+      return false;
+    }
     plugins_.push_back(h);
     return true;
   }
@@ -180,6 +187,42 @@ class Worker {
     if (it != w->symbols_.end()) return reinterpret_cast<void*>(it->second);
     auto any = w->by_name_.find(device_name);
     return any == w->by_name_.end() ? nullptr : reinterpret_cast<void*>(any->second);
+  }
+
+  // A kernel's printf: kept with the batch's other output and sent ahead of
+  // its BatchDone, in Printf packets (output past the batch's bound is lost,
+  // as a full printf FIFO loses it on a GPU).
+  static int device_printf(const vgpu_sim_launch* self, const char* format, ...) {
+    if (!self || !format) return -1;
+    auto* w = static_cast<Worker*>(self->backend);
+    char line[4096];
+    va_list ap;
+    va_start(ap, format);
+    const int n = std::vsnprintf(line, sizeof line, format, ap);
+    va_end(ap);
+    if (n <= 0) return n;
+    const size_t len = std::min(static_cast<size_t>(n), sizeof line - 1);
+    if (w->printed_ + len > wire::kMaxPrintfPerBatch) return n;
+    w->printed_ += len;
+    w->printf_.append(line, len);
+    if (w->printf_.size() >= wire::kMaxPrintfChunk) w->send_printf();
+    return n;
+  }
+
+  void send_printf() {
+    const char* p = printf_.data();
+    size_t left = printf_.size();
+    while (left > 0) {
+      const size_t chunk = std::min(left, wire::kMaxPrintfChunk);
+      wire::Printf h;
+      h.bytes = static_cast<uint32_t>(chunk);
+      std::memcpy(printf_packet_, &h, sizeof h);
+      std::memcpy(printf_packet_ + sizeof h, p, chunk);
+      if (!send_packet(printf_packet_, sizeof h + chunk)) _exit(0);
+      p += chunk;
+      left -= chunk;
+    }
+    printf_.clear();
   }
 
   vgpu_sim_kernel_fn lookup(std::string_view name) {
@@ -247,6 +290,8 @@ class Worker {
     count_only_cpu_time({g_reply.done, g_reply.head.count}, began - start,
                         clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start);
     g_in_batch = 0;
+    send_printf();  // the output first: the backend has it when the batch is done
+    printed_ = 0;
     if (!send_packet(&g_reply, sizeof g_reply.head + g_reply.head.count * sizeof(wire::LaunchDone))) {
       _exit(0);
     }
@@ -273,6 +318,7 @@ class Worker {
       l.modeled_ns = h.modeled_ns;
       l.symbol_address = &Worker::symbol_address;
       l.backend = this;
+      l.device_printf = &Worker::device_printf;
       current_module_ = h.module;
       const int rc = fn(&l);
       done.modeled_ns = l.modeled_ns;
@@ -300,6 +346,9 @@ class Worker {
   std::unordered_map<std::string, uint64_t> by_name_;            // any module, last wins
   uint64_t current_module_ = 0;
   alignas(16) uint8_t params_[wire::kMaxParamBytes + 4] = {};
+  std::string printf_;   // the batch's printf output not yet sent
+  size_t printed_ = 0;   // bytes of it this batch, sent or not
+  alignas(8) uint8_t printf_packet_[sizeof(wire::Printf) + wire::kMaxPrintfChunk] = {};
 };
 
 bool parse_hex(const char* s, uint64_t* out) {

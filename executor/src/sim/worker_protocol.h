@@ -9,8 +9,8 @@
 //   worker -> backend  Ready
 // Then, in order:
 //   backend -> worker  SymbolsReset, Symbol*   (the context's variables)
-//   backend -> worker  LaunchBatch -> worker -> backend  BatchDone
-//                       or worker -> backend  BatchDone (not final), Fault, and it dies
+//   backend -> worker  LaunchBatch -> worker -> backend  Printf*, BatchDone
+//                       or worker -> backend  Printf*, BatchDone (not final), Fault, and it dies
 //
 // A batch carries consecutive launches of the context (one or more) in one
 // packet, so a stream of small kernels costs one round trip per batch, not
@@ -30,7 +30,7 @@
 
 namespace vgpu::executor::sim::wire {
 
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 inline constexpr int kSocketFd = 3;
 inline constexpr int kMemFd = 4;
 inline constexpr uint32_t kMaxNameBytes = 16384;
@@ -47,6 +47,7 @@ enum class Op : uint32_t {
   kFault = 6,
   kLaunchBatch = 7,
   kBatchDone = 8,
+  kPrintf = 9,
 };
 
 struct Ready {
@@ -113,6 +114,17 @@ struct BatchDone {  // followed by `count` LaunchDone, one per launch that ran, 
   uint32_t final = 1;  // 0: sent as the worker dies of a fault in launch `count`; a Fault follows
   uint32_t reserved = 0;
 };
+
+// What the batch's kernels printed (vgpu_sim_launch::device_printf), in
+// order; followed by `bytes` of text.
+struct Printf {
+  Op op = Op::kPrintf;
+  uint32_t bytes = 0;
+};
+inline constexpr size_t kMaxPrintfChunk = kMaxMessageBytes - sizeof(Printf);
+// Output one batch may print; the rest is dropped (a GPU's printf FIFO is
+// 1 MiB by default).
+inline constexpr size_t kMaxPrintfPerBatch = 4u << 20;
 
 // Sent from the worker's signal handler when a kernel faults (SIGSEGV,
 // SIGBUS, SIGFPE, SIGILL, SIGABRT); the worker then dies of that signal.

@@ -2,8 +2,10 @@
 // current contexts. Every context shares the process's one session on the
 // host, so these calls are answered in the guest (but synchronisation).
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
+#include "device_output.h"
 #include "driver_state.h"
 
 namespace vgpu::driver {
@@ -15,9 +17,33 @@ std::unordered_set<const Context*>& live_contexts() {
   return *s;
 }
 
-// back() is current. Initial-exec: every call reads it, and the general
-// model would cost a __tls_get_addr call each time.
-thread_local std::vector<Context*> stack __attribute__((tls_model("initial-exec")));
+// The calling thread's context stack; back() is current. Fixed and trivially
+// destructible: NVIDIA's runtime makes driver calls from its exit handlers,
+// which run after thread-local destructors. Initial-exec: every call reads
+// it, and the general model would cost a __tls_get_addr call each time.
+struct ContextStack {
+  static constexpr int kDepth = 15;
+  Context* items[kDepth];
+  int size;
+  bool empty() const { return size == 0; }
+  Context* back() const { return items[size - 1]; }
+  Context*& top() { return items[size - 1]; }
+  bool push(Context* c) {
+    if (size == kDepth) return false;
+    items[size++] = c;
+    return true;
+  }
+  void pop() { --size; }
+  void erase(const Context* c) {
+    int kept = 0;
+    for (int i = 0; i < size; ++i) {
+      if (items[i] != c) items[kept++] = items[i];
+    }
+    size = kept;
+  }
+};
+static_assert(std::is_trivially_destructible_v<ContextStack>);
+thread_local ContextStack stack __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> storage_generation_{0};
 
 std::atomic<unsigned long long> next_id{2};
@@ -36,10 +62,15 @@ void default_limits(Context* c) {
 CUresult need_init() { return initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
 
 CUresult synchronize() {
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
-  proto::DeviceSynchronizeReply rep{};
-  return to_cu(intercept::with_async_errors(c, c.call(proto::DeviceSynchronizeRequest{}, {}, &rep)));
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    proto::DeviceSynchronizeReply rep{};
+    r = to_cu(intercept::with_async_errors(c, c.call(proto::DeviceSynchronizeRequest{}, {}, &rep)));
+  }
+  device_output::flush();
+  return r;
 }
 
 CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
@@ -54,7 +85,10 @@ CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
     std::lock_guard lock(context_mutex());
     live_contexts().insert(c);
   }
-  stack.push_back(c);
+  if (!stack.push(c)) {
+    cuCtxDestroy_v2(reinterpret_cast<CUcontext>(c));
+    return CUDA_ERROR_OUT_OF_MEMORY;  // contexts nested deeper than the stack holds
+  }
   *pctx = reinterpret_cast<CUcontext>(c);
   return CUDA_SUCCESS;
 }
@@ -200,7 +234,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
     live_contexts().erase(c);
     storage_changed();
   }
-  std::erase(stack, c);
+  stack.erase(c);
   delete c;
   return CUDA_SUCCESS;
 }
@@ -208,26 +242,25 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
 CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   Context* c = as_context(ctx);
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  stack.push_back(c);
-  return CUDA_SUCCESS;
+  return stack.push(c) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
   if (stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (pctx) *pctx = reinterpret_cast<CUcontext>(stack.back());
-  stack.pop_back();
+  stack.pop();
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
   if (!ctx) {
-    if (!stack.empty()) stack.pop_back();
+    if (!stack.empty()) stack.pop();
     return CUDA_SUCCESS;
   }
   Context* c = as_context(ctx);
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  if (stack.empty()) stack.push_back(c);
-  else stack.back() = c;
+  if (stack.empty()) stack.push(c);
+  else stack.top() = c;
   return CUDA_SUCCESS;
 }
 

@@ -86,6 +86,7 @@ struct Function {
   const fatbin::Kernel* layout = nullptr;
   uint64_t host_function = 0;  // 0 until resolved on the host
   int max_dynamic_shared = 0;  // cuFuncSetAttribute
+  bool prints = false;         // its module calls device printf
 };
 
 struct Module {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "device_output.h"
 #include "driver_state.h"
 #include "managed_memory.h"
 #include "log.h"
@@ -100,6 +101,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   if (managed::any()) {
     if (CUresult r = managed::before_launch(req.stream); r != CUDA_SUCCESS) return r;
   }
+  if (f->prints) device_output::expect();
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(c.post(req, std::span<const uint8_t>(packed, f->layout->param_bytes), nullptr));

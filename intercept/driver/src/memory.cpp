@@ -10,6 +10,7 @@
 
 #include "copy.h"
 #include "device_memory.h"
+#include "device_output.h"
 #include "driver_state.h"
 #include "managed_memory.h"
 #include "memory_ops.h"
@@ -41,9 +42,14 @@ CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool 
   bool to_managed = false;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
   if (to_managed) managed::device_may_write(dst, n);
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
-  return to_cu(intercept::copy_to_device(c, dst, src, n, stream_handle(stream), sync));
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    r = to_cu(intercept::copy_to_device(c, dst, src, n, stream_handle(stream), sync));
+  }
+  if (sync) device_output::flush();  // a blocking copy flushes kernels' printf
+  return r;
 }
 
 CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
@@ -53,9 +59,14 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
   const auto host = reinterpret_cast<uint64_t>(dst);
   if (managed::any() && managed::contains(host, n)) return dtod(host, src, n, stream, sync);
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
-  return to_cu(intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync));
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    r = to_cu(intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync));
+  }
+  if (sync) device_output::flush();  // a blocking copy flushes kernels' printf
+  return r;
 }
 
 CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
@@ -65,9 +76,14 @@ CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool 
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
   if (to_managed) managed::device_may_write(dst, n);
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
-  return to_cu(intercept::copy_on_device(c, dst, src, n, stream_handle(stream), sync));
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    r = to_cu(intercept::copy_on_device(c, dst, src, n, stream_handle(stream), sync));
+  }
+  if (sync) device_output::flush();  // a blocking copy flushes kernels' printf
+  return r;
 }
 
 CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "device_output.h"
 #include "driver_state.h"
 #include "device_memory.h"
 #include "log.h"
@@ -96,6 +97,7 @@ CUresult Objects::get_function(Connection& c, Module& m, const std::string& name
   f->name = name;
   f->layout = layout;
   f->host_function = rep.function;
+  f->prints = m.info.calls_printf;
   *out = f.get();
   function_handles_.insert(f.get());
   m.functions[name] = std::move(f);
@@ -245,7 +247,10 @@ CUresult cuModuleLoad(CUmodule* module, const char* path) {
   return load_module_now(module, bytes.data());
 }
 
-CUresult cuModuleUnload(CUmodule module) { return unload(module); }
+CUresult cuModuleUnload(CUmodule module) {
+  device_output::flush();  // what its kernels printed, while they are known
+  return unload(module);
+}
 
 CUresult cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
   Function* f = nullptr;
@@ -293,7 +298,10 @@ CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path, CUjit_optio
   return r;
 }
 
-CUresult cuLibraryUnload(CUlibrary library) { return unload(library); }
+CUresult cuLibraryUnload(CUlibrary library) {
+  device_output::flush();
+  return unload(library);
+}
 
 CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* name) {
   Function* f = nullptr;

@@ -2,6 +2,7 @@
 // A stream's flags and priority are kept here too, for the queries.
 #include <algorithm>
 
+#include "device_output.h"
 #include "driver_state.h"
 
 using namespace vgpu;
@@ -72,10 +73,15 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
 
 CUresult cuStreamSynchronize(CUstream stream) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
-  proto::StreamSynchronizeReply rep{};
-  return synced(c, c.call(proto::StreamSynchronizeRequest{stream_handle(stream)}, {}, &rep));
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    proto::StreamSynchronizeReply rep{};
+    r = synced(c, c.call(proto::StreamSynchronizeRequest{stream_handle(stream)}, {}, &rep));
+  }
+  device_output::flush();
+  return r;
 }
 
 CUresult cuStreamQuery(CUstream stream) {
@@ -245,10 +251,15 @@ CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned) {
 
 CUresult cuEventSynchronize(CUevent event) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
-  proto::EventSynchronizeReply rep{};
-  return synced(c, c.call(proto::EventSynchronizeRequest{event_handle(event)}, {}, &rep));
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    proto::EventSynchronizeReply rep{};
+    r = synced(c, c.call(proto::EventSynchronizeRequest{event_handle(event)}, {}, &rep));
+  }
+  device_output::flush();
+  return r;
 }
 
 CUresult cuEventQuery(CUevent event) {

@@ -28,6 +28,7 @@ class ModuleBuilder {
   // stand for several; the first is kept, as a lookup by name can mean only one.
   Error add_variable(Variable v, bool local = false);
 
+  void calls_printf() { module_.calls_printf = true; }
   Module take() { return std::move(module_); }
 
  private:

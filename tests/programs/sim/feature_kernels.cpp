@@ -64,3 +64,35 @@ VGPU_SIM_KERNEL(_Z10scale_rowsPfmiif) {
   });
   return 0;
 }
+
+// printf_program.cu: device printf (vgpu_sim_launch::device_printf, ABI 2).
+VGPU_SIM_REQUIRE_ABI(2);
+
+// __global__ void hello(int tag) {
+//   printf("kernel hello: block %d thread %d tag %d\n", blockIdx.x, threadIdx.x, tag);
+// }
+VGPU_SIM_KERNEL(_Z5helloi) {
+  int tag;
+  if (!read_params(launch, tag)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    launch->device_printf(launch, "kernel hello: block %d thread %d tag %d\n", t.blockIdx.x,
+                          t.threadIdx.x, tag);
+  });
+  return 0;
+}
+
+// __global__ void count_to(int n) {
+//   if (threadIdx.x == 0 && blockIdx.x == 0) {
+//     for (int i = 0; i < n; ++i) printf("kernel count %d of %d\n", i, n);
+//   }
+// }
+VGPU_SIM_KERNEL(_Z8count_toi) {
+  int n;
+  if (!read_params(launch, n)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    if (t.threadIdx.x == 0 && t.blockIdx.x == 0) {
+      for (int i = 0; i < n; ++i) launch->device_printf(launch, "kernel count %d of %d\n", i, n);
+    }
+  });
+  return 0;
+}

@@ -51,6 +51,9 @@ TEST_CASE("sim: a bad configuration is refused") {
   c.plugin_paths.push_back("/nonexistent/plugin.so");
   CHECK(make_sim_backend(c, &b) == Status::kInitializationError);
   c = test_config();
+  c.plugin_paths.push_back(VGPU_SIM_FUTURE_ABI_PLUGIN);  // needs VGPU_SIM_ABI + 1
+  CHECK(make_sim_backend(c, &b) == Status::kInitializationError);
+  c = test_config();
   c.device_memory = 0;
   CHECK(make_sim_backend(c, &b) == Status::kInvalidValue);
   CHECK_FALSE(b);

@@ -151,7 +151,8 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
   const std::set<std::string> expected = {
       "saxpy",        "vector_add", "streams_events", "struct_param", "constant_memory",
       "error_paths",  "cross_tenant", "device_query", "busy",         "static_runtime",
-      "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features"};
+      "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
+      "printf_program"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);

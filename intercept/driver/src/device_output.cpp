@@ -1,0 +1,82 @@
+#include "device_output.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "driver_state.h"
+#include "log.h"
+
+namespace vgpu::driver::device_output {
+
+namespace {
+
+std::atomic<bool> expected{false};
+// The launching context's cudaLimitPrintfFifoSize, read at the launch: the
+// flush at exit runs when no context is current any more.
+std::atomic<uint64_t> fifo_limit{1 << 20};
+constexpr uint64_t kTakeBytes = 64 * 1024;
+
+}  // namespace
+
+void expect() {
+  size_t limit = 0;
+  if (cuCtxGetLimit(&limit, CU_LIMIT_PRINTF_FIFO_SIZE) == CUDA_SUCCESS) {
+    fifo_limit.store(limit, std::memory_order_relaxed);
+  }
+  if (expected.exchange(true, std::memory_order_relaxed)) return;
+  // Output of kernels still unflushed when the program ends is printed, as
+  // the driver prints it when the runtime tears the context down.
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(flush_at_exit); });
+}
+
+void flush_at_exit() {
+  if (!expected.load(std::memory_order_relaxed)) return;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    proto::DeviceSynchronizeReply rep{};
+    (void)c.call(proto::DeviceSynchronizeRequest{}, {}, &rep);  // the kernels still running
+  }
+  flush();
+}
+
+void flush() {
+  if (!expected.exchange(false, std::memory_order_relaxed)) return;
+  const uint64_t limit = fifo_limit.load(std::memory_order_relaxed);
+  uint64_t written = 0, dropped = 0;
+  Connection& c = Connection::instance();
+  auto lock = c.lock();
+  for (;;) {
+    uint64_t offset = 0;
+    if (!ok(c.stage(kTakeBytes, &offset))) return;
+    proto::DeviceOutputTakeReply rep{};
+    const Status s = c.call(proto::DeviceOutputTakeRequest{offset, kTakeBytes}, {}, &rep);
+    if (!ok(s) || rep.bytes > kTakeBytes) {
+      c.unstage(offset);
+      return;
+    }
+    uint64_t keep = std::min(rep.bytes, limit - std::min(limit, written));
+    if (keep < rep.bytes) {  // the FIFO is full: whole lines only, as it keeps whole records
+      const auto* text = reinterpret_cast<const char*>(c.data(offset));
+      while (keep > 0 && text[keep - 1] != '\n') --keep;
+      written = limit;
+    }
+    // Through stdout's own buffer, after what the program printed before.
+    std::fwrite(c.data(offset), 1, keep, stdout);
+    written = std::min(limit, written + keep);
+    dropped += rep.bytes - keep + rep.dropped;
+    c.unstage(offset);
+    if (rep.bytes < kTakeBytes) break;
+  }
+  std::fflush(stdout);
+  if (dropped) {
+    intercept::log_line("kernels printed %llu bytes more than the printf FIFO holds "
+                        "(cudaLimitPrintfFifoSize %llu); dropped",
+                        static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(limit));
+  }
+}
+
+}  // namespace vgpu::driver::device_output

@@ -1,0 +1,22 @@
+// What kernels print (device printf) reaches the program's stdout at the
+// points CUDA flushes it: cuCtxSynchronize, cuStreamSynchronize,
+// cuEventSynchronize, a blocking copy, a module unload, and the program's
+// exit. The host keeps each context's output apart (the daemon never logs
+// it); the guest takes it from there.
+//
+// Only a launch of a kernel whose module calls printf makes a take
+// necessary: other programs pay nothing at their synchronising calls.
+#pragma once
+
+namespace vgpu::driver::device_output {
+
+// A kernel that may print was launched.
+void expect();
+// Takes what the host holds and writes it to stdout, at most the context's
+// cudaLimitPrintfFifoSize bytes of it (the rest is dropped, as a full FIFO
+// drops it). Call with no lock held.
+void flush();
+// At exit: waits for the kernels still running, then flush().
+void flush_at_exit();
+
+}  // namespace vgpu::driver::device_output
