@@ -45,12 +45,13 @@ struct vgpu_sim_launch {
 };
 
 #define VGPU_SIM_ABI 2
-/* The ABI version a plug-in needs (see above): exported as vgpu_sim_abi. */
+/* The ABI version a plug-in needs (see above): exported as vgpu_plugin_abi,
+ * outside the vgpu_sim_ prefix, which names kernels only. */
 #ifdef __cplusplus
 #define VGPU_SIM_REQUIRE_ABI(n) \
-  extern "C" __attribute__((visibility("default"))) const int vgpu_sim_abi = (n)
+  extern "C" __attribute__((visibility("default"))) const int vgpu_plugin_abi = (n)
 #else
-#define VGPU_SIM_REQUIRE_ABI(n) __attribute__((visibility("default"))) const int vgpu_sim_abi = (n)
+#define VGPU_SIM_REQUIRE_ABI(n) __attribute__((visibility("default"))) const int vgpu_plugin_abi = (n)
 #endif
 
 /* Each kernel implementation: returns 0, or nonzero for a launch failure. */

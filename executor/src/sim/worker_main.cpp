@@ -129,7 +129,7 @@ class Worker {
       return false;
     }
     // A plug-in that needs a newer launch struct than this worker passes.
-    if (const auto* abi = static_cast<const int*>(dlsym(h, "vgpu_sim_abi")); abi && *abi > VGPU_SIM_ABI) {
+    if (const auto* abi = static_cast<const int*>(dlsym(h, "vgpu_plugin_abi")); abi && *abi > VGPU_SIM_ABI) {
       *error = std::string("kernel plug-in ") + path + " needs sim ABI " + std::to_string(*abi) +
                "; this vgpud has " + std::to_string(VGPU_SIM_ABI);
       dlclose(h);
