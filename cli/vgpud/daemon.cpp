@@ -347,6 +347,12 @@ void Daemon::on_close(uint64_t channel, std::shared_ptr<const void> mapping) {
   channels_.erase(it);
 }
 
+uint64_t Daemon::gpu_ns(executor::TenantId tenant) {
+  const auto all = dispatcher_->usage_all();
+  auto it = all.find(tenant);
+  return it == all.end() ? 0 : it->second.gpu_ns;
+}
+
 void Daemon::submit(executor::TenantId tenant, executor::Work&& work, const proto::ReplyTo& reply) {
   if (!burst_.empty() && burst_tenant_ != tenant) hand_on_burst();
   burst_tenant_ = tenant;

@@ -80,6 +80,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   // executor::WorkSink (loop thread)
   void submit(executor::TenantId tenant, executor::Work&& work,
               const proto::ReplyTo& reply) override;
+  uint64_t gpu_ns(executor::TenantId tenant) override;
 
   // dispatcher thread
   void on_complete(const scheduler::Command& command, const executor::ExecResult& result);

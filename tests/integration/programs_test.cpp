@@ -153,7 +153,7 @@ TEST_CASE("a runtime call vgpu does not forward fails cleanly with one log line"
   const RunResult r = d.run("alice", "unsupported_call");
   require_pass(r, "unsupported_call");
   // NVIDIA's runtime asks the driver, which names the driver call it refuses.
-  CHECK_THAT(r.output, Catch::Contains("vgpu: cuGraphCreate is not supported by vgpu"));
+  CHECK_THAT(r.output, Catch::Contains("vgpu: cuIpcGetMemHandle is not supported by vgpu"));
 }
 
 TEST_CASE("vgpud's threads carry names an operator can find in top -H or perf") {
@@ -182,4 +182,22 @@ TEST_CASE("vgpud's threads carry names an operator can find in top -H or perf") 
     INFO("threads named: " << names.size());
     CHECK(names.count(name) == 1);
   }
+}
+
+TEST_CASE("NVML's utilization in a VM is its own tenant's share of the GPU") {
+  Daemon d;
+  // alice keeps the GPU busy with 2 ms kernels for about 6 s.
+  auto busy = d.start("alice", "busy", {"2000", "3000"});
+  for (int i = 0; i < 3000 && busy->output_so_far().find("launched") == std::string::npos; ++i)
+    std::this_thread::sleep_for(10ms);
+  REQUIRE_THAT(busy->output_so_far(), Catch::Contains("launched"));
+  const RunResult own = d.run("alice", "nvml_query", {"util", "500"});
+  const RunResult other = d.run("bob", "nvml_query", {"util", "500"});
+  require_pass(busy->wait(120s), "busy");
+  require_pass(own, "nvml_query");
+  require_pass(other, "nvml_query");
+  INFO(own.output << other.output);
+  // alice's own kernels had the GPU; bob, idle, sees none of that load.
+  CHECK(number_after(own.output, "util_max=") >= 30);
+  CHECK_THAT(other.output, Catch::Contains("util_max=0\n"));
 }

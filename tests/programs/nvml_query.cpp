@@ -3,12 +3,17 @@
 // name, as pynvml and go-nvml do, so under vgpu-run it gets vgpu's (and on a
 // host with a GPU, NVIDIA's). Prints
 //   count=N name=NAME total=BYTES uuid=UUID
+// (and util_max=PERCENT with `util MS`),
 // then PASS nvml_query (exit 0), or FAIL nvml_query: WHY (exit 1).
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
 namespace {
 
@@ -17,6 +22,9 @@ using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 struct nvmlMemory_t {
   unsigned long long total, free, used;
+};
+struct nvmlUtilization_t {
+  unsigned gpu, memory;
 };
 
 [[noreturn]] void fail(const char* fmt, ...) {
@@ -42,8 +50,12 @@ void check(nvmlReturn_t r, const char* call) {
 
 }  // namespace
 
-int main() {
+// nvml_query [util MS]: with "util", also samples nvmlDeviceGetUtilizationRates
+// every 100 ms for MS milliseconds and prints util_max=<highest gpu %>.
+int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
+  const bool util = argc >= 3 && std::strcmp(argv[1], "util") == 0;
+  const long util_ms = util ? std::strtol(argv[2], nullptr, 10) : 0;
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) fail("dlopen(libnvidia-ml.so.1): %s", dlerror());
 
@@ -70,6 +82,19 @@ int main() {
   char uuid[96] = {};  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
   check(get_uuid(dev, uuid, sizeof uuid), "nvmlDeviceGetUUID");
   std::printf("count=%u name=%s total=%llu uuid=%s\n", count, name, mem.total, uuid);
+  if (util) {
+    auto get_util = symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*)>(lib, "nvmlDeviceGetUtilizationRates");
+    unsigned highest = 0;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(util_ms);
+    do {
+      nvmlUtilization_t u{};
+      check(get_util(dev, &u), "nvmlDeviceGetUtilizationRates");
+      if (u.gpu > 100) fail("utilization %u%%", u.gpu);
+      highest = std::max(highest, u.gpu);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } while (std::chrono::steady_clock::now() < end);
+    std::printf("util_max=%u\n", highest);
+  }
   check(shutdown(), "nvmlShutdown");
   std::printf("PASS nvml_query\n");
   return 0;

@@ -1,4 +1,6 @@
 // Device, session and synchronisation calls.
+#include <chrono>
+
 #include "vgpu/executor/call_handler.h"
 
 namespace vgpu::executor {
@@ -69,6 +71,16 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceSynchronizeReq
 Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceResetRequest&,
                             std::span<const uint8_t>) {
   return queue(h, kDefaultStream, Reset{});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const TenantUsageRequest&,
+                            std::span<const uint8_t>) {
+  TenantUsageReply rep{};
+  rep.gpu_ns = sink_->gpu_ns(caller_->tenant);
+  rep.now_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count());
+  return Outcome::replying(rep);
 }
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const MemGetInfoRequest&,

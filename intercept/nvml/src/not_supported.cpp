@@ -3,9 +3,7 @@
 // - sensors, power and clocks: the physical card's, shared by every tenant,
 //   so they would tell one VM about the others' load; nor can a VM act on
 //   them.
-// - utilization: the card's would reveal the other tenants' load too, and
-//   the wire protocol has no call yet for a tenant's own share of GPU time
-//   (vgpuctl top shows it on the host).
+// (Utilization is the tenant's own share: utilization.cpp.)
 // NOT_SUPPORTED is an answer NVML programs expect and handle, so no log line.
 #include "nvml_api.h"
 #include "nvml_state.h"
@@ -24,10 +22,6 @@ nvmlReturn_t not_supported(nvmlDevice_t device, Out*... out) {
 }  // namespace
 
 extern "C" {
-
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) noexcept {
-  return not_supported(device, utilization);
-}
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t,
                                       unsigned int* temp) noexcept {

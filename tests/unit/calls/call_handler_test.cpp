@@ -18,6 +18,7 @@ namespace {
 struct RecordingSink final : WorkSink {
   std::vector<std::pair<Work, ReplyTo>> queued;
   void submit(TenantId, Work&& w, const ReplyTo& r) override { queued.emplace_back(std::move(w), r); }
+  uint64_t gpu_ns(TenantId tenant) override { return tenant * 1000; }  // each tenant its own
 };
 
 struct Fixture {
@@ -178,4 +179,20 @@ TEST_CASE("device queries check the device ordinal and attribute range") {
   DeviceGetAttributeReply r;
   std::memcpy(&r, o.reply.data(), sizeof r);
   CHECK(r.value == 32);
+}
+
+TEST_CASE("a tenant's usage is its own, with the host's clock") {
+  Fixture f;
+  auto usage = [&](const Caller& c) {
+    Outcome o = f.send(c, TenantUsageRequest{});
+    REQUIRE(o.status == Status::kSuccess);
+    TenantUsageReply r;
+    std::memcpy(&r, o.reply.data(), sizeof r);
+    return r;
+  };
+  const TenantUsageReply a = usage(f.alice), b = usage(f.bob), later = usage(f.alice);
+  CHECK(a.gpu_ns == 1000);  // the sink's figure for tenant 1, not tenant 2's
+  CHECK(b.gpu_ns == 2000);
+  CHECK(later.now_ns >= a.now_ns);
+  CHECK(a.now_ns > 0);
 }

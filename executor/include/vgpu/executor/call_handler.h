@@ -24,6 +24,9 @@ class WorkSink {
   // Work the backend has accepted; the sink must eventually execute or
   // discard it and send the reply to `reply`.
   virtual void submit(TenantId tenant, Work&& work, const proto::ReplyTo& reply) = 0;
+  // Device time charged to the tenant so far (its share of the GPU, as
+  // NVML's utilization reports it in the VM).
+  virtual uint64_t gpu_ns(TenantId tenant) = 0;
 };
 
 // Who sent a request. The tenant and context come from the channel the
