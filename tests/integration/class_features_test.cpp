@@ -35,6 +35,11 @@ TEST_CASE("pitched and 3D copies, host functions, stream-ordered allocation, lim
   run_both_ways(d, "runtime_features");
 }
 
+TEST_CASE("graphs: explicit, captured from two streams, updated, with memory nodes") {
+  Daemon d;
+  run_both_ways(d, "graphs");
+}
+
 TEST_CASE("kernel printf reaches the program's stdout at each synchronising call, and nowhere else") {
   Daemon d;
   for (const std::string path : {"printf_program", "static/printf_program"}) {

@@ -12,7 +12,9 @@
 //   5. prefetch (to the device and back to the CPU), advice and the range
 //      attributes reading it back, stream attachment;
 //   6. pointer attributes and the device's managed-memory attributes;
-//   7. a larger allocation touched in a few places only, freed, and a new one.
+//   7. a larger allocation touched in a few places only, freed, and a new one;
+//   8. __managed__ variables: their initial value, CPU writes before a
+//      launch, the kernel's writes after it.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -28,6 +30,15 @@ __global__ void add(int n, const float* x, float* y) {
 __global__ void fill_index(int n, int* out, int offset) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = i + offset;
+}
+
+__managed__ int counter = 5;
+__managed__ float table[1000];
+
+__global__ void bump_managed(int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) table[i] += 1.0f;
+  if (i == 0) counter += 10;
 }
 
 namespace {
@@ -185,6 +196,16 @@ int main() {
   CUDA_OK(cudaDeviceSynchronize());
   vt::check(again[999] == 3.0f, "a new allocation after frees (again[999]=%g)", again[999]);
   CUDA_OK(cudaFree(again));
+
+  // 8. __managed__ variables.
+  vt::check(counter == 5, "a __managed__ variable starts at its initial value (%d)", counter);
+  counter += 1;
+  for (int i = 0; i < 1000; ++i) table[i] = static_cast<float>(i);
+  bump_managed<<<grid_for(1000), kBlock>>>(1000);
+  CUDA_OK(cudaDeviceSynchronize());
+  vt::check(counter == 16 && table[0] == 1.0f && table[999] == 1000.0f,
+            "__managed__ variables: CPU writes reach the kernel, its writes reach the CPU "
+            "(counter %d, table[999] %g)", counter, table[999]);
   CUDA_OK(cudaFree(x));
   CUDA_OK(cudaFree(y));
   CUDA_OK(cudaStreamDestroy(stream));

@@ -8,14 +8,18 @@ AllocationTable::AllocationTable(uint64_t base, uint64_t span) : base_(base), sp
   gaps_.emplace(0, span);
 }
 
-uint64_t AllocationTable::allocate(uint64_t size, AllocKind kind) {
+uint64_t AllocationTable::allocate(uint64_t size, AllocKind kind, uint64_t align) {
   const uint64_t need = reserved_size(size);
   if (need == 0 || need > span_) return 0;
   for (auto it = gaps_.begin(); it != gaps_.end(); ++it) {
-    if (it->second < need) continue;
-    const uint64_t offset = it->first;
-    const uint64_t left = it->second - need;
+    const uint64_t gap = it->first, gap_size = it->second;
+    // Padding before the aligned start stays a gap of its own.
+    const uint64_t pad = ((base_ + gap + align - 1) & ~(align - 1)) - (base_ + gap);
+    if (gap_size < pad || gap_size - pad < need) continue;
+    const uint64_t offset = gap + pad;
+    const uint64_t left = gap_size - pad - need;
     gaps_.erase(it);
+    if (pad > 0) gaps_.emplace(gap, pad);
     if (left > 0) gaps_.emplace(offset + need, left);
     live_.insert(base_ + offset, Allocation{size, need, kind, false});
     return base_ + offset;

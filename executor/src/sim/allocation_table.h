@@ -27,8 +27,10 @@ class AllocationTable {
   // Bytes a request of `size` reserves (0 if it cannot fit any slot).
   static uint64_t reserved_size(uint64_t size) { return common::reserved_size(size); }
 
-  // First fit; returns the device address, or 0 when no gap is large enough.
-  uint64_t allocate(uint64_t size, AllocKind kind);
+  // First fit at a multiple of `align` (a power of two, at least
+  // kAllocAlignment); returns the device address, or 0 when no gap is large
+  // enough.
+  uint64_t allocate(uint64_t size, AllocKind kind, uint64_t align = kAllocAlignment);
 
   // The allocation starting exactly at `addr`, or nullptr.
   Allocation* find_start(uint64_t addr) { return live_.find_start(addr); }

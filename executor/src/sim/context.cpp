@@ -14,13 +14,14 @@ Context::Context(ContextId id_, TenantId tenant_, std::unique_ptr<Arena> arena_,
       slot_base(slot_base_),
       allocations(slot_base_, arena->span()) {}
 
-Status Context::alloc(TenantLedger& ledger, uint64_t size, AllocKind kind, uint64_t* dptr) {
+Status Context::alloc(TenantLedger& ledger, uint64_t size, AllocKind kind, uint64_t* dptr,
+                      uint64_t align) {
   const uint64_t reserved = AllocationTable::reserved_size(size);
   if (reserved == 0 || reserved > arena->span() || allocations.count() >= kMaxAllocations) {
     return Status::kMemoryAllocation;
   }
   if (!ledger.reserve(tenant, reserved)) return Status::kMemoryAllocation;
-  const uint64_t addr = allocations.allocate(size, kind);
+  const uint64_t addr = allocations.allocate(size, kind, align);
   if (addr == 0) {
     ledger.release(tenant, reserved);
     return Status::kMemoryAllocation;

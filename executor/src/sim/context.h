@@ -74,7 +74,8 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
 
   // Memory. alloc charges the tenant (cap, device) and backs the range;
   // kMemoryAllocation and nothing changed if it cannot.
-  Status alloc(TenantLedger& ledger, uint64_t size, AllocKind kind, uint64_t* dptr);
+  Status alloc(TenantLedger& ledger, uint64_t size, AllocKind kind, uint64_t* dptr,
+               uint64_t align = kAllocAlignment);
   // Frees the allocation starting at dptr (it must exist) and gives its pages back.
   void free(TenantLedger& ledger, uint64_t dptr);
   // Frees module variables of `module` and forgets the module and its functions.

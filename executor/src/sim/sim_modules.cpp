@@ -9,6 +9,8 @@
 namespace vgpu::executor::sim {
 namespace {
 
+constexpr uint64_t kPage = 4096;
+
 bool names_fit(const fatbin::Module& m) {
   for (const fatbin::Kernel& k : m.kernels) {
     if (k.name.empty() || k.name.size() > wire::kMaxNameBytes) return false;
@@ -48,8 +50,12 @@ Status SimBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Han
   // kernel finds them even if the host never asked for their address.
   for (const fatbin::Variable& v : module.image.variables) {
     if (v.size == 0 || module.variables.count(v.name)) continue;  // size unknown: var_get sizes it
+    // A __managed__ variable gets pages of its own: the guest maps them at the
+    // same address for the CPU (intercept/driver/src/managed_memory.h).
     uint64_t addr = 0;
-    const Status st = ctx->alloc(ledger_, v.size, AllocKind::kVariable, &addr);
+    const Status st = v.managed ? ctx->alloc(ledger_, (v.size + kPage - 1) / kPage * kPage,
+                                             AllocKind::kVariable, &addr, kPage)
+                                : ctx->alloc(ledger_, v.size, AllocKind::kVariable, &addr);
     if (!ok(st)) {
       for (const auto& [name, a] : module.variables) ctx->free(ledger_, a);
       return st;

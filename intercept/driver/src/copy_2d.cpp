@@ -7,6 +7,7 @@
 #include "device_memory.h"
 #include "driver_state.h"
 #include "memory_ops.h"
+#include "stream_capture.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -84,8 +85,45 @@ CUresult copy_region(const Side& dst, const Side& src, size_t width, size_t heig
   return CUDA_SUCCESS;
 }
 
+// The 3D description of a 2D copy (one slice).
+CUDA_MEMCPY3D as_3d(const CUDA_MEMCPY2D& p) {
+  CUDA_MEMCPY3D c{};
+  c.srcXInBytes = p.srcXInBytes;
+  c.srcY = p.srcY;
+  c.srcMemoryType = p.srcMemoryType;
+  c.srcHost = p.srcHost;
+  c.srcDevice = p.srcDevice;
+  c.srcArray = p.srcArray;
+  c.srcPitch = p.srcPitch;
+  c.srcHeight = p.Height;
+  c.dstXInBytes = p.dstXInBytes;
+  c.dstY = p.dstY;
+  c.dstMemoryType = p.dstMemoryType;
+  c.dstHost = p.dstHost;
+  c.dstDevice = p.dstDevice;
+  c.dstArray = p.dstArray;
+  c.dstPitch = p.dstPitch;
+  c.dstHeight = p.Height;
+  c.WidthInBytes = p.WidthInBytes;
+  c.Height = p.Height;
+  c.Depth = 1;
+  return c;
+}
+
+bool captured(CUstream stream, bool sync) {
+  return !sync && capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(stream);
+}
+
+CUresult capture_copy(const CUDA_MEMCPY3D& c, CUstream stream) {
+  graph::Node node;
+  node.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  node.copy = c;
+  return capture::add(stream, std::move(node));
+}
+
 CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool sync) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
+  if (captured(stream, sync)) return capture_copy(as_3d(*p), stream);
   Side src, dst;
   if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &src); r != CUDA_SUCCESS) return r;
   if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, &dst); r != CUDA_SUCCESS) return r;
@@ -100,6 +138,7 @@ CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool sync) {
 
 CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
+  if (captured(stream, sync)) return capture_copy(*p, stream);
   if (p->srcLOD != 0 || p->dstLOD != 0) return refuse("mipmapped arrays (a 3D copy with a level of detail)");
   Side src, dst;
   if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &src); r != CUDA_SUCCESS) return r;
@@ -122,6 +161,12 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
                    size_t height, CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (width == 0 || height == 0) return CUDA_SUCCESS;
+  if (captured(stream, sync)) {
+    graph::Node node;
+    node.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    node.memset = {dst, pitch, value, elem, width, height};
+    return capture::add(stream, std::move(node));
+  }
   const size_t row_bytes = width * elem;
   if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
   if (height == 1 || pitch == row_bytes)

@@ -89,6 +89,12 @@ struct Function {
   bool prints = false;         // its module calls device printf
 };
 
+// Packs a launch's arguments (kernelParams, or extra's buffer) as the
+// kernel's metadata lays them out; *f is the function behind the handle (a
+// CUfunction or a CUkernel: the same here).
+CUresult pack_arguments(CUfunction fn, void** params, void** extra, Function** f,
+                        std::vector<uint8_t>* out);
+
 struct Module {
   std::vector<uint8_t> image;        // a fat binary (what the host loads)
   fatbin::Module info;               // parsed here, to pack kernel arguments

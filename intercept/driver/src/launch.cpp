@@ -8,6 +8,7 @@
 #include "device_output.h"
 #include "driver_state.h"
 #include "managed_memory.h"
+#include "stream_capture.h"
 #include "log.h"
 
 using namespace vgpu;
@@ -88,6 +89,13 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
     packed = large.data();
   }
   if (CUresult r = pack(*f->layout, params, extra, packed); r != CUDA_SUCCESS) return r;
+  if (capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(cfg.stream)) {
+    graph::Node node;  // a kernel node of the capture
+    if (CUresult r = graph::set_kernel(&node, fn, nullptr, cfg.grid, cfg.block, cfg.shared_mem, params, extra);
+        r != CUDA_SUCCESS)
+      return r;
+    return capture::add(cfg.stream, std::move(node));
+  }
   proto::LaunchKernelRequest req{};
   req.function = f->host_function;
   req.stream = stream_handle(cfg.stream);
@@ -162,6 +170,17 @@ CUresult set_attribute(CUfunction fn, CUfunction_attribute attr, int value) {
 }
 
 }  // namespace
+
+CUresult vgpu::driver::pack_arguments(CUfunction fn, void** params, void** extra, Function** out,
+                                      std::vector<uint8_t>* bytes) {
+  if (params && extra) return CUDA_ERROR_INVALID_VALUE;
+  Function* f = live_function(fn);
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  bytes->assign(f->layout->param_bytes, 0);
+  if (CUresult r = pack(*f->layout, params, extra, bytes->data()); r != CUDA_SUCCESS) return r;
+  *out = f;
+  return CUDA_SUCCESS;
+}
 
 extern "C" {
 

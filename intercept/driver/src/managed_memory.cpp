@@ -57,7 +57,9 @@ struct Allocation {
 };
 
 std::mutex mu;
-std::map<uint64_t, Allocation> allocations;  // by base; guarded by mu
+// By base; guarded by mu. Leaked: NVIDIA's runtime unloads modules (and so
+// forgets managed variables) from its exit handlers, after static destructors.
+std::map<uint64_t, Allocation>& allocations = *new std::map<uint64_t, Allocation>;
 std::atomic<int> live{0};
 std::atomic<bool> maybe_dirty{false};
 // Device work queued since the CPU last waited for the device: a fetch
@@ -248,11 +250,54 @@ CUresult allocate(size_t size, CUdeviceptr* out) {
   return CUDA_SUCCESS;
 }
 
+CUresult adopt(CUdeviceptr ptr, size_t size, const char* name) {
+  if (size == 0) return CUDA_ERROR_INVALID_VALUE;
+  install_fault_handler();
+  std::lock_guard lock(mu);
+  if (allocations.count(ptr)) return CUDA_SUCCESS;
+  if (ptr % kPage != 0) {
+    intercept::log_line("__managed__ variable %s is not page-aligned on this device (0x%llx); "
+                        "the CPU cannot reach it: not supported",
+                        name, static_cast<unsigned long long>(ptr));
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const uint64_t mapped = round_up(size, kPage);
+  void* at = mmap(reinterpret_cast<void*>(ptr), mapped, PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (at != reinterpret_cast<void*>(ptr)) {
+    if (at != MAP_FAILED) munmap(at, mapped);
+    intercept::log_line("__managed__ variable %s: cannot map its address 0x%llx in this process",
+                        name, static_cast<unsigned long long>(ptr));
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  Allocation a;
+  a.base = ptr;
+  a.size = size;
+  a.mapped = mapped;
+  a.device_base = 0;  // the module's: freed with it, never by cuMemFree
+  a.granules.assign(round_up(size, kGranule) / kGranule, State::kDevice);
+  a.all_device = true;
+  allocations.emplace(ptr, std::move(a));
+  live.fetch_add(1, std::memory_order_relaxed);
+  return CUDA_SUCCESS;
+}
+
+void forget(CUdeviceptr ptr) {
+  if (!any()) return;
+  std::lock_guard lock(mu);
+  auto it = allocations.find(ptr);
+  if (it == allocations.end() || it->second.device_base != 0) return;
+  munmap(reinterpret_cast<void*>(it->second.base), it->second.mapped);
+  allocations.erase(it);
+  live.fetch_sub(1, std::memory_order_relaxed);
+}
+
 CUresult release(CUdeviceptr ptr) {
   if (!any()) return CUDA_ERROR_NOT_FOUND;
   std::lock_guard lock(mu);
   auto it = allocations.find(ptr);
   if (it == allocations.end()) return CUDA_ERROR_NOT_FOUND;
+  if (it->second.device_base == 0) return CUDA_ERROR_INVALID_VALUE;  // a module's variable
   Connection& c = Connection::instance();
   auto clock = c.lock();
   proto::FreeReply rep{};

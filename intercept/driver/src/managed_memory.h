@@ -36,6 +36,14 @@ CUresult allocate(size_t size, CUdeviceptr* out);
 // is not one (then it is ordinary device memory).
 CUresult release(CUdeviceptr ptr);
 
+// A module's __managed__ variable at [ptr, ptr + size), which the host
+// allocated (page-aligned) with the module: mapped for the CPU, its first
+// touch fetching the module's initial value. Idempotent.
+// CUDA_ERROR_NOT_SUPPORTED (named in one line) if it does not start a page.
+CUresult adopt(CUdeviceptr ptr, size_t size, const char* name);
+// The module holding an adopted variable is unloaded: the mapping goes.
+void forget(CUdeviceptr ptr);
+
 // Whether any managed allocation lives (a relaxed check for the hot paths).
 bool any();
 // Whether [ptr, ptr + size) is inside one managed allocation.

@@ -14,6 +14,7 @@
 #include "driver_state.h"
 #include "managed_memory.h"
 #include "memory_ops.h"
+#include "stream_capture.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -29,6 +30,28 @@ CUresult flush_if_managed(uint64_t p, size_t n, CUstream stream, bool* managed_s
   return m ? managed::flush(stream_handle(stream)) : CUDA_SUCCESS;
 }
 
+// A copy queued into a capturing stream becomes a memcpy node.
+CUresult capture_copy(CUmemorytype dst_type, uint64_t dst, CUmemorytype src_type, uint64_t src,
+                      size_t n, CUstream stream) {
+  graph::Node node;
+  node.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  CUDA_MEMCPY3D& c = node.copy;
+  c.dstMemoryType = dst_type;
+  c.srcMemoryType = src_type;
+  if (dst_type == CU_MEMORYTYPE_HOST) c.dstHost = reinterpret_cast<void*>(dst);
+  else c.dstDevice = dst;
+  if (src_type == CU_MEMORYTYPE_HOST) c.srcHost = reinterpret_cast<const void*>(src);
+  else c.srcDevice = src;
+  c.WidthInBytes = n;
+  c.Height = 1;
+  c.Depth = 1;
+  return capture::add(stream, std::move(node));
+}
+
+bool captured(CUstream stream, bool sync) {
+  return !sync && capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(stream);
+}
+
 }  // namespace
 
 namespace vgpu::driver::ops {
@@ -38,6 +61,7 @@ CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool 
   if (n == 0) return CUDA_SUCCESS;
   if (!src) return CUDA_ERROR_INVALID_VALUE;
   const auto host = reinterpret_cast<uint64_t>(src);
+  if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_DEVICE, dst, CU_MEMORYTYPE_UNIFIED, host, n, stream);
   if (managed::any() && managed::contains(host, n)) return dtod(dst, host, n, stream, sync);
   bool to_managed = false;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
@@ -57,6 +81,7 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
   if (n == 0) return CUDA_SUCCESS;
   if (!dst) return CUDA_ERROR_INVALID_VALUE;
   const auto host = reinterpret_cast<uint64_t>(dst);
+  if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_UNIFIED, host, CU_MEMORYTYPE_DEVICE, src, n, stream);
   if (managed::any() && managed::contains(host, n)) return dtod(host, src, n, stream, sync);
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
   CUresult r;
@@ -72,6 +97,7 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
 CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (n == 0) return CUDA_SUCCESS;
+  if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_DEVICE, dst, CU_MEMORYTYPE_DEVICE, src, n, stream);
   bool to_managed = false;
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
@@ -95,6 +121,7 @@ CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool s
   if (d) return htod(dst, hs, n, stream, sync);
   if (s) return dtoh(hd, src, n, stream, sync);
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_HOST, dst, CU_MEMORYTYPE_HOST, src, n, stream);
   if (sync) {
     // Host to host is ordered after the work already queued, as in CUDA.
     Connection& c = Connection::instance();
@@ -113,6 +140,12 @@ CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (count == 0) return CUDA_SUCCESS;
   if (dst % width) return CUDA_ERROR_INVALID_VALUE;
+  if (captured(stream, sync)) {
+    graph::Node node;
+    node.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    node.memset = {dst, count * width, value, width, count, 1};
+    return capture::add(stream, std::move(node));
+  }
   bool to_managed = false;
   if (CUresult r = flush_if_managed(dst, count * width, stream, &to_managed); r != CUDA_SUCCESS) return r;
   if (to_managed) managed::device_may_write(dst, count * width);

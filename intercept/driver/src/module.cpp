@@ -9,6 +9,7 @@
 
 #include "device_output.h"
 #include "driver_state.h"
+#include "managed_memory.h"
 #include "device_memory.h"
 #include "log.h"
 
@@ -185,19 +186,27 @@ CUresult load_module_now(CUmodule* module, const void* image) {
 }
 
 CUresult unload(void* handle) {
-  Objects& o = Objects::instance();
-  std::lock_guard lock(o.mutex());
-  Module* m = o.module(handle);
-  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  std::vector<uint64_t> managed_globals;  // unmapped after the locks are let go
   Status s = Status::kSuccess;
-  if (m->host_module) {
-    Connection& c = Connection::instance();
-    auto clock = c.lock();
-    proto::ModuleUnloadReply rep{};
-    s = c.call(proto::ModuleUnloadRequest{m->host_module}, {}, &rep);
-    for (auto& [name, g] : m->globals) intercept::DeviceMemory::instance().remove(g.first);
+  {
+    Objects& o = Objects::instance();
+    std::lock_guard lock(o.mutex());
+    Module* m = o.module(handle);
+    if (!m) return CUDA_ERROR_INVALID_HANDLE;
+    if (m->host_module) {
+      Connection& c = Connection::instance();
+      auto clock = c.lock();
+      proto::ModuleUnloadReply rep{};
+      s = c.call(proto::ModuleUnloadRequest{m->host_module}, {}, &rep);
+      for (auto& [name, g] : m->globals) {
+        intercept::DeviceMemory::instance().remove(g.first);
+        const fatbin::Variable* v = m->info.find_variable(name);
+        if (v && v->managed) managed_globals.push_back(g.first);
+      }
+    }
+    o.remove_module(m);
   }
-  o.remove_module(m);
+  for (uint64_t g : managed_globals) managed::forget(g);
   return to_cu(s);
 }
 
@@ -208,15 +217,25 @@ CUresult function_by_name(void* module, const char* name, Function** out) {
   });
 }
 
+// A __managed__ variable is also mapped for the CPU (managed_memory.h), once
+// the module's locks are let go: the managed lock comes before them.
 CUresult global_by_name(CUdeviceptr* dptr, size_t* bytes, void* module, const char* name) {
   if (!name) return CUDA_ERROR_INVALID_VALUE;
-  return with_module(module, [&](Module& m, Connection& c) {
-    uint64_t d = 0, size = 0;
+  uint64_t d = 0, size = 0;
+  bool is_managed = false;
+  const CUresult r = with_module(module, [&](Module& m, Connection& c) {
     if (CUresult r = Objects::instance().get_global(c, m, name, &d, &size); r != CUDA_SUCCESS) return r;
-    if (dptr) *dptr = d;
-    if (bytes) *bytes = size;
+    const fatbin::Variable* v = m.info.find_variable(name);
+    is_managed = v && v->managed;
     return CUDA_SUCCESS;
   });
+  if (r != CUDA_SUCCESS) return r;
+  if (is_managed) {
+    if (CUresult a = managed::adopt(d, size, name); a != CUDA_SUCCESS) return a;
+  }
+  if (dptr) *dptr = d;
+  if (bytes) *bytes = size;
+  return CUDA_SUCCESS;
 }
 
 }  // namespace
@@ -319,6 +338,12 @@ CUresult cuLibraryGetModule(CUmodule* module, CUlibrary library) {
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return global_by_name(dptr, bytes, library, name);
+}
+
+// What NVIDIA's runtime asks for a __managed__ variable before host code
+// touches it.
+CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
   return global_by_name(dptr, bytes, library, name);
 }
 

@@ -4,6 +4,7 @@
 
 #include "device_output.h"
 #include "driver_state.h"
+#include "stream_capture.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -73,6 +74,7 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
 
 CUresult cuStreamSynchronize(CUstream stream) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (capture::capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   CUresult r;
   {
     Connection& c = Connection::instance();
@@ -94,6 +96,8 @@ CUresult cuStreamQuery(CUstream stream) {
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  bool captured = false;
+  if (CUresult r = capture::wait_event(stream, event, &captured); r != CUDA_SUCCESS || captured) return r;
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(c.post(proto::StreamWaitEventRequest{stream_handle(stream), event_handle(event), flags, 0},
@@ -195,35 +199,6 @@ CUresult cuStreamGetDevice(CUstream, CUdevice* dev) {
   return CUDA_SUCCESS;
 }
 
-// No stream is ever capturing: capture is refused where it would begin.
-CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
-  if (!status) return CUDA_ERROR_INVALID_VALUE;
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus* status, cuuint64_t* id,
-                                   CUgraph* graph, const CUgraphNode** deps,
-                                   const CUgraphEdgeData** edges, size_t* n) {
-  if (!status) return CUDA_ERROR_INVALID_VALUE;
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (id) *id = 0;
-  if (graph) *graph = nullptr;
-  if (deps) *deps = nullptr;
-  if (edges) *edges = nullptr;
-  if (n) *n = 0;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus* status, cuuint64_t* id,
-                                   CUgraph* graph, const CUgraphNode** deps, size_t* n) {
-  return cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, nullptr, n);
-}
-
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
-  return mode ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
 // ---- events -----------------------------------------------------------------------------
 
 CUresult cuEventCreate(CUevent* event, unsigned flags) {
@@ -240,6 +215,8 @@ CUresult cuEventCreate(CUevent* event, unsigned flags) {
 
 CUresult cuEventRecord(CUevent event, CUstream stream) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  bool captured = false;
+  if (CUresult r = capture::record_event(event, stream, &captured); r != CUDA_SUCCESS || captured) return r;
   Connection& c = Connection::instance();
   auto lock = c.lock();
   return to_cu(c.post(proto::EventRecordRequest{event_handle(event), stream_handle(stream)}, {}, nullptr));

@@ -70,6 +70,7 @@ Error add_variable(const ElfView& elf, const SectionClass& in, const Symbol& sym
   v.name = std::string(name);
   v.size = sym.size;
   v.constant = in.space == Space::kConstant;
+  v.managed = (sym.other & kStoCudaManaged) != 0;
   if (s.type != kShtNobits) {
     Bytes contents, init;
     if (Error e = elf.contents(s, &contents); e != Error::kNone) return e;

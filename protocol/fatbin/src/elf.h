@@ -17,6 +17,7 @@ inline constexpr uint16_t kShnUndef = 0;
 inline constexpr uint16_t kShnLoReserve = 0xff00;
 inline constexpr uint16_t kShnXindex = 0xffff;
 inline constexpr uint8_t kStbLocal = 0;
+inline constexpr uint8_t kStoCudaManaged = 0x04;  // st_other of a __managed__ variable
 inline constexpr uint8_t kSttObject = 1;
 inline constexpr uint8_t kSttFunc = 2;
 

@@ -15,6 +15,7 @@ struct VarDecl {
   uint64_t scalars = 1;  // elements times vector width (per outer element when unsized)
   bool unsized = false;  // `name[]`: the initializer gives the outer dimension
   bool opaque = false;   // .texref / .samplerref / .surfref: not data
+  bool managed = false;  // .attribute(.managed)
 };
 
 bool opaque_type(std::string_view t) { return t == ".texref" || t == ".samplerref" || t == ".surfref"; }
@@ -53,6 +54,7 @@ Error parse_declarator(PtxLexer& lex, VarDecl* d) {
       if (lex.next() != "(") return Error::kBadPtx;
       for (std::string_view a = lex.next(); a != ")"; a = lex.next()) {
         if (a.empty()) return Error::kBadPtx;
+        if (a == ".managed") d->managed = true;
       }
     } else if (t == ".align") {
       uint64_t a = 0;
@@ -138,6 +140,7 @@ Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, Module
 
   Variable v;
   v.name = std::string(d.name);
+  v.managed = d.managed;
   v.constant = constant;
   const uint64_t per_outer = d.scalars * d.type.size;  // checked in parse_dims
   if (d.unsized && per_outer > kMaxImageBytes) return Error::kTooLarge;

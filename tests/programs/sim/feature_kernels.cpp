@@ -96,3 +96,40 @@ VGPU_SIM_KERNEL(_Z8count_toi) {
   });
   return 0;
 }
+
+// managed_memory.cu: __managed__ int counter = 5; __managed__ float table[1000];
+// __global__ void bump_managed(int n) {
+//   int i = blockIdx.x * blockDim.x + threadIdx.x;
+//   if (i < n) table[i] += 1.0f;
+//   if (i == 0) counter += 10;
+// }
+VGPU_SIM_KERNEL(_Z12bump_managedi) {
+  int n;
+  if (!read_params(launch, n)) return kBadParams;
+  int* counter = symbol<int>(launch, "counter");
+  float* table = symbol<float>(launch, "table");
+  if (!counter || !table) return kUnknownSymbol;
+  for_each_thread(launch, [&](const Thread& t) {
+    int i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
+    if (i < n) table[i] += 1.0f;
+    if (i == 0) *counter += 10;
+  });
+  return 0;
+}
+
+// graphs.cu (fill_index above)
+// __global__ void double_plus(int n, int* data, int k) {
+//   int i = blockIdx.x * blockDim.x + threadIdx.x;
+//   if (i < n) data[i] = data[i] * 2 + k;
+// }
+VGPU_SIM_KERNEL(_Z11double_plusiPii) {
+  int n;
+  int* data;
+  int k;
+  if (!read_params(launch, n, data, k)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    int i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
+    if (i < n) data[i] = data[i] * 2 + k;
+  });
+  return 0;
+}

@@ -72,8 +72,8 @@ TEST_CASE("cuGetProcAddress says why a name is not given", "[driver]") {
 
 TEST_CASE("a refused call says so; error names come from cuda.h", "[driver]") {
   using NoArgs = CUresult (*)();
-  // cuGraphCreate is not forwarded: its generated stub refuses it by name.
-  CHECK(fn<NoArgs>("cuGraphCreate")() == CUDA_ERROR_NOT_SUPPORTED);
+  // cuIpcGetMemHandle is not forwarded: its generated stub refuses it by name.
+  CHECK(fn<NoArgs>("cuIpcGetMemHandle")() == CUDA_ERROR_NOT_SUPPORTED);
   const char* name = nullptr;
   const char* text = nullptr;
   using ErrorName = CUresult (*)(CUresult, const char**);

@@ -52,6 +52,7 @@ struct Variable {
   std::string name;           // device name as in the ELF symbol table
   uint64_t size = 0;
   bool constant = false;      // __constant__ (else __device__)
+  bool managed = false;       // __managed__: the CPU reaches it at the same address
   std::vector<uint8_t> init;  // initial bytes; empty means zero-filled, else exactly `size` bytes
 };
 

@@ -1,0 +1,75 @@
+// CUDA graphs in the guest: a graph is a record of work (nodes and their
+// dependencies), kept here; launching an instantiated graph issues each
+// node's work, in an order that respects every dependency, into the launch
+// stream, as the same calls made one by one would. So the host schedules,
+// checks and charges each node as it would the call outside a graph, and a
+// graph launch holds the GPU no longer than its nodes do one after another.
+//
+// Stream capture (stream_capture.cpp) builds a graph from the work a program
+// queues into a capturing stream instead of running it.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "driver_state.h"
+
+namespace vgpu::driver::graph {
+
+struct Graph;
+
+// Device memory a memory-allocation node made: freed when the last graph or
+// instantiated graph holding the node goes.
+struct DeviceBlock {
+  CUdeviceptr ptr = 0;
+  ~DeviceBlock();
+};
+
+struct Node {
+  Graph* owner = nullptr;
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  std::vector<Node*> deps;  // the nodes this one waits for (same graph)
+
+  // kernel: the function and its packed parameters (copied when added).
+  Function* function = nullptr;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared_mem = 0;
+  std::vector<uint8_t> params;
+  std::vector<void*> param_ptrs;  // into `params`, for cuGraphKernelNodeGetParams
+  CUDA_MEMCPY3D copy{};
+  CUDA_MEMSET_NODE_PARAMS memset{};
+  CUDA_HOST_NODE_PARAMS host{};
+  std::shared_ptr<Graph> child;  // a clone of the child graph
+  CUevent event = nullptr;       // event record / wait
+  std::shared_ptr<DeviceBlock> allocation;  // memory allocation node
+  CUdeviceptr free_ptr = 0;                 // memory free node
+};
+
+struct Graph {
+  std::vector<std::unique_ptr<Node>> nodes;
+};
+
+// Handles: a CUgraph is a Graph*, a CUgraphNode a Node*, each checked
+// against the live ones before use.
+Graph* live_graph(CUgraph g);
+Node* live_node(CUgraphNode n);
+// A new graph the program owns (cuGraphCreate, cuStreamEndCapture).
+Graph* create();
+
+// Adds a node of `proto`'s type and parameters to `g` after `deps` (which
+// must be nodes of g).
+CUresult add_node(Graph* g, const CUgraphNode* deps, size_t count, Node proto, Node** out);
+
+// Kernel node parameters: the function and a packed copy of its arguments.
+CUresult set_kernel(Node* n, CUfunction fn, CUkernel kern, const unsigned grid[3],
+                    const unsigned block[3], unsigned shared_mem, void** params, void** extra);
+
+// A deep copy of `g` (child graphs included); `map` gets old node -> new.
+std::unique_ptr<Graph> clone(const Graph& g, std::vector<std::pair<const Node*, Node*>>* map);
+
+// Issues one node's work into `stream` (launch time).
+CUresult issue(const Node& n, CUstream stream);
+
+}  // namespace vgpu::driver::graph
