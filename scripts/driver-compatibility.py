@@ -17,9 +17,10 @@ import sys
 
 # How each source file of intercept/driver/src answers its calls.
 FORWARDED = {"memory.cpp", "module.cpp", "launch.cpp", "stream_event.cpp", "host_memory.cpp",
-             "managed_calls.cpp", "copy_2d.cpp", "stream_ordered_alloc.cpp", "host_functions.cpp"}
+             "managed_calls.cpp", "copy_2d.cpp", "stream_ordered_alloc.cpp", "host_functions.cpp",
+             "graph_exec.cpp"}
 LOCAL = {"device.cpp", "context.cpp", "init.cpp", "errors.cpp", "proc_address.cpp",
-         "export_tables.cpp", "occupancy.cpp"}
+         "export_tables.cpp", "occupancy.cpp", "graph.cpp", "stream_capture.cpp"}
 # Implemented functions that answer in the guest although their file forwards.
 LOCAL_NAMES = {"cuMemGetAddressRange_v2", "cuPointerGetAttribute", "cuPointerGetAttributes",
                "cuMemHostRegister", "cuMemHostRegister_v2", "cuMemHostUnregister",
@@ -37,7 +38,12 @@ LOCAL_NAMES = {"cuMemGetAddressRange_v2", "cuPointerGetAttribute", "cuPointerGet
                "cuDeviceGetMemPool", "cuDeviceSetMemPool", "cuMemGetDefaultMemPool",
                "cuMemGetMemPool", "cuMemSetMemPool", "cuMemPoolCreate", "cuMemPoolDestroy",
                "cuMemPoolTrimTo", "cuMemPoolSetAttribute", "cuMemPoolGetAttribute",
-               "cuMemPoolSetAccess", "cuMemPoolGetAccess"}
+               "cuMemPoolSetAccess", "cuMemPoolGetAccess", "cuGraphInstantiateWithFlags",
+               "cuGraphInstantiateWithParams", "cuGraphExecDestroy", "cuGraphUpload",
+               "cuGraphExecUpdate_v2", "cuGraphExecKernelNodeSetParams_v2",
+               "cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemsetNodeSetParams",
+               "cuGraphExecHostNodeSetParams", "cuGraphExecGetFlags", "cuDeviceGraphMemTrim",
+               "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute"}
 
 
 def symbols(args):
