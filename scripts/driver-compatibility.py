@@ -43,7 +43,8 @@ LOCAL_NAMES = {"cuMemGetAddressRange_v2", "cuPointerGetAttribute", "cuPointerGet
                "cuGraphExecUpdate_v2", "cuGraphExecKernelNodeSetParams_v2",
                "cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemsetNodeSetParams",
                "cuGraphExecHostNodeSetParams", "cuGraphExecGetFlags", "cuDeviceGraphMemTrim",
-               "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute"}
+               "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute",
+               "cuMemHostGetDevicePointer_v2"}
 
 
 def symbols(args):

@@ -9,7 +9,9 @@
 //   4. stream-ordered allocation (cudaMallocAsync, cudaFreeAsync) and the
 //      default pool's attributes;
 //   5. cudaFuncSetAttribute (dynamic shared memory above 48 KiB),
-//      occupancy, limits, a peer copy on the one device, peer access refused.
+//      occupancy, limits, a peer copy on the one device, peer access refused;
+//   6. mapped pinned memory: a kernel writes through the device pointer of
+//      cudaHostAllocMapped memory, the CPU reads it after a synchronize.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -220,6 +222,26 @@ int main() {
   vt::check(cudaEventElapsedTime(&ms, no_timing, no_timing) != cudaSuccess,
             "no elapsed time from an event made without timing");
   cudaGetLastError();
+
+  // 6. Mapped pinned memory.
+  int can_map = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
+  vt::check(can_map == 1, "the device can map host memory");
+  int* mapped = nullptr;
+  CUDA_OK(cudaHostAlloc(&mapped, n * sizeof(int), cudaHostAllocMapped));
+  for (int i = 0; i < n; ++i) mapped[i] = -1;
+  int* mapped_dev = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_dev), mapped, 0));
+  fill_index<<<(n + 255) / 256, 256>>>(n / 2, mapped_dev, 50);  // the first half only
+  CUDA_OK(cudaDeviceSynchronize());
+  vt::check(mapped[0] == 50 && mapped[n / 2 - 1] == n / 2 - 1 + 50 && mapped[n / 2] == -1 &&
+                mapped[n - 1] == -1,
+            "a kernel writes mapped pinned memory; the CPU's own values stay where it did not");
+  cudaPointerAttributes pa{};
+  CUDA_OK(cudaPointerGetAttributes(&pa, mapped));
+  vt::check(pa.type == cudaMemoryTypeHost && pa.devicePointer == mapped_dev,
+            "mapped memory is host memory with a device pointer (type %d)", static_cast<int>(pa.type));
+  CUDA_OK(cudaFreeHost(mapped));
 
   CUDA_OK(cudaFree(dev));
   CUDA_OK(cudaFree(dev2));

@@ -156,6 +156,7 @@ struct HostRange {
   uint64_t size = 0;
   unsigned flags = 0;
   bool allocated = false;  // cuMemHostAlloc (else cuMemHostRegister)
+  bool mapped = false;     // with DEVICEMAP: managed memory underneath (host_memory.cpp)
 };
 bool host_range(const void* p, const void** base, HostRange* out);
 

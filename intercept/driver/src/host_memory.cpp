@@ -2,7 +2,13 @@
 // data area (Connection::pin), so copies from and to it need no staging
 // copy; what does not fit there is ordinary page-aligned memory, copied
 // through staging. Registered memory is accepted as the hint it is: copies of
-// it are staged like pageable ones. Device-mapped host memory is refused.
+// it are staged like pageable ones.
+//
+// Mapped pinned memory (cuMemHostAlloc with DEVICEMAP) is managed memory
+// underneath (managed_memory.h): kernels reach it at the host pointer, what
+// the CPU wrote is there at each launch, and what kernels wrote is there for
+// the CPU after it synchronises. Registering existing memory as mapped is
+// refused by name.
 #include <cstdlib>
 #include <cstring>
 
@@ -29,8 +35,16 @@ std::map<const void*, HostRange>& ranges() {  // by base address
 CUresult host_alloc(void** ptr, size_t size, unsigned flags) {
   if (!ptr) return CUDA_ERROR_INVALID_VALUE;
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) return refuse("cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (mapped pinned memory)");
   if (size == 0) size = 1;
+  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
+    if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+    CUdeviceptr p = 0;
+    if (CUresult r = managed::allocate(size, &p, true); r != CUDA_SUCCESS) return r;
+    *ptr = reinterpret_cast<void*>(p);
+    std::lock_guard lock(host_mutex());
+    ranges()[*ptr] = HostRange{size, flags, true, true};
+    return CUDA_SUCCESS;
+  }
   bool pinned = false;
   {
     Connection& c = Connection::instance();
@@ -79,7 +93,9 @@ CUresult cuMemFreeHost(void* ptr) {
     std::lock_guard lock(host_mutex());
     auto it = ranges().find(ptr);
     if (it == ranges().end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
+    const bool mapped = it->second.mapped;
     ranges().erase(it);
+    if (mapped) return managed::release(reinterpret_cast<CUdeviceptr>(ptr));
   }
   Connection& c = Connection::instance();
   auto lock = c.lock();
@@ -120,8 +136,17 @@ CUresult cuMemHostGetFlags(unsigned* flags, void* ptr) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned) {
-  return refuse("cuMemHostGetDevicePointer (mapped pinned memory)");
+// Mapped memory's device address is its host address (unified addressing).
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* dptr, void* p, unsigned flags) {
+  if (!dptr || !p || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  const void* base = nullptr;
+  HostRange r;
+  if (!host_range(p, &base, &r)) return CUDA_ERROR_INVALID_VALUE;  // not pinned memory
+  if (!r.mapped)
+    return refuse("cuMemHostGetDevicePointer on pinned memory allocated without "
+                  "CU_MEMHOSTALLOC_DEVICEMAP (cudaHostAllocMapped)");
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
 }
 
 // ---- pointer attributes ---------------------------------------------------------------
@@ -138,21 +163,23 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr
     base = reinterpret_cast<uint64_t>(hbase);
     size = host.size;
   }
-  // Managed memory is device memory the CPU reaches at the same address.
-  const bool is_managed = device && managed::contains(ptr);
+  // Managed memory is device memory the CPU reaches at the same address;
+  // mapped pinned memory is that too, but host memory to the program.
+  const bool mapped = device && managed::host_mapped(ptr);
+  const bool is_managed = device && !mapped && managed::contains(ptr);
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(primary_context(0));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      *static_cast<unsigned*>(data) = device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+      *static_cast<unsigned*>(data) = device && !mapped ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
       if (!device) return CUDA_ERROR_INVALID_VALUE;  // host memory is not mapped
       *static_cast<CUdeviceptr*>(data) = ptr;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      if (device && !is_managed) return CUDA_ERROR_INVALID_VALUE;
+      if (device && !is_managed && !mapped) return CUDA_ERROR_INVALID_VALUE;
       *static_cast<void**>(data) = reinterpret_cast<void*>(ptr);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:

@@ -43,6 +43,7 @@ struct Allocation {
   uint64_t device_base = 0;  // what the host allocated (base lies inside it)
   std::vector<State> granules;
   bool all_device = false;   // every granule is kDevice: nothing to invalidate
+  bool host_mapped = false;  // mapped pinned memory (cuMemHostAlloc with DEVICEMAP)
   Advice advice;
   // Where the next fault of an in-order walk would land, and how far the
   // last one reached ahead (one pair for fetches, one for writes).
@@ -207,7 +208,7 @@ void free_device(Connection& c, uint64_t device_base) {
 
 }  // namespace
 
-CUresult allocate(size_t size, CUdeviceptr* out) {
+CUresult allocate(size_t size, CUdeviceptr* out, bool host_mapped) {
   if (size == 0 || size > (1ull << 46)) return CUDA_ERROR_INVALID_VALUE;
   install_fault_handler();
   std::lock_guard lock(mu);
@@ -242,6 +243,7 @@ CUresult allocate(size_t size, CUdeviceptr* out) {
   a.size = size;
   a.mapped = mapped;
   a.device_base = rep.dptr;
+  a.host_mapped = host_mapped;
   a.granules.assign(round_up(size, kGranule) / kGranule, State::kClean);
   allocations.emplace(base, std::move(a));
   DeviceMemory::instance().add(base, size);
@@ -312,6 +314,13 @@ CUresult release(CUdeviceptr ptr) {
 }
 
 bool any() { return live.load(std::memory_order_relaxed) > 0; }
+
+bool host_mapped(uint64_t ptr) {
+  if (!any()) return false;
+  std::lock_guard lock(mu);
+  const Allocation* a = holding(ptr);
+  return a && a->host_mapped;
+}
 
 bool contains(uint64_t ptr, uint64_t size) {
   if (!any()) return false;

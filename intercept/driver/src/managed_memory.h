@@ -30,8 +30,12 @@ namespace vgpu::driver::managed {
 inline constexpr uint64_t kGranule = 64 * 1024;
 
 // A new managed allocation of `size` bytes, zero-filled, at an address that is
-// both the device's and the guest mapping's.
-CUresult allocate(size_t size, CUdeviceptr* out);
+// both the device's and the guest mapping's. `host_mapped`: it serves as
+// mapped pinned memory (cuMemHostAlloc with DEVICEMAP), which kernels reach
+// at the same address and pointer queries report as host memory.
+CUresult allocate(size_t size, CUdeviceptr* out, bool host_mapped = false);
+// Whether ptr lies in an allocation made with host_mapped.
+bool host_mapped(uint64_t ptr);
 // Frees `ptr` if it is a managed allocation's base: CUDA_ERROR_NOT_FOUND if it
 // is not one (then it is ordinary device memory).
 CUresult release(CUdeviceptr ptr);
