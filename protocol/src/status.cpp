@@ -25,6 +25,7 @@ std::string_view status_name(Status s) {
     case Status::kIllegalAddress: return "cudaErrorIllegalAddress";
     case Status::kLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
     case Status::kLaunchTimeout: return "cudaErrorLaunchTimeout";
+    case Status::kAssert: return "cudaErrorAssert";
     case Status::kLaunchFailure: return "cudaErrorLaunchFailure";
     case Status::kNotPermitted: return "cudaErrorNotPermitted";
     case Status::kNotSupported: return "cudaErrorNotSupported";

@@ -83,3 +83,21 @@ TEST_CASE("kernel printf reaches the program's stdout at each synchronising call
   }
 }
 
+TEST_CASE("a failed device assert: CUDA's message on the program's stderr, the context lost") {
+  Daemon d;
+  for (const std::string path : {"assert_program", "static/assert_program"}) {
+    SECTION(path) {
+      const RunResult r = d.run("alice", path);
+      require_pass(r, "assert_program");
+      // Threads 10..15 fail: blocks 1 (threads 2..7); block 0 has 0..7 (values < 100).
+      CHECK_THAT(r.output, Catch::Contains("block: [1,0,0], thread: [2,0,0] Assertion `v[i] < 100` failed."));
+      CHECK_THAT(r.output, Catch::Contains("block: [1,0,0], thread: [7,0,0] Assertion `v[i] < 100` failed."));
+      CHECK_THAT(r.output, !Catch::Contains("block: [0,0,0]"));
+      CHECK_THAT(r.output, Catch::Contains("assert_program.cu:12:"));
+      CHECK_THAT(d.log(), !Catch::Contains("Assertion"));
+      // The daemon goes on serving.
+      require_pass(d.run("bob", "saxpy"), "saxpy");
+    }
+  }
+}
+

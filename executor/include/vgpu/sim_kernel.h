@@ -18,6 +18,7 @@
  * member that is not there.
  *   1: grid .. backend
  *   2: device_printf
+ *   3: device_assert
  */
 #ifndef VGPU_SIM_KERNEL_H
 #define VGPU_SIM_KERNEL_H
@@ -42,9 +43,16 @@ struct vgpu_sim_launch {
    * Returns the number of characters, as printf. */
   int (*device_printf)(const struct vgpu_sim_launch *self, const char *format, ...)
       __attribute__((format(printf, 2, 3)));
+  /* Version 3. A kernel's failed assert(expression), in thread `thread` of
+   * block `block`: the message CUDA prints reaches the program's stderr,
+   * and the launch ends the tenant's context with cudaErrorAssert once the
+   * kernel returns (the kernel may go on, as other GPU threads do). */
+  void (*device_assert)(const struct vgpu_sim_launch *self, const unsigned block[3],
+                        const unsigned thread[3], const char *expression, const char *file,
+                        unsigned line, const char *function);
 };
 
-#define VGPU_SIM_ABI 2
+#define VGPU_SIM_ABI 3
 /* The ABI version a plug-in needs (see above): exported as vgpu_plugin_abi,
  * outside the vgpu_sim_ prefix, which names kernels only. */
 #ifdef __cplusplus

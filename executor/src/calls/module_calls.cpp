@@ -98,7 +98,8 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const DeviceOutputTakeReques
   uint8_t* dst = data_range(r.data_offset, r.size);
   if (!dst || r.size == 0) return Outcome::failure(Status::kInvalidValue);
   DeviceOutputTakeReply rep{};
-  if (Status s = backend_->take_device_output(caller_->context, {dst, r.size}, &rep.bytes, &rep.dropped);
+  if (Status s = backend_->take_device_output(caller_->context, static_cast<int>(r.stream), {dst, r.size},
+                                              &rep.bytes, &rep.dropped);
       !ok(s))
     return Outcome::failure(s);
   return Outcome::replying(rep);

@@ -315,9 +315,10 @@ Status CudaBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
 // A kernel's printf on a GPU is written by the driver in the context's
 // worker process, which does not capture it yet (docs/compatibility.md):
 // there is nothing to hand the program.
-Status CudaBackend::take_device_output(ContextId id, std::span<uint8_t>, uint64_t* bytes,
+Status CudaBackend::take_device_output(ContextId id, int stream, std::span<uint8_t>, uint64_t* bytes,
                                        uint64_t* dropped) {
   if (!find(id)) return Status::kInvalidResourceHandle;
+  if (stream != 1 && stream != 2) return Status::kInvalidValue;
   *bytes = *dropped = 0;
   return Status::kSuccess;
 }

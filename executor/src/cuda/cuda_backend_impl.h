@@ -35,7 +35,7 @@ class CudaBackend final : public Backend {
 
   Status mem_alloc(ContextId ctx, uint64_t size, uint64_t* dptr) override;
   Status mem_info(ContextId ctx, uint64_t* free, uint64_t* total) override;
-  Status take_device_output(ContextId ctx, std::span<uint8_t> dst, uint64_t* bytes,
+  Status take_device_output(ContextId ctx, int stream, std::span<uint8_t> dst, uint64_t* bytes,
                             uint64_t* dropped) override;
   Status stream_create(ContextId ctx, uint32_t flags, int32_t priority, Handle* out) override;
   Status stream_query(ContextId ctx, Handle stream) override;

@@ -95,15 +95,16 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   uint64_t worker_symbols_version = 0;
   std::set<std::string, std::less<>> reported_missing;  // kernels already logged as missing
 
-  // --- guarded by output_mu: what kernels printed and the program has not
-  // taken yet (Backend::take_device_output), bounded ---
+  // --- guarded by output_mu: what kernels printed (stream 1: printf) or
+  // asserted (2) and the program has not taken yet
+  // (Backend::take_device_output), bounded ---
   std::mutex output_mu;
-  std::string output;
-  uint64_t output_dropped = 0;  // bytes lost to the bound since the last take
+  std::string output[2];
+  uint64_t output_dropped[2] = {};  // bytes lost to the bound since the last take
   static constexpr size_t kMaxOutput = 8u << 20;
-  void keep_output(std::string_view text);
-  // Moves up to dst.size() bytes of output into dst, oldest first.
-  void take_output(std::span<uint8_t> dst, uint64_t* bytes, uint64_t* dropped);
+  void keep_output(int stream, std::string_view text);
+  // Moves up to dst.size() bytes of a stream's output into dst, oldest first.
+  void take_output(int stream, std::span<uint8_t> dst, uint64_t* bytes, uint64_t* dropped);
 };
 
 }  // namespace vgpu::executor::sim

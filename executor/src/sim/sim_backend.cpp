@@ -164,11 +164,12 @@ Status SimBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
   return Status::kSuccess;
 }
 
-Status SimBackend::take_device_output(ContextId id, std::span<uint8_t> dst, uint64_t* bytes,
-                                      uint64_t* dropped) {
+Status SimBackend::take_device_output(ContextId id, int stream, std::span<uint8_t> dst,
+                                      uint64_t* bytes, uint64_t* dropped) {
   auto ctx = find(id);
   if (!ctx) return Status::kInvalidResourceHandle;
-  ctx->take_output(dst, bytes, dropped);
+  if (stream != 1 && stream != 2) return Status::kInvalidValue;
+  ctx->take_output(stream, dst, bytes, dropped);
   return Status::kSuccess;
 }
 

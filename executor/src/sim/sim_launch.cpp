@@ -123,7 +123,8 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   }
 
   // What they printed goes to the program (never to the daemon's log).
-  if (!reply.printed.empty()) ctx.keep_output(reply.printed);
+  if (!reply.printed.empty()) ctx.keep_output(1, reply.printed);
+  if (!reply.errors.empty()) ctx.keep_output(2, reply.errors);
 
   // The launches the worker reported, then (if it died) the one it died in.
   const size_t reported = reply.kind == WorkerReply::Kind::kDone ? reply.done.size()
@@ -157,6 +158,13 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
                        ctx.id, kernel, VGPU_SIM_SYMBOL_PREFIX, kernel);
         }
         st = Status::kInvalidDeviceFunction;
+        break;
+      case wire::Outcome::kAssert:
+        // The message is the program's (its stderr), not the daemon's log.
+        modeled = 0;
+        spdlog::info("sim: context {} (tenant {}): a device assert failed in kernel {}; context faulted",
+                     ctx.id, ctx.tenant, kernel_name(ctx, *works[i]));
+        st = fault(ctx, Status::kAssert);
         break;
       case wire::Outcome::kPluginError:
         modeled = 0;

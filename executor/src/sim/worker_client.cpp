@@ -234,6 +234,7 @@ void Worker::run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* 
   reply->faulted = false;
   reply->detail.clear();
   reply->printed.clear();
+  reply->errors.clear();
   if (!send_all(packet.bytes().data(), packet.bytes().size())) {
     reply->detail = kill_and_reap();
     return;
@@ -253,9 +254,10 @@ void Worker::run(const LaunchPacket& packet, uint64_t deadline_ns, WorkerReply* 
     if (op == wire::Op::kPrintf && n >= static_cast<ssize_t>(sizeof(wire::Printf))) {
       wire::Printf head;
       std::memcpy(&head, buf.data(), sizeof head);
-      if (static_cast<size_t>(n) == sizeof head + head.bytes &&
-          reply->printed.size() + head.bytes <= wire::kMaxPrintfPerBatch) {
-        reply->printed.append(reinterpret_cast<const char*>(buf.data()) + sizeof head, head.bytes);
+      std::string& to = head.stream == 2 ? reply->errors : reply->printed;
+      if (static_cast<size_t>(n) == sizeof head + head.bytes && (head.stream == 1 || head.stream == 2) &&
+          reply->printed.size() + reply->errors.size() + head.bytes <= wire::kMaxPrintfPerBatch) {
+        to.append(reinterpret_cast<const char*>(buf.data()) + sizeof head, head.bytes);
         continue;
       }
     } else if (op == wire::Op::kBatchDone && n >= static_cast<ssize_t>(sizeof(wire::BatchDone)) &&

@@ -56,6 +56,7 @@ struct WorkerReply {
   bool faulted = false;
   std::string detail;  // kDied: how ("killed by SIGSEGV", "SIGSEGV at 0x...")
   std::string printed;  // what the launches that ran printed (device_printf), in order
+  std::string errors;   // and their failed asserts' messages (device_assert)
 };
 
 class Worker {

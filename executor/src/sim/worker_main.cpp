@@ -209,20 +209,47 @@ class Worker {
     return n;
   }
 
+  // A failed assert: CUDA's message for the program's stderr, and the
+  // launch's outcome once the kernel returns.
+  static void device_assert(const vgpu_sim_launch* self, const unsigned block[3], const unsigned thread[3],
+                            const char* expression, const char* file, unsigned line, const char* function) {
+    if (!self) return;
+    auto* w = static_cast<Worker*>(self->backend);
+    w->assert_failed_ = true;
+    char text[4096];
+    const unsigned zero[3] = {0, 0, 0};
+    const unsigned* b = block ? block : zero;
+    const unsigned* t = thread ? thread : zero;
+    const int n = std::snprintf(text, sizeof text,
+                                "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n",
+                                file ? file : "?", line, function ? function : "?", b[0], b[1], b[2], t[0],
+                                t[1], t[2], expression ? expression : "?");
+    if (n <= 0 || w->printed_ + static_cast<size_t>(n) > wire::kMaxPrintfPerBatch) return;
+    const size_t len = std::min(static_cast<size_t>(n), sizeof text - 1);
+    w->printed_ += len;
+    w->asserts_.append(text, len);
+  }
+
   void send_printf() {
-    const char* p = printf_.data();
-    size_t left = printf_.size();
+    send_stream(printf_, 1);
+    send_stream(asserts_, 2);
+  }
+
+  void send_stream(std::string& text, uint32_t stream) {
+    const char* p = text.data();
+    size_t left = text.size();
     while (left > 0) {
       const size_t chunk = std::min(left, wire::kMaxPrintfChunk);
       wire::Printf h;
       h.bytes = static_cast<uint32_t>(chunk);
+      h.stream = stream;
       std::memcpy(printf_packet_, &h, sizeof h);
       std::memcpy(printf_packet_ + sizeof h, p, chunk);
       if (!send_packet(printf_packet_, sizeof h + chunk)) _exit(0);
       p += chunk;
       left -= chunk;
     }
-    printf_.clear();
+    text.clear();
   }
 
   vgpu_sim_kernel_fn lookup(std::string_view name) {
@@ -284,7 +311,9 @@ class Worker {
       std::atomic_signal_fence(std::memory_order_seq_cst);  // the record before the count
       g_reply.head.count = i + 1;
       modeled += done.modeled_ns;
-      if (done.outcome == wire::Outcome::kPluginError || done.modeled_ns > b.watchdog_ns) break;
+      if (done.outcome == wire::Outcome::kPluginError || done.outcome == wire::Outcome::kAssert ||
+          done.modeled_ns > b.watchdog_ns)
+        break;
       if (modeled >= b.budget_ns || ended - start >= b.slice_ns) break;
     }
     count_only_cpu_time({g_reply.done, g_reply.head.count}, began - start,
@@ -319,10 +348,14 @@ class Worker {
       l.symbol_address = &Worker::symbol_address;
       l.backend = this;
       l.device_printf = &Worker::device_printf;
+      l.device_assert = &Worker::device_assert;
       current_module_ = h.module;
+      assert_failed_ = false;
       const int rc = fn(&l);
       done.modeled_ns = l.modeled_ns;
-      if (rc != 0) {
+      if (assert_failed_) {
+        done.outcome = wire::Outcome::kAssert;
+      } else if (rc != 0) {
         done.outcome = wire::Outcome::kPluginError;
         done.plugin_rc = rc;
       }
@@ -347,6 +380,8 @@ class Worker {
   uint64_t current_module_ = 0;
   alignas(16) uint8_t params_[wire::kMaxParamBytes + 4] = {};
   std::string printf_;   // the batch's printf output not yet sent
+  std::string asserts_;  // and its failed asserts' messages
+  bool assert_failed_ = false;  // in the launch running now
   size_t printed_ = 0;   // bytes of it this batch, sent or not
   alignas(8) uint8_t printf_packet_[sizeof(wire::Printf) + wire::kMaxPrintfChunk] = {};
 };

@@ -97,6 +97,7 @@ enum class Outcome : int32_t {
   kNoImplementation = 1,  // no plug-in exports vgpu_sim_<name>
   kPluginError = 2,       // the implementation returned nonzero (plugin_rc)
   kBadRequest = 3,        // malformed message
+  kAssert = 4,            // a device assert failed (device_assert)
 };
 
 struct LaunchDone {
@@ -115,11 +116,13 @@ struct BatchDone {  // followed by `count` LaunchDone, one per launch that ran, 
   uint32_t reserved = 0;
 };
 
-// What the batch's kernels printed (vgpu_sim_launch::device_printf), in
-// order; followed by `bytes` of text.
+// What the batch's kernels printed (vgpu_sim_launch::device_printf, and
+// device_assert's messages), in order; followed by `bytes` of text.
 struct Printf {
   Op op = Op::kPrintf;
   uint32_t bytes = 0;
+  uint32_t stream = 1;  // 1: stdout (printf), 2: stderr (assert messages)
+  uint32_t reserved = 0;
 };
 inline constexpr size_t kMaxPrintfChunk = kMaxMessageBytes - sizeof(Printf);
 // Output one batch may print; the rest is dropped (a GPU's printf FIFO is

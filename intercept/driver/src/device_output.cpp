@@ -1,6 +1,8 @@
 #include "device_output.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -43,20 +45,20 @@ void flush_at_exit() {
   flush();
 }
 
-void flush() {
-  if (!expected.exchange(false, std::memory_order_relaxed)) return;
-  const uint64_t limit = fifo_limit.load(std::memory_order_relaxed);
+namespace {
+
+// Takes one stream's output (1: printf, for stdout; 2: assert messages, for
+// stderr) from the host and writes it. Returns the bytes dropped.
+uint64_t take(Connection& c, uint32_t stream, FILE* to, uint64_t limit) {
   uint64_t written = 0, dropped = 0;
-  Connection& c = Connection::instance();
-  auto lock = c.lock();
   for (;;) {
     uint64_t offset = 0;
-    if (!ok(c.stage(kTakeBytes, &offset))) return;
+    if (!ok(c.stage(kTakeBytes, &offset))) break;
     proto::DeviceOutputTakeReply rep{};
-    const Status s = c.call(proto::DeviceOutputTakeRequest{offset, kTakeBytes}, {}, &rep);
+    const Status s = c.call(proto::DeviceOutputTakeRequest{offset, kTakeBytes, stream, 0}, {}, &rep);
     if (!ok(s) || rep.bytes > kTakeBytes) {
       c.unstage(offset);
-      return;
+      break;
     }
     uint64_t keep = std::min(rep.bytes, limit - std::min(limit, written));
     if (keep < rep.bytes) {  // the FIFO is full: whole lines only, as it keeps whole records
@@ -64,14 +66,29 @@ void flush() {
       while (keep > 0 && text[keep - 1] != '\n') --keep;
       written = limit;
     }
-    // Through stdout's own buffer, after what the program printed before.
-    std::fwrite(c.data(offset), 1, keep, stdout);
+    // Through the program's own stdio buffer, after what it printed before.
+    std::fwrite(c.data(offset), 1, keep, to);
     written = std::min(limit, written + keep);
     dropped += rep.bytes - keep + rep.dropped;
     c.unstage(offset);
     if (rep.bytes < kTakeBytes) break;
   }
-  std::fflush(stdout);
+  std::fflush(to);
+  return dropped;
+}
+
+}  // namespace
+
+void flush() {
+  if (!expected.exchange(false, std::memory_order_relaxed)) return;
+  const uint64_t limit = fifo_limit.load(std::memory_order_relaxed);
+  uint64_t dropped = 0;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    dropped = take(c, 1, stdout, limit);
+    (void)take(c, 2, stderr, UINT64_MAX);
+  }
   if (dropped) {
     intercept::log_line("kernels printed %llu bytes more than the printf FIFO holds "
                         "(cudaLimitPrintfFifoSize %llu); dropped",

@@ -1,10 +1,10 @@
-// What kernels print (device printf) reaches the program's stdout at the
-// points CUDA flushes it: cuCtxSynchronize, cuStreamSynchronize,
+// What kernels print (device printf) reaches the program's stdout, and a
+// failed device assert's message its stderr, at the points CUDA flushes them: cuCtxSynchronize, cuStreamSynchronize,
 // cuEventSynchronize, a blocking copy, a module unload, and the program's
 // exit. The host keeps each context's output apart (the daemon never logs
 // it); the guest takes it from there.
 //
-// Only a launch of a kernel whose module calls printf makes a take
+// Only a launch of a kernel whose module calls printf or assert makes a take
 // necessary: other programs pay nothing at their synchronising calls.
 #pragma once
 

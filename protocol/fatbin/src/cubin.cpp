@@ -96,9 +96,10 @@ Error read_cubin(Bytes image, ModuleBuilder* out) {
   for (uint64_t i = 1; i < elf.symbol_count(); ++i) {
     Symbol sym;
     if (Error e = elf.symbol(i, &sym); e != Error::kNone) return e;
-    if (sym.type == kSttFunc && sym.shndx == kShnUndef) {  // an external function: vprintf?
+    if (sym.type == kSttFunc && sym.shndx == kShnUndef) {  // an external function: printf or assert?
       std::string_view callee;
-      if (elf.symbol_name(sym, &callee) == Error::kNone && callee == "vprintf") out->calls_printf();
+      if (elf.symbol_name(sym, &callee) == Error::kNone && (callee == "vprintf" || callee == "__assertfail"))
+        out->calls_printf();
     }
     const bool kernel = sym.type == kSttFunc && (sym.other & kStoCudaEntry) != 0;
     const bool object = sym.type == kSttObject || sym.type == kSttCudaObject;

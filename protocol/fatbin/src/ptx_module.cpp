@@ -11,8 +11,11 @@ Error read_ptx(Bytes image, ModuleBuilder* out) {
   const void* nul = image.empty() ? nullptr : std::memchr(text, 0, image.size());
   const size_t length = nul ? static_cast<size_t>(static_cast<const char*>(nul) - text) : image.size();
   PtxLexer lex(std::string_view(text, length));
-  // printf compiles to a call of the external function vprintf.
-  if (std::string_view(text, length).find("vprintf") != std::string_view::npos) out->calls_printf();
+  // printf and assert compile to calls of the external functions vprintf and
+  // __assertfail.
+  const std::string_view all(text, length);
+  if (all.find("vprintf") != std::string_view::npos || all.find("__assertfail") != std::string_view::npos)
+    out->calls_printf();
 
   uint64_t braces = 0, parens = 0;
   bool external = false;  // after .extern: a declaration, defined elsewhere

@@ -65,8 +65,10 @@ VGPU_SIM_KERNEL(_Z10scale_rowsPfmiif) {
   return 0;
 }
 
-// printf_program.cu: device printf (vgpu_sim_launch::device_printf, ABI 2).
-VGPU_SIM_REQUIRE_ABI(2);
+// This plug-in uses device_printf (ABI 2) and device_assert (ABI 3).
+VGPU_SIM_REQUIRE_ABI(3);
+
+// printf_program.cu: device printf (vgpu_sim_launch::device_printf).
 
 // __global__ void hello(int tag) {
 //   printf("kernel hello: block %d thread %d tag %d\n", blockIdx.x, threadIdx.x, tag);
@@ -130,6 +132,27 @@ VGPU_SIM_KERNEL(_Z11double_plusiPii) {
   for_each_thread(launch, [&](const Thread& t) {
     int i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
     if (i < n) data[i] = data[i] * 2 + k;
+  });
+  return 0;
+}
+
+// assert_program.cu
+// __global__ void check_small(const int* v, int n) {
+//   int i = blockIdx.x * blockDim.x + threadIdx.x;
+//   if (i < n) assert(v[i] < 100);
+// }
+VGPU_SIM_KERNEL(_Z11check_smallPKii) {
+  const int* v;
+  int n;
+  if (!read_params(launch, v, n)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    int i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x;
+    if (i < n && !(v[i] < 100)) {
+      const unsigned block[3] = {t.blockIdx.x, t.blockIdx.y, t.blockIdx.z};
+      const unsigned thread[3] = {t.threadIdx.x, t.threadIdx.y, t.threadIdx.z};
+      launch->device_assert(launch, block, thread, "v[i] < 100", "assert_program.cu", 12,
+                            "void check_small(const int *, int)");
+    }
   });
   return 0;
 }

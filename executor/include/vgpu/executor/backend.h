@@ -147,10 +147,11 @@ class Backend {
   virtual Status var_get(ContextId ctx, Handle module, std::string_view name, uint64_t size,
                          uint64_t* dptr) = 0;
   virtual Status func_attributes(ContextId ctx, Handle function, FunctionAttributes* out) = 0;
-  // What the context's kernels printed (device printf) and the program has
-  // not taken: up to dst.size() bytes, oldest first, into dst; *dropped is
-  // what was lost to the backend's bound since the last take.
-  virtual Status take_device_output(ContextId ctx, std::span<uint8_t> dst, uint64_t* bytes,
+  // What the context's kernels printed (stream 1: device printf) or
+  // reported (2: failed asserts) and the program has not taken: up to
+  // dst.size() bytes, oldest first, into dst; *dropped is what was lost to
+  // the backend's bound since the last take.
+  virtual Status take_device_output(ContextId ctx, int stream, std::span<uint8_t> dst, uint64_t* bytes,
                                     uint64_t* dropped) = 0;
 
   // --- queued work ---

@@ -32,6 +32,7 @@ enum class Status : int32_t {
   kIllegalAddress = 700,
   kLaunchOutOfResources = 701,
   kLaunchTimeout = 702,
+  kAssert = 710,  // a device assert failed: the context is lost
   kLaunchFailure = 719,
   kNotPermitted = 800,  // on the wire: queued work refused because the VM's GPU-time quota is spent
   kNotSupported = 801,

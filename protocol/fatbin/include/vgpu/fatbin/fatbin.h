@@ -59,8 +59,8 @@ struct Variable {
 struct Module {
   std::vector<Kernel> kernels;
   std::vector<Variable> variables;
-  // Some kernel calls device printf (the image references vprintf): what they
-  // print must be collected for the program.
+  // Some kernel calls device printf or assert (the image references vprintf
+  // or __assertfail): what they print must be collected for the program.
   bool calls_printf = false;
 
   const Kernel* find_kernel(std::string_view name) const;
