@@ -121,21 +121,6 @@ CUresult capture_copy(const CUDA_MEMCPY3D& c, CUstream stream) {
   return capture::add(stream, std::move(node));
 }
 
-CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool sync) {
-  if (!p) return CUDA_ERROR_INVALID_VALUE;
-  if (captured(stream, sync)) return capture_copy(as_3d(*p), stream);
-  Side src, dst;
-  if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &src); r != CUDA_SUCCESS) return r;
-  if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, &dst); r != CUDA_SUCCESS) return r;
-  src.pitch = p->srcPitch;
-  src.x0 = p->srcXInBytes;
-  src.y0 = p->srcY;
-  dst.pitch = p->dstPitch;
-  dst.x0 = p->dstXInBytes;
-  dst.y0 = p->dstY;
-  return copy_region(dst, src, p->WidthInBytes, p->Height, 1, stream, sync);
-}
-
 CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   if (captured(stream, sync)) return capture_copy(*p, stream);
@@ -154,6 +139,13 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
   dst.y0 = p->dstY;
   dst.z0 = p->dstZ;
   return copy_region(dst, src, p->WidthInBytes, p->Height, p->Depth, stream, sync);
+}
+
+// A 2D copy is a 3D copy of one slice.
+CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool sync) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  const CUDA_MEMCPY3D c = as_3d(*p);
+  return copy_3d(&c, stream, sync);
 }
 
 // `width` elements of `height` rows, `pitch` bytes apart.

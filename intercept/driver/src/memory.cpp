@@ -48,6 +48,20 @@ CUresult capture_copy(CUmemorytype dst_type, uint64_t dst, CUmemorytype src_type
   return capture::add(stream, std::move(node));
 }
 
+// Sends a copy (the connection lock held); a blocking one then flushes what
+// kernels printed, as CUDA does at a blocking copy.
+template <class Copy>
+CUresult send_copy(bool sync, Copy copy) {
+  CUresult r;
+  {
+    Connection& c = Connection::instance();
+    auto lock = c.lock();
+    r = to_cu(copy(c));
+  }
+  if (sync) device_output::flush();
+  return r;
+}
+
 bool captured(CUstream stream, bool sync) {
   return !sync && capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(stream);
 }
@@ -66,14 +80,7 @@ CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool 
   bool to_managed = false;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
   if (to_managed) managed::device_may_write(dst, n);
-  CUresult r;
-  {
-    Connection& c = Connection::instance();
-    auto lock = c.lock();
-    r = to_cu(intercept::copy_to_device(c, dst, src, n, stream_handle(stream), sync));
-  }
-  if (sync) device_output::flush();  // a blocking copy flushes kernels' printf
-  return r;
+  return send_copy(sync, [&](Connection& c) { return intercept::copy_to_device(c, dst, src, n, stream_handle(stream), sync); });
 }
 
 CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
@@ -84,14 +91,7 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
   if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_UNIFIED, host, CU_MEMORYTYPE_DEVICE, src, n, stream);
   if (managed::any() && managed::contains(host, n)) return dtod(host, src, n, stream, sync);
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
-  CUresult r;
-  {
-    Connection& c = Connection::instance();
-    auto lock = c.lock();
-    r = to_cu(intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync));
-  }
-  if (sync) device_output::flush();  // a blocking copy flushes kernels' printf
-  return r;
+  return send_copy(sync, [&](Connection& c) { return intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync); });
 }
 
 CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
@@ -102,14 +102,7 @@ CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool 
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
   if (to_managed) managed::device_may_write(dst, n);
-  CUresult r;
-  {
-    Connection& c = Connection::instance();
-    auto lock = c.lock();
-    r = to_cu(intercept::copy_on_device(c, dst, src, n, stream_handle(stream), sync));
-  }
-  if (sync) device_output::flush();  // a blocking copy flushes kernels' printf
-  return r;
+  return send_copy(sync, [&](Connection& c) { return intercept::copy_on_device(c, dst, src, n, stream_handle(stream), sync); });
 }
 
 CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) {
