@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +62,32 @@ bool Process::running() {
   if (reaped_) return false;
   if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
   return !reaped_;
+}
+
+bool Process::wait_for_output(const std::string& text, std::chrono::milliseconds limit) {
+  const int fd = inotify_init1(IN_CLOEXEC);
+  if (fd < 0) return false;
+  inotify_add_watch(fd, output_file_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+  const auto end = std::chrono::steady_clock::now() + limit;
+  bool found = false;
+  for (;;) {
+    // Checked after the watch is in place, so no write is missed.
+    if (output_so_far().find(text) != std::string::npos) {
+      found = true;
+      break;
+    }
+    if (!running()) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    // A bounded wait, so an exit without a final write is still seen.
+    if (poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) > 0) {
+      char events[4096];
+      (void)read(fd, events, sizeof events);
+    }
+  }
+  close(fd);
+  return found;
 }
 
 void Process::signal(int sig) {

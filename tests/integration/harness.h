@@ -39,6 +39,10 @@ class Process {
   void signal(int sig);
   // What it has printed so far (stdout and stderr).
   std::string output_so_far() const;
+  // Waits until its output contains `text`, woken by each write to the
+  // output file (inotify), not by a clock. False if it exits first or
+  // `limit` passes.
+  bool wait_for_output(const std::string& text, std::chrono::milliseconds limit);
 
  private:
   pid_t pid_ = -1;

@@ -8,12 +8,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 namespace {
 
@@ -50,12 +48,12 @@ void check(nvmlReturn_t r, const char* call) {
 
 }  // namespace
 
-// nvml_query [util MS]: with "util", also samples nvmlDeviceGetUtilizationRates
-// every 100 ms for MS milliseconds and prints util_max=<highest gpu %>.
+// nvml_query [util N]: with "util", also asks nvmlDeviceGetUtilizationRates N
+// times (each answer covers at least 100 ms) and prints util_max=<highest gpu %>.
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const bool util = argc >= 3 && std::strcmp(argv[1], "util") == 0;
-  const long util_ms = util ? std::strtol(argv[2], nullptr, 10) : 0;
+  const long util_calls = util ? std::strtol(argv[2], nullptr, 10) : 0;
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) fail("dlopen(libnvidia-ml.so.1): %s", dlerror());
 
@@ -85,14 +83,12 @@ int main(int argc, char** argv) {
   if (util) {
     auto get_util = symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*)>(lib, "nvmlDeviceGetUtilizationRates");
     unsigned highest = 0;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(util_ms);
-    do {
+    for (long i = 0; i < util_calls; ++i) {
       nvmlUtilization_t u{};
       check(get_util(dev, &u), "nvmlDeviceGetUtilizationRates");
       if (u.gpu > 100) fail("utilization %u%%", u.gpu);
       highest = std::max(highest, u.gpu);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    } while (std::chrono::steady_clock::now() < end);
+    }
     std::printf("util_max=%u\n", highest);
   }
   check(shutdown(), "nvmlShutdown");

@@ -4,9 +4,10 @@
 // The card's own figure would tell one VM about the others' load.
 //
 // Each call compares the tenant's charged time and the host's clock now with
-// the previous call's. With no previous call in the last second, two samples
-// 100 ms apart are taken, so the first answer measures something too (NVIDIA
-// samples every 1/6 to 1 s).
+// the previous call's, over at least 100 ms (NVIDIA samples every 1/6 to
+// 1 s): a call sooner than that after the last waits out the rest, and a
+// call with no previous one in the last second takes a sample and waits the
+// whole 100 ms, so every answer measures something.
 //
 // Memory utilization (time device memory was being read or written) is not
 // measured by vgpud: it is reported as 0.
@@ -30,7 +31,7 @@ struct Sample {
 };
 
 constexpr uint64_t kPeriodNs = 1'000'000'000;
-constexpr auto kFirstWait = std::chrono::milliseconds(100);
+constexpr uint64_t kWindowNs = 100'000'000;  // the shortest period an answer covers
 
 nvmlReturn_t sample(Sample* out) {
   using vgpu::intercept::Connection;
@@ -54,9 +55,9 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
   std::lock_guard lock(mu);
   Sample now;
   if (nvmlReturn_t r = sample(&now); r != NVML_SUCCESS) return r;
-  if (previous.now_ns == 0 || now.now_ns - previous.now_ns > kPeriodNs || now.now_ns == previous.now_ns) {
-    previous = now;
-    std::this_thread::sleep_for(kFirstWait);
+  if (previous.now_ns == 0 || now.now_ns - previous.now_ns > kPeriodNs) previous = now;
+  if (const uint64_t waited = now.now_ns - previous.now_ns; waited < kWindowNs) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kWindowNs - waited));
     if (nvmlReturn_t r = sample(&now); r != NVML_SUCCESS) return r;
   }
   const uint64_t wall = now.now_ns - previous.now_ns;
