@@ -95,6 +95,11 @@ CUresult set_kernel(Node* n, CUfunction fn, CUkernel kern, const unsigned grid[3
   Function* f = nullptr;
   std::vector<uint8_t> bytes;
   if (CUresult r = pack_arguments(handle, params, extra, &f, &bytes); r != CUDA_SUCCESS) return r;
+  return set_kernel_packed(n, f, grid, block, shared_mem, std::move(bytes));
+}
+
+CUresult set_kernel_packed(Node* n, Function* f, const unsigned grid[3], const unsigned block[3],
+                           unsigned shared_mem, std::vector<uint8_t> bytes) {
   for (int i = 0; i < 3; ++i) {
     if (grid[i] == 0 || block[i] == 0) return CUDA_ERROR_INVALID_VALUE;
     n->grid[i] = grid[i];

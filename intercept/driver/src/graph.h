@@ -65,6 +65,9 @@ CUresult add_node(Graph* g, const CUgraphNode* deps, size_t count, Node proto, N
 // Kernel node parameters: the function and a packed copy of its arguments.
 CUresult set_kernel(Node* n, CUfunction fn, CUkernel kern, const unsigned grid[3],
                     const unsigned block[3], unsigned shared_mem, void** params, void** extra);
+// The same, from arguments a launch already packed (stream capture).
+CUresult set_kernel_packed(Node* n, Function* f, const unsigned grid[3], const unsigned block[3],
+                           unsigned shared_mem, std::vector<uint8_t> params);
 
 // A deep copy of `g` (child graphs included); `map` gets old node -> new.
 std::unique_ptr<Graph> clone(const Graph& g, std::vector<std::pair<const Node*, Node*>>* map);

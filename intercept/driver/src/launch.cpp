@@ -91,7 +91,8 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   if (CUresult r = pack(*f->layout, params, extra, packed); r != CUDA_SUCCESS) return r;
   if (capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(cfg.stream)) {
     graph::Node node;  // a kernel node of the capture
-    if (CUresult r = graph::set_kernel(&node, fn, nullptr, cfg.grid, cfg.block, cfg.shared_mem, params, extra);
+    if (CUresult r = graph::set_kernel_packed(&node, f, cfg.grid, cfg.block, cfg.shared_mem,
+                                              std::vector<uint8_t>(packed, packed + f->layout->param_bytes));
         r != CUDA_SUCCESS)
       return r;
     return capture::add(cfg.stream, std::move(node));
