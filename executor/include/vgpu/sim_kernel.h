@@ -19,6 +19,7 @@
  *   1: grid .. backend
  *   2: device_printf
  *   3: device_assert
+ *   4: texture_read, texture_fetch, surface_read, surface_write
  */
 #ifndef VGPU_SIM_KERNEL_H
 #define VGPU_SIM_KERNEL_H
@@ -50,9 +51,46 @@ struct vgpu_sim_launch {
   void (*device_assert)(const struct vgpu_sim_launch *self, const unsigned block[3],
                         const unsigned thread[3], const char *expression, const char *file,
                         unsigned line, const char *function);
+  /* Version 4. Texture and surface objects: the cudaTextureObject_t and
+   * cudaSurfaceObject_t values a kernel gets as parameters.
+   *
+   * texture_read is tex1D/2D/3D, tex1DLayered/tex2DLayered,
+   * texCubemap/texCubemapLayered and their Lod forms in one: (x, y, z) are
+   * the coordinates (the direction for a cubemap; unused ones 0), `layer`
+   * the layer of a layered texture, `lod` the level of a mipmapped one. It
+   * applies the object's addressing (wrap, clamp, mirror, border; wrap and
+   * mirror with normalized coordinates only, as on a GPU), filtering (point;
+   * linear with 8-bit weights, bi- and trilinear; point or linear between
+   * mip levels), normalized-float conversion of integer formats and sRGB,
+   * and writes the object's channel count of values to `out`: floats when
+   * the texture returns floats (float and half formats, or integer formats
+   * read as normalized floats), else elements of its format (a uchar4 for
+   * 4 x 8-bit unsigned read as element type).
+   *
+   * texture_fetch is tex1Dfetch: element `index` of a texture over linear
+   * memory (cudaResourceTypeLinear), zeros outside it, converted as above.
+   *
+   * surface_read/surface_write are surf1D/2D/3D(Layered) read and write:
+   * `x_bytes` in bytes as CUDA's take it, y and z in elements (z: the layer,
+   * or layer * 6 + face of a cubemap), `size` bytes (1, 2, 4, 8 or 16);
+   * `boundary` is cudaSurfaceBoundaryMode (0 zero, 1 clamp, 2 trap).
+   *
+   * Each returns 0, or nonzero for an unknown object or a trapped access: the
+   * kernel should return that value, and the launch fails as a GPU's
+   * illegal access would. */
+  int (*texture_read)(const struct vgpu_sim_launch *self, unsigned long long texture, float x,
+                      float y, float z, int layer, float lod, void *out);
+  int (*texture_fetch)(const struct vgpu_sim_launch *self, unsigned long long texture,
+                       long long index, void *out);
+  int (*surface_read)(const struct vgpu_sim_launch *self, unsigned long long surface,
+                      long long x_bytes, long long y, long long z, void *out, size_t size,
+                      int boundary);
+  int (*surface_write)(const struct vgpu_sim_launch *self, unsigned long long surface,
+                       const void *in, size_t size, long long x_bytes, long long y, long long z,
+                       int boundary);
 };
 
-#define VGPU_SIM_ABI 3
+#define VGPU_SIM_ABI 4
 /* The ABI version a plug-in needs (see above): exported as vgpu_plugin_abi,
  * outside the vgpu_sim_ prefix, which names kernels only. */
 #ifdef __cplusplus

@@ -90,6 +90,8 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const LaunchKernelRequest&
   }
   launch.shared_mem = r.shared_mem;
   launch.params.assign(params.begin(), params.end());
+  if (r.flags & ~kLaunchCooperative) return Outcome::failure(Status::kInvalidValue);
+  launch.cooperative = (r.flags & kLaunchCooperative) != 0;
   return queue(h, r.stream, std::move(launch));
 }
 

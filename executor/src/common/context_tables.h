@@ -23,6 +23,7 @@ inline constexpr size_t kMaxStreams = 4096;
 inline constexpr size_t kMaxEvents = 65536;
 inline constexpr size_t kMaxModules = 1024;
 inline constexpr size_t kMaxAllocations = 1 << 20;
+inline constexpr size_t kMaxTextures = 65536;  // texture and surface objects
 
 // The flags of cudaStreamCreateWithFlags and cudaEventCreateWithFlags.
 inline constexpr uint32_t kStreamNonBlocking = 0x1;   // cudaStreamNonBlocking
@@ -45,6 +46,12 @@ struct StreamState {
   bool destroying = false;  // a DestroyStream is queued: no new work
 };
 
+// A texture or surface object: its checked description.
+struct TextureState {
+  TextureDesc desc;
+  bool destroying = false;  // a DestroyTexture is queued
+};
+
 // Guarded by the owning context's `mu`.
 template <class Event, class Module, class Function>
 struct ContextTables {
@@ -59,6 +66,7 @@ struct ContextTables {
   std::unordered_map<Handle, Event> events;
   std::unordered_map<Handle, Module> modules;
   std::unordered_map<Handle, Function> functions;
+  std::unordered_map<Handle, TextureState> textures;
   std::mt19937_64 rng;
 
   // A fresh handle: random (so other contexts' handles are not guessable),
@@ -67,7 +75,7 @@ struct ContextTables {
     for (;;) {
       const Handle h = rng();
       if (h > 2 && !streams.count(h) && !events.count(h) && !modules.count(h) &&
-          !functions.count(h)) {
+          !functions.count(h) && !textures.count(h)) {
         return h;
       }
     }
@@ -114,6 +122,10 @@ void settle_tables(Ctx& ctx, const Work& work, bool executed) {
                  [&](const DestroyEvent& d) {
                    auto e = ctx.events.find(d.event);
                    if (e != ctx.events.end() && !executed) e->second.destroying = false;
+                 },
+                 [&](const DestroyTexture& d) {
+                   auto t = ctx.textures.find(d.texture);
+                   if (t != ctx.textures.end() && !executed) t->second.destroying = false;
                  },
                  [&](const UnloadModule& u) {
                    auto m = ctx.modules.find(u.module);

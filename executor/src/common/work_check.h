@@ -96,6 +96,12 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
             e->second.destroying = true;
             return Status::kSuccess;
           },
+          [&](const DestroyTexture& d) {
+            auto t = ctx.textures.find(d.texture);
+            if (t == ctx.textures.end() || t->second.destroying) return Status::kInvalidResourceHandle;
+            t->second.destroying = true;
+            return Status::kSuccess;
+          },
           [&](const UnloadModule& u) {
             auto m = ctx.modules.find(u.module);
             if (m == ctx.modules.end() || m->second.unloading) {

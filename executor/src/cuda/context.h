@@ -18,6 +18,7 @@
 
 #include "common/allocation_map.h"
 #include "common/context_tables.h"
+#include "common/device_output.h"
 #include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/fatbin/fatbin.h"
@@ -67,6 +68,10 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   // Constant after construction.
   const ContextId id;
   const TenantId tenant;
+
+  // What the context's kernels printed and its program has not taken
+  // (internally locked; CudaBackend::keep_output fills it after each item).
+  common::DeviceOutput output;
 
   std::mutex mu;
   // --- guarded by mu: the tables (ContextTables), and ---

@@ -313,14 +313,23 @@ Status CudaBackend::mem_info(ContextId id, uint64_t* free, uint64_t* total) {
 }
 
 // A kernel's printf on a GPU is written by the driver in the context's
-// worker process, which does not capture it yet (docs/compatibility.md):
-// there is nothing to hand the program.
-Status CudaBackend::take_device_output(ContextId id, int stream, std::span<uint8_t>, uint64_t* bytes,
+// worker process, to its stdout: a file the backend drains after each work
+// item (keep_output), so it reaches this context's program only.
+Status CudaBackend::take_device_output(ContextId id, int stream, std::span<uint8_t> dst, uint64_t* bytes,
                                        uint64_t* dropped) {
-  if (!find(id)) return Status::kInvalidResourceHandle;
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
   if (stream != 1 && stream != 2) return Status::kInvalidValue;
-  *bytes = *dropped = 0;
+  ctx->output.take(stream, dst, bytes, dropped);
   return Status::kSuccess;
+}
+
+// Texture and surface objects need the worker to make the driver's own
+// objects over CUDA arrays; not done yet (docs/compatibility.md), so the
+// guest refuses them by name.
+Status CudaBackend::texture_create(ContextId id, const TextureDesc&, Handle*) {
+  if (!find(id)) return Status::kInvalidResourceHandle;
+  return Status::kNotSupported;
 }
 
 // --- streams and events --------------------------------------------------------

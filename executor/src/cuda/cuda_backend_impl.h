@@ -37,6 +37,7 @@ class CudaBackend final : public Backend {
   Status mem_info(ContextId ctx, uint64_t* free, uint64_t* total) override;
   Status take_device_output(ContextId ctx, int stream, std::span<uint8_t> dst, uint64_t* bytes,
                             uint64_t* dropped) override;
+  Status texture_create(ContextId ctx, const TextureDesc& desc, Handle* out) override;
   Status stream_create(ContextId ctx, uint32_t flags, int32_t priority, Handle* out) override;
   Status stream_query(ContextId ctx, Handle stream) override;
   Status event_create(ContextId ctx, uint32_t flags, Handle* out) override;
@@ -85,6 +86,8 @@ class CudaBackend final : public Backend {
 
   // Work (cuda_work.cpp).
   ExecResult run(Context& ctx, const Work& work);
+  // Moves what the worker printed for the item just run into ctx.output.
+  void keep_output(Context& ctx, WorkerProcess& worker);
   ExecResult run_worker(Context& ctx, const wire::Request& request, std::span<const uint8_t> tail,
                         std::string_view what);
   void settle(Context& ctx, const Work& work, bool executed);

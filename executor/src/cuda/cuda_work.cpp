@@ -63,6 +63,17 @@ ExecResult CudaBackend::execute(const Work& work) {
   return result;
 }
 
+// What the driver wrote for the item just run (device printf to stdout,
+// anything else to stderr) goes to the context's program, never to the log.
+void CudaBackend::keep_output(Context& ctx, WorkerProcess& worker) {
+  for (int stream : {1, 2}) {
+    std::string text;
+    const size_t dropped = worker.take_output(stream, &text, common::DeviceOutput::kMaxBytes);
+    if (!text.empty()) ctx.output.keep(stream, text);
+    if (dropped > 0) ctx.output.drop(stream, dropped);
+  }
+}
+
 ExecResult CudaBackend::run_worker(Context& ctx, const wire::Request& request,
                                    std::span<const uint8_t> tail, std::string_view what) {
   Call call;
@@ -84,6 +95,7 @@ ExecResult CudaBackend::run_worker(Context& ctx, const wire::Request& request,
       a = call.worker->work(request, tail, deadline);
       break;
   }
+  keep_output(ctx, *call.worker);
   std::lock_guard<std::mutex> lock(ctx.mu);
   const Status st = absorb(ctx, call, a, Status::kLaunchTimeout, what);
   // A work item that ended its context still kept the GPU busy until then.
@@ -158,6 +170,7 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
                 req.block[i] = l.block[i];
               }
               req.shared_mem = l.shared_mem;
+              req.value = l.cooperative ? 1 : 0;
               tail = l.params;
               what = "kernel " + f->second.name;
               return Status::kSuccess;
@@ -190,6 +203,8 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
               what = "an event destruction";
               return Status::kSuccess;
             },
+            // texture_create makes none on this backend (cuda_backend.cpp).
+            [](const DestroyTexture&) { return Status::kInvalidResourceHandle; },
             [&](const UnloadModule& u) {
               if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
               req.op = wire::Op::kUnloadModule;

@@ -59,7 +59,8 @@ namespace vgpu::executor::cuda {
   X(cuModuleGetGlobal, true)           \
   X(cuFuncGetAttribute, true)          \
   X(cuFuncGetParamInfo, false)         \
-  X(cuLaunchKernel, true)
+  X(cuLaunchKernel, true)              \
+  X(cuLaunchKernelEx, false)
 
 struct DriverApi {
 #define VGPU_CUDA_DECLARE(name, required) decltype(&::name) name = nullptr;

@@ -265,7 +265,7 @@ Timed Engine::memset(uint64_t dst, uint64_t size, uint8_t value) {
 }
 
 Timed Engine::launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
-                     uint32_t shared_mem, std::span<const uint8_t> params) {
+                     uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative) {
   CUfunction f = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -278,6 +278,25 @@ Timed Engine::launch(uint64_t function, const uint32_t grid[3], const uint32_t b
   size_t bytes = params.size();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(params.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes, CU_LAUNCH_PARAM_END};
+  if (cooperative) {
+    // Only cuLaunchKernelEx takes a packed buffer with the cooperative mark.
+    if (!api_.cuLaunchKernelEx) return {CUDA_ERROR_NOT_SUPPORTED, 0};
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = grid[0];
+    config.gridDimY = grid[1];
+    config.gridDimZ = grid[2];
+    config.blockDimX = block[0];
+    config.blockDimY = block[1];
+    config.blockDimZ = block[2];
+    config.sharedMemBytes = shared_mem;
+    config.hStream = stream_;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    return timed([&] { return api_.cuLaunchKernelEx(&config, f, nullptr, bytes > 0 ? extra : nullptr); });
+  }
   return timed([&] {
     return api_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                shared_mem, stream_, nullptr, bytes > 0 ? extra : nullptr);

@@ -88,8 +88,10 @@ class Engine {
                  const std::function<bool()>& stop);
   Timed copy_on_device(uint64_t dst, uint64_t src, uint64_t size);
   Timed memset(uint64_t dst, uint64_t size, uint8_t value);
+  // cooperative: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE (the
+  // driver refuses a grid that cannot be resident at once).
   Timed launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
-               uint32_t shared_mem, std::span<const uint8_t> params);
+               uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative = false);
   Timed record_event(uint64_t event);
   Timed synchronize();
   CUresult free(uint64_t dptr);

@@ -7,6 +7,7 @@
 //
 // It is built without the sanitizers, whatever the build type: the driver maps
 // memory where AddressSanitizer keeps its shadow (google/sanitizers#629).
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,10 +34,16 @@ namespace {
 
 constexpr uint64_t kCopyWaitNs = 600'000'000'000ull;  // the daemon's watchdog ends us well before
 
+// The worker's own messages: to the daemon's log (kLogFd) when it runs a
+// context, where stdout and stderr are the kernels' (worker_protocol.h).
 void warn(const char* fmt, const std::string& what) {
-  std::fprintf(stderr, "vgpu-cuda-worker[%d]: ", static_cast<int>(getpid()));
-  std::fprintf(stderr, fmt, what.c_str());
-  std::fputc('\n', stderr);
+  const int fd = fcntl(wire::kLogFd, F_GETFD) >= 0 ? wire::kLogFd : STDERR_FILENO;
+  char line[1024];
+  int n = std::snprintf(line, sizeof line, "vgpu-cuda-worker[%d]: ", static_cast<int>(getpid()));
+  n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, what.c_str());
+  const size_t len = std::min(static_cast<size_t>(n), sizeof line - 2);
+  line[len] = '\n';
+  [[maybe_unused]] const ssize_t w = write(fd, line, len + 1);
 }
 
 bool send_message(int fd, const void* head, size_t head_bytes, const void* tail = nullptr,
@@ -108,6 +116,10 @@ class Server {
       wire::Reply reply;
       work(buf.data(), static_cast<size_t>(n), &reply);
       reply.sticky = engine_.sticky() != CUDA_SUCCESS;
+      // What the driver printed for this item is in the files before the
+      // daemon hears the item is done (it reads them then).
+      std::fflush(stdout);
+      std::fflush(stderr);
       if (!send_message(wire::kWorkFd, &reply, sizeof reply)) _exit(0);
     }
   }
@@ -230,7 +242,8 @@ class Server {
         break;
       case wire::Op::kLaunch:
         if (req.tail_bytes > wire::kMaxParamBytes) break;
-        t_ = engine_.launch(req.a, req.grid, req.block, req.shared_mem, {t, req.tail_bytes});
+        t_ = engine_.launch(req.a, req.grid, req.block, req.shared_mem, {t, req.tail_bytes},
+                            req.value == 1);
         break;
       case wire::Op::kRecordEvent:
         t_ = engine_.record_event(req.a);

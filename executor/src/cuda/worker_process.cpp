@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,11 +56,14 @@ struct SpawnArgs {
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 // Starts the worker with `fds[i]` as its fd 3 + i (nothing else of the daemon's:
-// not other tenants' regions, not the rings).
+// not other tenants' regions, not the rings), and `outputs`, if given, as its
+// stdout and stderr.
 bool spawn(const WorkerSpec& spec, const std::vector<std::string>& args, const std::vector<int>& fds,
-           pid_t* pid, std::string* why) {
+           const int* outputs, pid_t* pid, std::string* why) {
   std::vector<Fd> high;
-  for (int fd : fds) {
+  std::vector<int> wanted = fds;
+  if (outputs) wanted.insert(wanted.end(), {outputs[0], outputs[1]});
+  for (int fd : wanted) {
     high.emplace_back(fcntl(fd, F_DUPFD_CLOEXEC, kHighFd));
     if (high.back().fd < 0) {
       *why = errno_text("fcntl(F_DUPFD)");
@@ -67,8 +71,12 @@ bool spawn(const WorkerSpec& spec, const std::vector<std::string>& args, const s
     }
   }
   SpawnArgs sa;
-  for (size_t i = 0; i < high.size(); ++i) {
+  for (size_t i = 0; i < fds.size(); ++i) {
     posix_spawn_file_actions_adddup2(&sa.actions, high[i].fd, wire::kControlFd + static_cast<int>(i));
+  }
+  if (outputs) {
+    posix_spawn_file_actions_adddup2(&sa.actions, high[fds.size()].fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&sa.actions, high[fds.size() + 1].fd, STDERR_FILENO);
   }
   posix_spawn_file_actions_addopen(&sa.actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addclosefrom_np(&sa.actions, wire::kControlFd + static_cast<int>(fds.size()));
@@ -183,7 +191,7 @@ Status WorkerProcess::probe(const WorkerSpec& spec, std::chrono::milliseconds li
   if (!socket_pair(&ours, &theirs, &failure->why)) return failure->status;
   Fd control(ours), child(theirs);
   pid_t pid = -1;
-  if (!spawn(spec, {"probe", spec.driver, std::to_string(spec.device)}, {child.fd}, &pid,
+  if (!spawn(spec, {"probe", spec.driver, std::to_string(spec.device)}, {child.fd}, nullptr, &pid,
              &failure->why)) {
     return failure->status;
   }
@@ -228,6 +236,15 @@ Status WorkerProcess::start(const WorkerSpec& spec, Reaper* reaper, std::chrono:
     return failure->status;
   }
   Fd work(w_ours), w_child(w_theirs);
+  // The kernels' stdout and stderr: files the backend drains after each work
+  // item (take_output), so nothing a kernel prints reaches the daemon's log.
+  Fd printed(memfd_create("vgpu-kernel-stdout", MFD_CLOEXEC)), errors(memfd_create("vgpu-kernel-stderr", MFD_CLOEXEC));
+  if (printed.fd < 0 || errors.fd < 0) {
+    failure->why = errno_text("output memfd");
+    munmap(region, region_bytes);
+    return failure->status;
+  }
+  const int outputs[2] = {printed.fd, errors.fd};
   pid_t pid = -1;
   const std::vector<std::string> args{"run",
                                       spec.driver,
@@ -237,12 +254,14 @@ Status WorkerProcess::start(const WorkerSpec& spec, Reaper* reaper, std::chrono:
                                       spec.pin ? "1" : "0"};
   // The staging header is initialised before the worker can look at it.
   std::unique_ptr<WorkerProcess> w;
-  if (!spawn(spec, args, {c_child.fd, w_child.fd, mem.fd}, &pid, &failure->why)) {
+  if (!spawn(spec, args, {c_child.fd, w_child.fd, mem.fd, STDERR_FILENO}, outputs, &pid, &failure->why)) {
     munmap(region, region_bytes);
     return failure->status;
   }
   w.reset(new WorkerProcess(pid, control.release(), work.release(), static_cast<uint8_t*>(region),
                             region_bytes, spec.slot_bytes, reaper));
+  w->output_fd_[0] = printed.release();
+  w->output_fd_[1] = errors.release();
   c_child.reset();
   w_child.reset();
   wire::Ready ready;
@@ -271,6 +290,8 @@ WorkerProcess::~WorkerProcess() {
   kill("released");
   close(control_fd_);
   close(work_fd_);
+  for (int fd : output_fd_)
+    if (fd >= 0) close(fd);
   munmap(region_, region_bytes_);
 }
 
@@ -288,6 +309,25 @@ void WorkerProcess::kill(const std::string& why) {
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+}
+
+// --- output ----------------------------------------------------------------------
+
+size_t WorkerProcess::take_output(int stream, std::string* into, size_t limit) {
+  const int fd = output_fd_[stream == 2 ? 1 : 0];
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) return 0;
+  const size_t size = static_cast<size_t>(st.st_size);
+  const size_t keep = std::min(size, limit);
+  const size_t start = into->size();
+  into->resize(start + keep);
+  const ssize_t n = pread(fd, into->data() + start, keep, 0);
+  into->resize(start + (n > 0 ? static_cast<size_t>(n) : 0));
+  // Empty again, and the worker's next write lands at its start (the file
+  // offset is shared with the worker's descriptor).
+  [[maybe_unused]] const int t = ftruncate(fd, 0);
+  lseek(fd, 0, SEEK_SET);
+  return size - (n > 0 ? static_cast<size_t>(n) : 0);
 }
 
 // --- calls -----------------------------------------------------------------------

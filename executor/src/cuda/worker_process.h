@@ -78,6 +78,12 @@ class WorkerProcess {
   Answer copy_in(uint64_t dst, const uint8_t* src, uint64_t size, uint64_t deadline_ns);
   Answer copy_out(uint64_t src, uint8_t* dst, uint64_t size, uint64_t deadline_ns);
 
+  // Moves what the worker wrote to its stdout (stream 1: the kernels'
+  // printf) or stderr (2) since the last take onto *into, at most `limit`
+  // bytes; returns how many bytes past the limit were dropped. Call while
+  // the worker is between work items (its output is flushed then).
+  size_t take_output(int stream, std::string* into, size_t limit);
+
   // SIGKILL now (idempotent); `why` goes to the log with the reaping.
   void kill(const std::string& why);
 
@@ -99,6 +105,7 @@ class WorkerProcess {
   const pid_t pid_;
   const int control_fd_;
   const int work_fd_;
+  int output_fd_[2] = {-1, -1};  // the worker's stdout and stderr (memfds)
   uint8_t* const region_;
   const uint64_t region_bytes_;
   StagingArea staging_;

@@ -21,10 +21,15 @@
 
 namespace vgpu::executor::cuda::wire {
 
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr int kControlFd = 3;
 inline constexpr int kWorkFd = 4;
 inline constexpr int kStagingFd = 5;
+// A running worker's own messages go to kLogFd (the daemon's log); its fds 1
+// and 2 are files the daemon reads after each work item: what the context's
+// kernels printed (the driver writes device printf to stdout) and any other
+// output of the driver, kept for the tenant's program, never for the log.
+inline constexpr int kLogFd = 6;
 inline constexpr uint32_t kMaxNameBytes = 16384;
 inline constexpr uint32_t kMaxParamBytes = 32764;
 inline constexpr uint32_t kMaxParams = 4096;
@@ -47,7 +52,7 @@ enum class Op : uint32_t {
   kCopyOut = 31,         // a = src, b = size (through the staging area)
   kCopyOnDevice = 32,    // a = dst, b = src, c = size
   kMemset = 33,          // a = dst, b = size, value = byte
-  kLaunch = 34,          // a = function, grid, block, shared_mem; tail: packed parameters
+  kLaunch = 34,          // a = function, grid, block, shared_mem, value = 1: cooperative; tail: packed parameters
   kRecordEvent = 35,     // a = event
   kSynchronize = 36,
   kFree = 37,            // a = dptr

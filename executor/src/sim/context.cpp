@@ -77,23 +77,4 @@ std::vector<WorkerSymbol> Context::symbols() const {
   return out;
 }
 
-void Context::keep_output(int stream, std::string_view text) {
-  std::lock_guard lock(output_mu);
-  std::string& out = output[stream == 2 ? 1 : 0];
-  const size_t room = kMaxOutput - out.size();
-  out.append(text.substr(0, room));
-  output_dropped[stream == 2 ? 1 : 0] += text.size() > room ? text.size() - room : 0;
-}
-
-void Context::take_output(int stream, std::span<uint8_t> dst, uint64_t* bytes, uint64_t* dropped) {
-  std::lock_guard lock(output_mu);
-  const int k = stream == 2 ? 1 : 0;
-  const size_t n = std::min(dst.size(), output[k].size());
-  std::memcpy(dst.data(), output[k].data(), n);
-  output[k].erase(0, n);
-  *bytes = n;
-  *dropped = output_dropped[k];
-  output_dropped[k] = 0;
-}
-
 }  // namespace vgpu::executor::sim

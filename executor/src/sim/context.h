@@ -19,6 +19,7 @@
 #include "allocation_table.h"
 #include "arena.h"
 #include "common/context_tables.h"
+#include "common/device_output.h"
 #include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/fatbin/fatbin.h"
@@ -71,6 +72,7 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   AllocationTable allocations;
   uint64_t charged = 0;  // bytes charged to the tenant for this context
   uint64_t symbols_version = 1;  // bumped when the set of variables changes
+  uint64_t textures_version = 1;  // bumped when the set of texture objects changes
 
   // Memory. alloc charges the tenant (cap, device) and backs the range;
   // kMemoryAllocation and nothing changed if it cannot.
@@ -93,18 +95,11 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   WorkerReply reply;          // its answer, reused
   std::vector<uint64_t> estimates;  // the backend's modeled time of each launch in `packet`
   uint64_t worker_symbols_version = 0;
+  uint64_t worker_textures_version = 0;
   std::set<std::string, std::less<>> reported_missing;  // kernels already logged as missing
 
-  // --- guarded by output_mu: what kernels printed (stream 1: printf) or
-  // asserted (2) and the program has not taken yet
-  // (Backend::take_device_output), bounded ---
-  std::mutex output_mu;
-  std::string output[2];
-  uint64_t output_dropped[2] = {};  // bytes lost to the bound since the last take
-  static constexpr size_t kMaxOutput = 8u << 20;
-  void keep_output(int stream, std::string_view text);
-  // Moves up to dst.size() bytes of a stream's output into dst, oldest first.
-  void take_output(int stream, std::span<uint8_t> dst, uint64_t* bytes, uint64_t* dropped);
+  // What kernels printed and the program has not taken (internally locked).
+  common::DeviceOutput output;
 };
 
 }  // namespace vgpu::executor::sim

@@ -169,7 +169,7 @@ Status SimBackend::take_device_output(ContextId id, int stream, std::span<uint8_
   auto ctx = find(id);
   if (!ctx) return Status::kInvalidResourceHandle;
   if (stream != 1 && stream != 2) return Status::kInvalidValue;
-  ctx->take_output(stream, dst, bytes, dropped);
+  ctx->output.take(stream, dst, bytes, dropped);
   return Status::kSuccess;
 }
 

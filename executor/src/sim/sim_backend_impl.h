@@ -1,6 +1,7 @@
 // The sim backend's class, shared by the files that implement it:
 // sim_backend.cpp (factory, contexts, memory, streams, events),
-// sim_modules.cpp (modules, functions, variables), sim_work.cpp (queued work)
+// sim_modules.cpp (modules, functions, variables), sim_textures.cpp
+// (texture and surface objects), sim_work.cpp (queued work)
 // and sim_launch.cpp (kernels in the worker, the watchdog, modeled time).
 #pragma once
 
@@ -45,6 +46,7 @@ class SimBackend final : public Backend {
   Status var_get(ContextId ctx, Handle module, std::string_view name, uint64_t size,
                  uint64_t* dptr) override;
   Status func_attributes(ContextId ctx, Handle function, FunctionAttributes* out) override;
+  Status texture_create(ContextId ctx, const TextureDesc& desc, Handle* out) override;
 
   Status accept(const Work& work) override;
   ExecResult execute(const Work& work) override;

@@ -47,6 +47,8 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   const uint64_t watchdog_ns = static_cast<uint64_t>(config_.watchdog.count()) * 1'000'000ull;
   std::vector<WorkerSymbol> symbols;
   uint64_t symbols_version = 0;
+  std::vector<wire::Texture> textures;
+  uint64_t textures_version = 0;
   ctx.packet.clear({wire::Op::kLaunchBatch, 0, budget_ns, watchdog_ns, kBatchSliceNs});
   ctx.estimates.clear();
   {
@@ -86,6 +88,11 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
     }
     symbols_version = ctx.symbols_version;
     if (!ctx.worker || ctx.worker_symbols_version != symbols_version) symbols = ctx.symbols();
+    textures_version = ctx.textures_version;
+    if (!ctx.worker || ctx.worker_textures_version != textures_version) {
+      textures.reserve(ctx.textures.size());
+      for (const auto& [handle, t] : ctx.textures) textures.push_back({wire::Op::kTexture, 0, handle, t.desc});
+    }
   }
   const size_t sent = ctx.packet.count();
 
@@ -99,10 +106,15 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
       return sent;
     }
     ctx.worker_symbols_version = 0;
+    ctx.worker_textures_version = 0;
   }
   if (ctx.worker_symbols_version != symbols_version) {
     ctx.worker->send_symbols(symbols);  // a worker that is gone shows at the launch
     ctx.worker_symbols_version = symbols_version;
+  }
+  if (ctx.worker_textures_version != textures_version) {
+    ctx.worker->send_textures(textures);
+    ctx.worker_textures_version = textures_version;
   }
 
   const uint64_t start = engine_now_ns();
@@ -123,8 +135,8 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   }
 
   // What they printed goes to the program (never to the daemon's log).
-  if (!reply.printed.empty()) ctx.keep_output(1, reply.printed);
-  if (!reply.errors.empty()) ctx.keep_output(2, reply.errors);
+  if (!reply.printed.empty()) ctx.output.keep(1, reply.printed);
+  if (!reply.errors.empty()) ctx.output.keep(2, reply.errors);
 
   // The launches the worker reported, then (if it died) the one it died in.
   const size_t reported = reply.kind == WorkerReply::Kind::kDone ? reply.done.size()

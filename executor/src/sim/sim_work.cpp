@@ -142,6 +142,11 @@ Status SimBackend::run(Context& ctx, const WorkOp& op) {
           [&](const DestroyEvent& d) {
             return ctx.events.erase(d.event) ? Status::kSuccess : Status::kInvalidResourceHandle;
           },
+          [&](const DestroyTexture& d) {
+            if (!ctx.textures.erase(d.texture)) return Status::kInvalidResourceHandle;
+            ++ctx.textures_version;
+            return Status::kSuccess;
+          },
           [&](const UnloadModule& u) {
             if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
             ctx.unload(ledger_, u.module);
@@ -163,6 +168,7 @@ void SimBackend::reset(Context& ctx) {
     std::lock_guard<std::mutex> wl(ctx.worker_mu);
     ctx.worker.reset();  // a fresh worker: no plug-in state survives a reset
     ctx.worker_symbols_version = 0;
+    ctx.worker_textures_version = 0;
     ctx.reported_missing.clear();
   }
   std::lock_guard<std::mutex> lock(ctx.mu);
@@ -179,6 +185,8 @@ void SimBackend::reset(Context& ctx) {
   }
   ctx.streams.clear();
   ctx.events.clear();
+  ctx.textures.clear();
+  ++ctx.textures_version;
   ctx.fault = Status::kSuccess;
 }
 

@@ -202,6 +202,15 @@ bool Worker::send_symbols(const std::vector<WorkerSymbol>& symbols) {
   return true;
 }
 
+bool Worker::send_textures(const std::vector<wire::Texture>& textures) {
+  wire::TexturesReset reset;
+  if (!send_all(&reset, sizeof reset)) return false;
+  for (const wire::Texture& t : textures) {
+    if (!send_all(&t, sizeof t)) return false;
+  }
+  return true;
+}
+
 void LaunchPacket::clear(const wire::LaunchBatch& head) {
   bytes_.resize(sizeof head);
   std::memcpy(bytes_.data(), &head, sizeof head);

@@ -76,6 +76,9 @@ class Worker {
   // Replaces the worker's symbol table. False if the worker is gone.
   bool send_symbols(const std::vector<WorkerSymbol>& symbols);
 
+  // Replaces the worker's texture and surface objects. False if it is gone.
+  bool send_textures(const std::vector<wire::Texture>& textures);
+
   // Runs a batch; kTimeout if no answer by `deadline_ns` (engine clock; the
   // worker is killed then), kDied if it exited, faulted or broke the protocol
   // (it is reaped then). `reply` is reused.

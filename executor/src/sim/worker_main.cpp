@@ -32,11 +32,14 @@
 
 #include "vgpu/sim_kernel.h"
 #include "launch_time.h"
+#include "texture_sampler.h"
 #include "worker_protocol.h"
 
 namespace {
 
 namespace wire = vgpu::executor::sim::wire;
+namespace sim = vgpu::executor::sim;
+using vgpu::executor::TextureDesc;
 using vgpu::executor::sim::count_only_cpu_time;
 
 void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -156,6 +159,8 @@ class Worker {
       switch (op) {
         case wire::Op::kSymbolsReset: symbols_.clear(); by_name_.clear(); break;
         case wire::Op::kSymbol: add_symbol(bytes, static_cast<size_t>(n)); break;
+        case wire::Op::kTexturesReset: textures_.clear(); break;
+        case wire::Op::kTexture: add_texture(bytes, static_cast<size_t>(n)); break;
         case wire::Op::kLaunchBatch: run_batch(bytes, static_cast<size_t>(n)); break;
         default: protocol_error("unknown message");
       }
@@ -178,6 +183,54 @@ class Worker {
     std::string name(reinterpret_cast<const char*>(bytes + sizeof h), h.name_bytes);
     by_name_[name] = h.address;
     symbols_[{h.module, std::move(name)}] = h.address;
+  }
+
+  void add_texture(const uint8_t* bytes, size_t n) {
+    wire::Texture t;
+    if (n != sizeof t) protocol_error("bad texture");
+    std::memcpy(&t, bytes, sizeof t);
+    textures_[t.handle] = t.desc;
+  }
+
+  // The texture helpers (vgpu_sim_launch version 4). The backend checked
+  // each object names this context's memory, which this process maps at
+  // the same addresses.
+  static const TextureDesc* texture(const vgpu_sim_launch* self, unsigned long long handle,
+                                    TextureDesc::Object kind) {
+    if (!self) return nullptr;
+    const auto* w = static_cast<const Worker*>(self->backend);
+    auto it = w->textures_.find(handle);
+    return it == w->textures_.end() || it->second.object != kind ? nullptr : &it->second;
+  }
+  static constexpr int kBadAccess = 700;  // cudaErrorIllegalAddress
+
+  static int texture_read(const vgpu_sim_launch* self, unsigned long long handle, float x, float y,
+                          float z, int layer, float lod, void* out) {
+    const TextureDesc* d = texture(self, handle, TextureDesc::Object::kTexture);
+    if (!d || !out) return kBadAccess;
+    const float coord[3] = {x, y, z};
+    return sim::texture_read(*d, reinterpret_cast<const uint8_t*>(d->base), coord, layer, lod, out) == 0
+               ? 0 : kBadAccess;
+  }
+  static int texture_fetch(const vgpu_sim_launch* self, unsigned long long handle, long long index,
+                           void* out) {
+    const TextureDesc* d = texture(self, handle, TextureDesc::Object::kTexture);
+    if (!d || !out) return kBadAccess;
+    return sim::texture_fetch(*d, reinterpret_cast<const uint8_t*>(d->base), index, out) == 0 ? 0 : kBadAccess;
+  }
+  static int surface_read(const vgpu_sim_launch* self, unsigned long long handle, long long x_bytes,
+                          long long y, long long z, void* out, size_t size, int boundary) {
+    const TextureDesc* d = texture(self, handle, TextureDesc::Object::kSurface);
+    if (!d || !out) return kBadAccess;
+    return sim::surface_read(*d, reinterpret_cast<const uint8_t*>(d->base), x_bytes, y, z, out, size,
+                             boundary) == 0 ? 0 : kBadAccess;
+  }
+  static int surface_write(const vgpu_sim_launch* self, unsigned long long handle, const void* in,
+                           size_t size, long long x_bytes, long long y, long long z, int boundary) {
+    const TextureDesc* d = texture(self, handle, TextureDesc::Object::kSurface);
+    if (!d || !in) return kBadAccess;
+    return sim::surface_write(*d, reinterpret_cast<uint8_t*>(d->base), in, size, x_bytes, y, z,
+                              boundary) == 0 ? 0 : kBadAccess;
   }
 
   static void* symbol_address(const vgpu_sim_launch* self, const char* device_name) {
@@ -349,6 +402,10 @@ class Worker {
       l.backend = this;
       l.device_printf = &Worker::device_printf;
       l.device_assert = &Worker::device_assert;
+      l.texture_read = &Worker::texture_read;
+      l.texture_fetch = &Worker::texture_fetch;
+      l.surface_read = &Worker::surface_read;
+      l.surface_write = &Worker::surface_write;
       current_module_ = h.module;
       assert_failed_ = false;
       const int rc = fn(&l);
@@ -377,6 +434,7 @@ class Worker {
   size_t offsets_[wire::kMaxBatch] = {};  // of each record in the batch being run
   std::map<std::pair<uint64_t, std::string>, uint64_t> symbols_;  // (module, name) -> address
   std::unordered_map<std::string, uint64_t> by_name_;            // any module, last wins
+  std::unordered_map<uint64_t, TextureDesc> textures_;            // texture and surface objects
   uint64_t current_module_ = 0;
   alignas(16) uint8_t params_[wire::kMaxParamBytes + 4] = {};
   std::string printf_;   // the batch's printf output not yet sent

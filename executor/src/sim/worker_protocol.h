@@ -9,6 +9,7 @@
 //   worker -> backend  Ready
 // Then, in order:
 //   backend -> worker  SymbolsReset, Symbol*   (the context's variables)
+//   backend -> worker  TexturesReset, Texture* (its texture and surface objects)
 //   backend -> worker  LaunchBatch -> worker -> backend  Printf*, BatchDone
 //                       or worker -> backend  Printf*, BatchDone (not final), Fault, and it dies
 //
@@ -28,9 +29,11 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "vgpu/executor/texture.h"
+
 namespace vgpu::executor::sim::wire {
 
-inline constexpr uint32_t kVersion = 4;
+inline constexpr uint32_t kVersion = 5;
 inline constexpr int kSocketFd = 3;
 inline constexpr int kMemFd = 4;
 inline constexpr uint32_t kMaxNameBytes = 16384;
@@ -48,6 +51,8 @@ enum class Op : uint32_t {
   kLaunchBatch = 7,
   kBatchDone = 8,
   kPrintf = 9,
+  kTexturesReset = 10,
+  kTexture = 11,
 };
 
 struct Ready {
@@ -68,6 +73,19 @@ struct Symbol {  // followed by name_bytes of name (no NUL)
   uint64_t module = 0;
   uint64_t address = 0;
   uint64_t size = 0;
+};
+
+struct TexturesReset {
+  Op op = Op::kTexturesReset;
+  uint32_t reserved = 0;
+};
+
+// One texture or surface object, as the backend checked it.
+struct Texture {
+  Op op = Op::kTexture;
+  uint32_t reserved = 0;
+  uint64_t handle = 0;
+  TextureDesc desc;
 };
 
 struct LaunchBatch {  // followed by `count` Launch records
@@ -142,6 +160,7 @@ static_assert(std::is_trivially_copyable_v<Ready> && sizeof(Ready) == 512);
 static_assert(std::is_trivially_copyable_v<SymbolsReset> && sizeof(SymbolsReset) == 8);
 static_assert(std::is_trivially_copyable_v<Symbol> && sizeof(Symbol) == 32);
 static_assert(std::is_trivially_copyable_v<Launch> && sizeof(Launch) == 64);
+static_assert(std::is_trivially_copyable_v<Texture> && sizeof(Texture) <= kMaxMessageBytes);
 static_assert(std::is_trivially_copyable_v<LaunchDone> && sizeof(LaunchDone) == 32);
 static_assert(std::is_trivially_copyable_v<LaunchBatch> && sizeof(LaunchBatch) == 32);
 static_assert(std::is_trivially_copyable_v<BatchDone> && sizeof(BatchDone) == 16);

@@ -1,9 +1,10 @@
 // Two- and three-dimensional copies and memsets of linear memory (pitched
-// device memory, host buffers), as rows: one copy when both sides are
-// contiguous, else one per row, queued in stream order; a synchronous call
-// waits on its last row. CUDA arrays are refused by name.
+// device memory, host buffers) and CUDA arrays (dense rows of device memory,
+// arrays.h), as rows: one copy when both sides are contiguous, else one per
+// row, queued in stream order; a synchronous call waits on its last row.
 #include <cstring>
 
+#include "arrays.h"
 #include "device_memory.h"
 #include "driver_state.h"
 #include "memory_ops.h"
@@ -22,13 +23,14 @@ struct Side {
   size_t pitch = 0;
   size_t slice_rows = 0;  // rows per slice (3D); unused in 2D
   size_t x0 = 0, y0 = 0, z0 = 0;
+  const arrays::Array* array = nullptr;  // a CUDA array: the region must lie inside it
 
   uint64_t row(size_t y, size_t z) const {
     return base + ((z0 + z) * slice_rows + y0 + y) * pitch + x0;
   }
 };
 
-CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, Side* out) {
+CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array, Side* out) {
   switch (type) {
     case CU_MEMORYTYPE_HOST:
       if (!host) return CUDA_ERROR_INVALID_VALUE;
@@ -45,7 +47,11 @@ CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, Side* 
       out->base = device;
       return CUDA_SUCCESS;
     case CU_MEMORYTYPE_ARRAY:
-      return refuse("CUDA arrays (a 2D or 3D copy to or from a CUarray)");
+      out->array = arrays::find(array);
+      if (!out->array) return CUDA_ERROR_INVALID_VALUE;
+      out->device = true;
+      out->base = out->array->dptr;
+      return CUDA_SUCCESS;
     default:
       return CUDA_ERROR_INVALID_VALUE;
   }
@@ -64,6 +70,11 @@ CUresult copy_region(const Side& dst, const Side& src, size_t width, size_t heig
                      CUstream stream, bool sync) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (width == 0 || height == 0 || depth == 0) return CUDA_SUCCESS;
+  for (const Side* s : {&dst, &src}) {
+    const arrays::Array* a = s->array;
+    if (a && (s->x0 + width > a->row_bytes() || s->y0 + height > a->rows() || s->z0 + depth > a->slices()))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
   const bool rows = height > 1 || depth > 1;
   if (rows && (dst.pitch < width + dst.x0 || src.pitch < width + src.x0)) return CUDA_ERROR_INVALID_VALUE;
   if (depth > 1 && (dst.slice_rows < height + dst.y0 || src.slice_rows < height + src.y0))
@@ -126,15 +137,16 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
   if (captured(stream, sync)) return capture_copy(*p, stream);
   if (p->srcLOD != 0 || p->dstLOD != 0) return refuse("mipmapped arrays (a 3D copy with a level of detail)");
   Side src, dst;
-  if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &src); r != CUDA_SUCCESS) return r;
-  if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, &dst); r != CUDA_SUCCESS) return r;
-  src.pitch = p->srcPitch;
-  src.slice_rows = p->srcHeight;
+  if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src); r != CUDA_SUCCESS) return r;
+  if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst); r != CUDA_SUCCESS) return r;
+  // An array's own layout; what the copy says of pitch and height is for linear memory.
+  src.pitch = src.array ? src.array->row_bytes() : p->srcPitch;
+  src.slice_rows = src.array ? src.array->rows() : p->srcHeight;
   src.x0 = p->srcXInBytes;
   src.y0 = p->srcY;
   src.z0 = p->srcZ;
-  dst.pitch = p->dstPitch;
-  dst.slice_rows = p->dstHeight;
+  dst.pitch = dst.array ? dst.array->row_bytes() : p->dstPitch;
+  dst.slice_rows = dst.array ? dst.array->rows() : p->dstHeight;
   dst.x0 = p->dstXInBytes;
   dst.y0 = p->dstY;
   dst.z0 = p->dstZ;

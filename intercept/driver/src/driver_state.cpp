@@ -59,13 +59,15 @@ CUresult device_info(const DeviceInfo** out) {
   std::memcpy(d->attributes, props.attributes, sizeof d->attributes);
   // What this guest implements, whatever the GPU behind it can do: managed
   // memory without concurrent CPU access (managed_memory.h), mapped pinned
-  // memory on top of it; no cooperative launch or IPC (refused by name).
+  // memory on top of it, cooperative launch within one device; no IPC
+  // (refused by name).
   d->attributes[CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY] = 1;
   d->attributes[CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST] = 0;
-  d->attributes[CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH] = 0;
+  d->attributes[CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH] = 1;
+  d->attributes[CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] = 1;
   d->attributes[CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED] = 0;
   info = d;

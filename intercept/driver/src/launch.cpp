@@ -21,6 +21,7 @@ struct Config {
   unsigned block[3];
   unsigned shared_mem;
   CUstream stream;
+  bool cooperative = false;  // cuLaunchCooperativeKernel: every block resident at once
 };
 
 // What CUDA itself rejects before a launch reaches the device.
@@ -74,10 +75,28 @@ CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, uint8_t
   return CUDA_SUCCESS;
 }
 
+// A cooperative grid synchronises all its blocks, so all must be resident at
+// once: no more than the occupancy calculator allows on every multiprocessor.
+CUresult check_cooperative(CUfunction fn, const Config& c) {
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+  int per_sm = 0;
+  const int threads = static_cast<int>(c.block[0] * c.block[1] * c.block[2]);
+  if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, c.shared_mem);
+      r != CUDA_SUCCESS)
+    return r;
+  const uint64_t fits = uint64_t(per_sm) * info->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  const uint64_t blocks = uint64_t{c.grid[0]} * c.grid[1] * c.grid[2];
+  return blocks <= fits ? CUDA_SUCCESS : CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+}
+
 CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (params && extra) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_config(cfg); r != CUDA_SUCCESS) return r;
+  if (cfg.cooperative) {
+    if (CUresult r = check_cooperative(fn, cfg); r != CUDA_SUCCESS) return r;
+  }
   Function* f = live_function(fn);
   if (!f) return CUDA_ERROR_INVALID_HANDLE;
   // Most kernels' parameters fit on the stack; CUDA allows 32 KiB.
@@ -90,6 +109,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   }
   if (CUresult r = pack(*f->layout, params, extra, packed); r != CUDA_SUCCESS) return r;
   if (capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(cfg.stream)) {
+    if (cfg.cooperative) return refuse("a cooperative launch into a capturing stream");
     graph::Node node;  // a kernel node of the capture
     if (CUresult r = graph::set_kernel_packed(&node, f, cfg.grid, cfg.block, cfg.shared_mem,
                                               std::vector<uint8_t>(packed, packed + f->layout->param_bytes));
@@ -105,6 +125,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
     req.block[i] = cfg.block[i];
   }
   req.shared_mem = cfg.shared_mem;
+  req.flags = cfg.cooperative ? proto::kLaunchCooperative : 0;
   // A kernel may read or write any managed memory: what the CPU wrote goes
   // first, in the kernel's stream, and the CPU's copy is stale after.
   if (managed::any()) {
@@ -193,6 +214,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
   if (!config) return CUDA_ERROR_INVALID_VALUE;
+  bool cooperative = false;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& a = config->attrs[i];
     switch (a.id) {
@@ -210,7 +232,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** par
           return refuse("cuLaunchKernelEx with thread block clusters");
         break;
       case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-        if (a.value.cooperative) return refuse("cooperative launch (grid-wide synchronisation)");
+        cooperative = a.value.cooperative != 0;
         break;
       default: {
         char what[80];
@@ -222,13 +244,14 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** par
   return launch(f,
                 Config{{config->gridDimX, config->gridDimY, config->gridDimZ},
                        {config->blockDimX, config->blockDimY, config->blockDimZ},
-                       config->sharedMemBytes, config->hStream},
+                       config->sharedMemBytes, config->hStream, cooperative},
                 params, extra);
 }
 
-CUresult cuLaunchCooperativeKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                   unsigned, unsigned, CUstream, void**) {
-  return refuse("cooperative launch (grid-wide synchronisation)");
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned shared, CUstream stream,
+                                   void** params) {
+  return launch(f, Config{{gx, gy, gz}, {bx, by, bz}, shared, stream, true}, params, nullptr);
 }
 
 CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction fn) {

@@ -224,7 +224,7 @@ CUresult global_by_name(CUdeviceptr* dptr, size_t* bytes, void* module, const ch
   uint64_t d = 0, size = 0;
   bool is_managed = false;
   const CUresult r = with_module(module, [&](Module& m, Connection& c) {
-    if (CUresult r = Objects::instance().get_global(c, m, name, &d, &size); r != CUDA_SUCCESS) return r;
+    if (CUresult got = Objects::instance().get_global(c, m, name, &d, &size); got != CUDA_SUCCESS) return got;
     const fatbin::Variable* v = m.info.find_variable(name);
     is_managed = v && v->managed;
     return CUDA_SUCCESS;

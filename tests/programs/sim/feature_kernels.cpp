@@ -65,8 +65,9 @@ VGPU_SIM_KERNEL(_Z10scale_rowsPfmiif) {
   return 0;
 }
 
-// This plug-in uses device_printf (ABI 2) and device_assert (ABI 3).
-VGPU_SIM_REQUIRE_ABI(3);
+// This plug-in uses device_printf (ABI 2), device_assert (ABI 3) and the
+// texture helpers (ABI 4, texture_kernels.cpp): declared once per plug-in.
+VGPU_SIM_REQUIRE_ABI(4);
 
 // printf_program.cu: device printf (vgpu_sim_launch::device_printf).
 
@@ -152,6 +153,33 @@ VGPU_SIM_KERNEL(_Z11check_smallPKii) {
       const unsigned thread[3] = {t.threadIdx.x, t.threadIdx.y, t.threadIdx.z};
       launch->device_assert(launch, block, thread, "v[i] < 100", "assert_program.cu", 12,
                             "void check_small(const int *, int)");
+    }
+  });
+  return 0;
+}
+
+// cooperative.cu: a cooperative grid; grid.sync() is the line between the
+// two loops over every thread (all of phase 1 ends before phase 2 begins).
+// __global__ void grid_sum(const int* in, int n, int* partial, int* out)
+VGPU_SIM_KERNEL(_Z8grid_sumPKiiPiS1_) {
+  const int* in;
+  int n;
+  int* partial;
+  int* out;
+  if (!read_params(launch, in, n, partial, out)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    if (t.threadIdx.x == 0) {
+      int s = 0;
+      for (int i = static_cast<int>(t.blockIdx.x); i < n; i += static_cast<int>(t.gridDim.x)) s += in[i];
+      partial[t.blockIdx.x] = s;
+    }
+  });
+  // grid.sync()
+  for_each_thread(launch, [&](const Thread& t) {
+    if (t.blockIdx.x == 0 && t.threadIdx.x == 0 && t.blockIdx.y == 0 && t.blockIdx.z == 0) {
+      int s = 0;
+      for (unsigned b = 0; b < t.gridDim.x; ++b) s += partial[b];
+      *out = s;
     }
   });
   return 0;

@@ -143,6 +143,17 @@ TEST_CASE("cuda engine: a launch passes the packed parameters and reports its GP
   CHECK(ms >= 19.0f);
   CHECK(f.engine->event_elapsed(10, 12, &ms) == CUDA_ERROR_INVALID_HANDLE);
   CHECK(f.engine->launch(9, kOne, kOne, 0, spin).result == CUDA_ERROR_INVALID_HANDLE);
+
+  // A cooperative launch goes through cuLaunchKernelEx with the cooperative
+  // attribute, with the same packed parameters; the driver's own limit on
+  // a grid resident at once holds.
+  const auto more = Params{}.at(0, p).at(8, int32_t{78}).at(12, int32_t{1000}).bytes;
+  REQUIRE(f.engine->launch(1, grid, block, 0, more, true).result == CUDA_SUCCESS);
+  CHECK(fake::stats().cooperative_launches == 1);
+  CHECK(ints[999] == 78);
+  const uint32_t too_many[3] = {132 * 32 + 1, 1, 1};
+  CHECK(f.engine->launch(1, too_many, block, 0, more, true).result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  CHECK(fake::stats().cooperative_launches == 1);
 }
 
 TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chunk") {

@@ -35,3 +35,8 @@ __global__ void trap_now() { __trap(); }
 __global__ void crash() {}
 
 __global__ void takes_pair(Pair p, int* out) { *out = p.y + static_cast<int>(p.x); }
+
+// printf("say %d thread %d\n", tag, threadIdx.x): the fake driver prints
+// that for it. (A real printf here would add its format string to the
+// module's variables, which the other tests count.)
+__global__ void say(int tag) { (void)tag; }

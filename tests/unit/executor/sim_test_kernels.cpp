@@ -98,3 +98,14 @@ KERNEL(_Z4slowy)(vgpu_sim_launch* l) {
   l->modeled_ns = param<unsigned long long>(l, 0);
   return 0;
 }
+
+// read_texture(cudaTextureObject_t tex, float* out): out[0] = tex2D<float>(tex, 1.5, 0.5);
+// params at 0, 8. Returns the helper's error for an object this context
+// does not have.
+VGPU_SIM_REQUIRE_ABI(4);
+KERNEL(_Z12read_textureyPf)(vgpu_sim_launch* l) {
+  float v = 0;
+  if (int rc = l->texture_read(l, param<unsigned long long>(l, 0), 1.5f, 0.5f, 0, 0, 0, &v); rc != 0) return rc;
+  *param<float*>(l, 8) = v;
+  return 0;
+}

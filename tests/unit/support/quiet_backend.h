@@ -19,6 +19,9 @@ class QuietBackend : public executor::Backend {
   executor::TenantMemory tenant_memory(executor::TenantId) const override { return {}; }
   Status mem_alloc(executor::ContextId, uint64_t, uint64_t*) override { return Status::kSuccess; }
   Status mem_info(executor::ContextId, uint64_t*, uint64_t*) override { return Status::kSuccess; }
+  Status texture_create(executor::ContextId, const executor::TextureDesc&, executor::Handle*) override {
+    return Status::kNotSupported;
+  }
   Status take_device_output(executor::ContextId, int, std::span<uint8_t>, uint64_t* bytes,
                             uint64_t* dropped) override {
     *bytes = *dropped = 0;

@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "vgpu/executor/texture.h"
 #include "vgpu/protocol/status.h"
 
 namespace vgpu::executor {
@@ -65,18 +66,21 @@ struct Launch {
   uint32_t block[3];
   uint32_t shared_mem;
   std::vector<uint8_t> params;  // host-private copy, param_bytes long
+  bool cooperative = false;     // all blocks resident at once (grid-wide sync)
 };
 struct RecordEvent { Handle event; };
 struct WaitEvent { Handle event; };
 struct Free { uint64_t dptr; };
 struct DestroyStream { Handle stream; };
 struct DestroyEvent { Handle event; };
+struct DestroyTexture { Handle texture; };  // a texture or surface object
 struct UnloadModule { Handle module; };
 struct Synchronize {};  // completes once everything queued before it has
 struct Reset {};        // Synchronize, then free all memory, streams, events
 
 using WorkOp = std::variant<CopyHtoD, CopyDtoH, CopyDtoD, Memset, Launch, RecordEvent, WaitEvent,
-                            Free, DestroyStream, DestroyEvent, UnloadModule, Synchronize, Reset>;
+                            Free, DestroyStream, DestroyEvent, DestroyTexture, UnloadModule,
+                            Synchronize, Reset>;
 
 struct Work {
   ContextId context = 0;
@@ -147,6 +151,12 @@ class Backend {
   virtual Status var_get(ContextId ctx, Handle module, std::string_view name, uint64_t size,
                          uint64_t* dptr) = 0;
   virtual Status func_attributes(ContextId ctx, Handle function, FunctionAttributes* out) = 0;
+  // A texture or surface object (texture.h) that the context's kernels
+  // read through its handle: kInvalidValue, and nothing made, if the
+  // description is not one texture_check() allows or the memory it spans is
+  // not inside one of the context's allocations; kNotSupported where the
+  // backend does not implement texture objects.
+  virtual Status texture_create(ContextId ctx, const TextureDesc& desc, Handle* out) = 0;
   // What the context's kernels printed (stream 1: device printf) or
   // reported (2: failed asserts) and the program has not taken: up to
   // dst.size() bytes, oldest first, into dst; *dropped is what was lost to

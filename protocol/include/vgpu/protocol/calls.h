@@ -71,6 +71,9 @@ struct OpOf;
 #include "vgpu/protocol/calls.def"
 #undef VGPU_CALL
 
+// LaunchKernelRequest::flags.
+inline constexpr uint32_t kLaunchCooperative = 0x1;
+
 // Name of an opcode ("Malloc"), or empty if unknown.
 std::string_view op_name(uint16_t opcode);
 bool is_known_op(uint16_t opcode);

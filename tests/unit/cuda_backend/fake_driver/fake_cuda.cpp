@@ -48,6 +48,7 @@ struct State {
   bool initialized = false;
   CUresult sticky = CUDA_SUCCESS;   // reported by every call once set
   CUresult pending = CUDA_SUCCESS;  // a faulting kernel's error, until the next wait
+  std::string printf_fifo;  // what kernels printed, written to stdout at the next wait (as a GPU's driver does)
   std::atomic<bool> hung{false};
   uint64_t used = 0;
   std::map<uintptr_t, size_t> allocations;  // address -> size
@@ -98,6 +99,10 @@ CUresult wait_for_gpu() {
   while (s.hung.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!s.printf_fifo.empty()) {
+    std::fputs(s.printf_fifo.c_str(), stdout);
+    s.printf_fifo.clear();
+  }
   if (s.pending != CUDA_SUCCESS) {
     s.sticky = s.pending;
     s.pending = CUDA_SUCCESS;
@@ -502,6 +507,12 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
       std::memcpy(&delta, buf.data(), 4);
       auto g = f->module->globals.find("counter");
       if (g != f->module->globals.end()) *reinterpret_cast<int32_t*>(g->second.first) += delta;
+    } else if (has("say") && buf.size() >= 4) {  // printf("say %d\n", tag) in each thread
+      int32_t tag = 0;
+      std::memcpy(&tag, buf.data(), 4);
+      const uint64_t threads = uint64_t{gx} * gy * gz * bx * by * bz;
+      for (uint64_t t = 0; t < std::min<uint64_t>(threads, 64); ++t)
+        s.printf_fifo += "say " + std::to_string(tag) + " thread " + std::to_string(t) + "\n";
     } else if (has("hang")) {
       s.hung = true;
     } else if (has("fault")) {
@@ -517,6 +528,25 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(ns, 5'000'000'000ull)));
   }
   return CUDA_SUCCESS;
+}
+
+// Only the cooperative attribute means anything to the fake; a cooperative
+// grid must fit the fake device at once (132 multiprocessors, 32 blocks each).
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
+  if (!config || (config->numAttrs > 0 && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  bool cooperative = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) cooperative = config->attrs[i].value.cooperative != 0;
+  if (cooperative) {
+    const uint64_t blocks = uint64_t{config->gridDimX} * config->gridDimY * config->gridDimZ;
+    if (blocks > 132 * 32) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.stats.cooperative_launches;
+  }
+  return api::cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                        config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params,
+                        extra);
 }
 
 }  // namespace api

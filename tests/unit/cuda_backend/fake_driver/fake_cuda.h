@@ -50,6 +50,7 @@ struct Stats {
   int64_t registered = 0;        // host ranges page-locked now
   int64_t h2d_copies = 0, d2h_copies = 0;  // cuMemcpy*Async calls
   int64_t launches = 0;
+  int64_t cooperative_launches = 0;  // through cuLaunchKernelEx
   uint64_t last_launch_param_bytes = 0;
 };
 
