@@ -1,10 +1,12 @@
 // driver_api: a program that uses only the CUDA driver API, as a student's
 // driver-API exercise does: contexts, a module loaded from a file (argv[1]: a
-// cubin, fat binary or PTX), a global set from the host, launches with
+// cubin, fat binary or PTX), the same image through the JIT linker (as the
+// ptxjit sample does), a global set from the host, launches with
 // kernelParams and with `extra`, copies, memsets, streams and events.
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "cu_check.h"
@@ -64,6 +66,33 @@ int main(int argc, char** argv) {
   CUfunction missing;
   check(cuModuleGetFunction(&missing, from_file, "no_such_kernel") == CUDA_ERROR_NOT_FOUND,
         "an unknown kernel name is CUDA_ERROR_NOT_FOUND");
+
+  // The image through the linker: one input, its log buffers, the output loaded.
+  {
+    const std::string path = argv[1];
+    const CUjitInputType type = path.ends_with(".ptx")      ? CU_JIT_INPUT_PTX
+                                : path.ends_with(".cubin")  ? CU_JIT_INPUT_CUBIN
+                                                            : CU_JIT_INPUT_FATBINARY;
+    char info[1024], errors[1024];
+    info[0] = errors[0] = 'x';
+    CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {info, reinterpret_cast<void*>(sizeof info), errors, reinterpret_cast<void*>(sizeof errors)};
+    CUlinkState link;
+    CU_OK(cuLinkCreate(4, options, values, &link));
+    CU_OK(cuLinkAddData(link, type, image.data(), image.size() - 1, "driver_kernels", 0, nullptr, nullptr));
+    void* linked = nullptr;
+    size_t linked_size = 0;
+    CU_OK(cuLinkComplete(link, &linked, &linked_size));
+    check(linked && linked_size > 0 && errors[0] == '\0', "cuLinkComplete gives an image and an empty error log");
+    CUmodule from_link;
+    CU_OK(cuModuleLoadData(&from_link, linked));
+    CU_OK(cuLinkDestroy(link));
+    CUfunction h;
+    CU_OK(cuModuleGetFunction(&h, from_link, "scale_offset"));
+    CU_OK(cuModuleUnload(from_link));
+    check(true, "the linked image loads as a module");
+  }
 
   CUdeviceptr d_offset;
   size_t offset_bytes = 0;

@@ -1,7 +1,7 @@
 // textures: CUDA arrays, texture and surface objects as course material and
 // the samples use them, every value checked against what a GPU returns:
-//   1. 2D and 3D arrays: copies in and out (whole and a sub-box), array to
-//      array, their descriptions, an out-of-range copy refused;
+//   1. 2D and 3D arrays: copies in and out (whole and a sub-box, a peer copy
+//      too), array to array, their descriptions, an out-of-range copy refused;
 //   2. texture objects over a 2D array: point and linear filtering,
 //      unnormalized and normalized coordinates, clamp, wrap, mirror and
 //      border addressing;
@@ -184,6 +184,21 @@ void arrays_and_copies(cudaArray_t* out) {
   vt::check(box[0][0][0] == 123 && box[0][1][1] == 134 && box[1][0][1] == 224 && box[1][1][0] == 233,
             "3D array: a 2x2x2 box from (3,2,1) copies out (%d %d %d %d)", box[0][0][0], box[0][1][1],
             box[1][0][1], box[1][1][0]);
+  // The same box as a peer copy (device to device) on the one device.
+  int* d_box = nullptr;
+  CUDA_OK(cudaMalloc(&d_box, sizeof box));
+  cudaMemcpy3DPeerParms peer{};
+  peer.srcArray = c;
+  peer.srcPos = make_cudaPos(3, 2, 1);
+  peer.srcDevice = 0;
+  peer.dstPtr = make_cudaPitchedPtr(d_box, 2 * sizeof(int), 2, 2);
+  peer.dstDevice = 0;
+  peer.extent = make_cudaExtent(2, 2, 2);
+  CUDA_OK(cudaMemcpy3DPeer(&peer));
+  int peer_box[2][2][2] = {};
+  CUDA_OK(cudaMemcpy(peer_box, d_box, sizeof peer_box, cudaMemcpyDeviceToHost));
+  vt::check(std::memcmp(peer_box, box, sizeof box) == 0, "cudaMemcpy3DPeer on the one device");
+  CUDA_OK(cudaFree(d_box));
   CUDA_OK(cudaFreeArray(c));
   *out = a;
 }

@@ -153,6 +153,37 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
   return copy_region(dst, src, p->WidthInBytes, p->Height, p->Depth, stream, sync);
 }
 
+// A peer copy between the contexts of a VM's one device: a 3D copy (every
+// context of the process shares its one session on the host).
+CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream stream, bool sync) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_MEMCPY3D c{};
+  c.srcXInBytes = p->srcXInBytes;
+  c.srcY = p->srcY;
+  c.srcZ = p->srcZ;
+  c.srcLOD = p->srcLOD;
+  c.srcMemoryType = p->srcMemoryType;
+  c.srcHost = p->srcHost;
+  c.srcDevice = p->srcDevice;
+  c.srcArray = p->srcArray;
+  c.srcPitch = p->srcPitch;
+  c.srcHeight = p->srcHeight;
+  c.dstXInBytes = p->dstXInBytes;
+  c.dstY = p->dstY;
+  c.dstZ = p->dstZ;
+  c.dstLOD = p->dstLOD;
+  c.dstMemoryType = p->dstMemoryType;
+  c.dstHost = p->dstHost;
+  c.dstDevice = p->dstDevice;
+  c.dstArray = p->dstArray;
+  c.dstPitch = p->dstPitch;
+  c.dstHeight = p->dstHeight;
+  c.WidthInBytes = p->WidthInBytes;
+  c.Height = p->Height;
+  c.Depth = p->Depth;
+  return copy_3d(&c, stream, sync);
+}
+
 // A 2D copy is a 3D copy of one slice.
 CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool sync) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
@@ -193,6 +224,8 @@ CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* p) { return copy_2d(p, null
 CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* p, CUstream s) { return copy_2d(p, s, false); }
 CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* p) { return copy_3d(p, nullptr, true); }
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s) { return copy_3d(p, s, false); }
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* p) { return copy_3d_peer(p, nullptr, true); }
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* p, CUstream s) { return copy_3d_peer(p, s, false); }
 
 CUresult cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h) {
   return memset_2d(d, pitch, v, 1, w, h, nullptr, true);
