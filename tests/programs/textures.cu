@@ -404,6 +404,10 @@ void linear_and_pitched() {
   vt::check(got[0] == 9 && got[1] == 81 && got[2] == 0 && got[3] == 0,
             "tex1Dfetch: in range %d %d, out of range %d %d", got[0], got[1], got[2], got[3]);
   CUDA_OK(cudaDestroyTextureObject(t));
+  size_t widest = 0;
+  const cudaChannelFormatDesc i32 = cudaCreateChannelDesc<int>();
+  CUDA_OK(cudaDeviceGetTexture1DLinearMaxWidth(&widest, &i32, 0));
+  vt::check(widest >= 10, "cudaDeviceGetTexture1DLinearMaxWidth: %zu elements", widest);
 
   // Pitched memory: 5 x 3 floats, value y * 10 + x.
   float* p = nullptr;

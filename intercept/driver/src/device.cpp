@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "driver_state.h"
+#include "vgpu/executor/texture.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -69,6 +70,22 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice dev)
   if (CUresult r = info_for(dev, &info); r != CUDA_SUCCESS) return r;
   if (attr <= 0 || attr >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
   *value = info->attribute(attr);
+  return CUDA_SUCCESS;
+}
+
+// The widest 1D texture over linear memory: the device's limit, for any
+// format a texture can have (textures.cpp).
+CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* width, CUarray_format format, unsigned channels,
+                                            CUdevice dev) {
+  if (!width) return CUDA_ERROR_INVALID_VALUE;
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = info_for(dev, &info); r != CUDA_SUCCESS) return r;
+  executor::TextureDesc d;
+  d.format = static_cast<executor::TextureDesc::Format>(format);
+  d.channels = channels;
+  if (executor::element_bytes(d) == 0) return CUDA_ERROR_INVALID_VALUE;
+  const int limit = info->attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH);
+  *width = limit > 0 ? static_cast<size_t>(limit) : size_t{1} << 27;
   return CUDA_SUCCESS;
 }
 
