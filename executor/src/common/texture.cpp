@@ -43,12 +43,22 @@ bool returns_float(const TextureDesc& d) {
   return (d.read_flags & TextureDesc::kReadAsInteger) == 0;
 }
 
+uint64_t row_pitch(const TextureDesc& d, uint32_t level) {
+  switch (d.resource) {
+    case TextureDesc::Resource::kPitch2D: return d.pitch;
+    case TextureDesc::Resource::kLinear: return d.width * element_bytes(d);
+    case TextureDesc::Resource::kArray:
+    case TextureDesc::Resource::kMipmapped: break;
+  }
+  const uint64_t row = std::max<uint64_t>(1, at_least_one(d.width) >> level) * element_bytes(d);
+  return (row + kArrayRowAlignment - 1) / kArrayRowAlignment * kArrayRowAlignment;
+}
+
 uint64_t level_bytes(const TextureDesc& d, uint32_t level) {
   const bool keeps_depth = d.array_flags & (TextureDesc::kLayered | TextureDesc::kCubemap);
-  const uint64_t w = std::max<uint64_t>(1, at_least_one(d.width) >> level);
   const uint64_t h = std::max<uint64_t>(1, at_least_one(d.height) >> level);
   const uint64_t z = keeps_depth ? at_least_one(d.depth) : std::max<uint64_t>(1, at_least_one(d.depth) >> level);
-  return w * h * z * element_bytes(d);
+  return row_pitch(d, level) * h * z;
 }
 
 uint64_t level_offset(const TextureDesc& d, uint32_t level) {

@@ -27,6 +27,7 @@ void Context::forget_user_state(TenantLedger& ledger) {
   for (uint64_t addr : user) forget(ledger, addr);
   events.clear();
   streams.clear();
+  textures.clear();
 }
 
 void Context::forget_device_state(TenantLedger& ledger) {
@@ -35,6 +36,7 @@ void Context::forget_device_state(TenantLedger& ledger) {
   allocations.clear();
   events.clear();
   streams.clear();
+  textures.clear();
 }
 
 }  // namespace vgpu::executor::cuda

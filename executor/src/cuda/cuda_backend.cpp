@@ -324,12 +324,85 @@ Status CudaBackend::take_device_output(ContextId id, int stream, std::span<uint8
   return Status::kSuccess;
 }
 
-// Texture and surface objects need the worker to make the driver's own
-// objects over CUDA arrays; not done yet (docs/compatibility.md), so the
-// guest refuses them by name.
-Status CudaBackend::texture_create(ContextId id, const TextureDesc&, Handle*) {
-  if (!find(id)) return Status::kInvalidResourceHandle;
-  return Status::kNotSupported;
+// --- texture objects ---------------------------------------------------------------
+
+namespace {
+
+// What a GPU's texture unit reads straight from device memory: a texture
+// over linear memory, pitched memory, or a 2D array (pitched, as the guest
+// lays arrays out: texture.h). Other arrays and surfaces need the driver's
+// own CUDA arrays, which this backend does not make.
+bool device_memory_texture(const TextureDesc& d) {
+  if (d.object != TextureDesc::Object::kTexture) return false;
+  if (d.resource == TextureDesc::Resource::kLinear || d.resource == TextureDesc::Resource::kPitch2D) return true;
+  return d.resource == TextureDesc::Resource::kArray && d.height > 0 && d.depth == 0 &&
+         !(d.array_flags & (TextureDesc::kLayered | TextureDesc::kCubemap));
+}
+
+void describe_for_driver(const TextureDesc& d, CUDA_RESOURCE_DESC* res, CUDA_TEXTURE_DESC* tex) {
+  *res = {};
+  const auto format = static_cast<CUarray_format>(d.format);
+  if (d.resource == TextureDesc::Resource::kLinear) {
+    res->resType = CU_RESOURCE_TYPE_LINEAR;
+    res->res.linear.devPtr = d.base;
+    res->res.linear.format = format;
+    res->res.linear.numChannels = d.channels;
+    res->res.linear.sizeInBytes = resource_bytes(d);
+  } else {
+    res->resType = CU_RESOURCE_TYPE_PITCH2D;
+    res->res.pitch2D.devPtr = d.base;
+    res->res.pitch2D.format = format;
+    res->res.pitch2D.numChannels = d.channels;
+    res->res.pitch2D.width = d.width;
+    res->res.pitch2D.height = d.height;
+    res->res.pitch2D.pitchInBytes = row_pitch(d);
+  }
+  *tex = {};
+  for (int i = 0; i < 3; ++i) tex->addressMode[i] = static_cast<CUaddress_mode>(d.address[i]);
+  tex->filterMode = static_cast<CUfilter_mode>(d.filter);
+  tex->mipmapFilterMode = static_cast<CUfilter_mode>(d.mipmap_filter);
+  tex->flags = d.read_flags;
+  for (int i = 0; i < 4; ++i) tex->borderColor[i] = d.border[i];
+  tex->mipmapLevelBias = d.mipmap_bias;
+  tex->minMipmapLevelClamp = d.min_lod;
+  tex->maxMipmapLevelClamp = d.max_lod;
+}
+
+}  // namespace
+
+Status CudaBackend::texture_create(ContextId id, const TextureDesc& d, Handle* out) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  if (!out) return Status::kInvalidValue;
+  std::string why;
+  if (!texture_check(d, &why)) {
+    spdlog::debug("cuda: context {}: texture refused: {}", id, why);
+    return Status::kInvalidValue;
+  }
+  if (!device_memory_texture(d)) return Status::kNotSupported;
+  Call call;
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    if (Status s = begin(*ctx, &call); !ok(s)) return s;
+    uint64_t start = 0;
+    if (!ctx->allocations.resolve(d.base, resource_bytes(d), false, &start)) return Status::kInvalidValue;
+    if (ctx->textures.size() >= common::kMaxTextures) return Status::kMemoryAllocation;
+  }
+  CUDA_RESOURCE_DESC res;
+  CUDA_TEXTURE_DESC tex;
+  describe_for_driver(d, &res, &tex);
+  uint8_t tail[sizeof res + sizeof tex];
+  std::memcpy(tail, &res, sizeof res);
+  std::memcpy(tail + sizeof res, &tex, sizeof tex);
+  wire::Request req;
+  req.op = wire::Op::kTextureCreate;
+  const auto a = call.worker->control(req, tail, -1, call_deadline());
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (Status st = absorb(*ctx, call, a, Status::kLaunchFailure, "a texture creation"); !ok(st)) return st;
+  // The driver's handle is what kernels take: the table keeps it as it is.
+  ctx->textures.emplace(a.reply.a, common::TextureState{d, false});
+  *out = a.reply.a;
+  return Status::kSuccess;
 }
 
 // --- streams and events --------------------------------------------------------

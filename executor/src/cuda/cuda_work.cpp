@@ -203,8 +203,13 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
               what = "an event destruction";
               return Status::kSuccess;
             },
-            // texture_create makes none on this backend (cuda_backend.cpp).
-            [](const DestroyTexture&) { return Status::kInvalidResourceHandle; },
+            [&](const DestroyTexture& d) {
+              if (!ctx.textures.count(d.texture)) return Status::kInvalidResourceHandle;
+              req.op = wire::Op::kTextureDestroy;
+              req.a = d.texture;
+              what = "a texture destruction";
+              return Status::kSuccess;
+            },
             [&](const UnloadModule& u) {
               if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
               req.op = wire::Op::kUnloadModule;
@@ -237,6 +242,7 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
                  },
                  [&](const Free& f) { ctx.forget(ledger_, f.dptr); },
                  [&](const DestroyEvent& d) { ctx.events.erase(d.event); },
+                 [&](const DestroyTexture& d) { ctx.textures.erase(d.texture); },
                  [&](const UnloadModule& u) {
                    auto m = ctx.modules.find(u.module);
                    if (m == ctx.modules.end()) return;

@@ -60,7 +60,9 @@ namespace vgpu::executor::cuda {
   X(cuFuncGetAttribute, true)          \
   X(cuFuncGetParamInfo, false)         \
   X(cuLaunchKernel, true)              \
-  X(cuLaunchKernelEx, false)
+  X(cuLaunchKernelEx, false)            \
+  X(cuTexObjectCreate, false)           \
+  X(cuTexObjectDestroy, false)
 
 struct DriverApi {
 #define VGPU_CUDA_DECLARE(name, required) decltype(&::name) name = nullptr;

@@ -341,6 +341,24 @@ CUresult Engine::destroy_event(uint64_t event) {
   return note(api_.cuEventDestroy(e));
 }
 
+CUresult Engine::texture_create(const CUDA_RESOURCE_DESC& res, const CUDA_TEXTURE_DESC& tex, uint64_t* handle) {
+  if (!api_.cuTexObjectCreate || !api_.cuTexObjectDestroy) return CUDA_ERROR_NOT_SUPPORTED;
+  CUtexObject t = 0;
+  if (CUresult r = note(api_.cuTexObjectCreate(&t, &res, &tex, nullptr)); r != CUDA_SUCCESS) return r;
+  std::lock_guard<std::mutex> lock(mu_);
+  textures_.insert(t);
+  *handle = t;
+  return CUDA_SUCCESS;
+}
+
+CUresult Engine::texture_destroy(uint64_t handle) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!textures_.erase(handle)) return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return note(api_.cuTexObjectDestroy(handle));
+}
+
 CUresult Engine::unload_module(uint64_t module) {
   CUmodule m = nullptr;
   {
@@ -358,11 +376,13 @@ CUresult Engine::reset() {
   if (CUresult r = note(api_.cuStreamSynchronize(stream_)); r != CUDA_SUCCESS) return r;
   std::set<CUdeviceptr> allocations;
   std::map<uint64_t, CUevent> events;
+  std::set<CUtexObject> textures;
   std::vector<const Variable*> variables;
   {
     std::lock_guard<std::mutex> lock(mu_);
     allocations.swap(allocations_);
     events.swap(events_);
+    textures.swap(textures_);
     for (const auto& [h, m] : modules_) {
       for (const auto& [name, v] : m.variables) {
         if (!v.initial.empty()) variables.push_back(&v);  // stable: only work unloads
@@ -375,6 +395,7 @@ CUresult Engine::reset() {
   };
   for (CUdeviceptr p : allocations) keep(api_.cuMemFree(p));
   for (const auto& [h, e] : events) keep(api_.cuEventDestroy(e));
+  for (CUtexObject t : textures) keep(api_.cuTexObjectDestroy(t));
   for (const Variable* v : variables) {
     keep(api_.cuMemcpyHtoDAsync(v->dptr, v->initial.data(), v->bytes, stream_));
   }

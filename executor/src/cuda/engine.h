@@ -96,6 +96,10 @@ class Engine {
   Timed synchronize();
   CUresult free(uint64_t dptr);
   CUresult destroy_event(uint64_t event);
+  // A texture object as the daemon described it (over memory it checked is
+  // the context's); *handle is the driver's value, which kernels take.
+  CUresult texture_create(const CUDA_RESOURCE_DESC& res, const CUDA_TEXTURE_DESC& tex, uint64_t* handle);
+  CUresult texture_destroy(uint64_t handle);
   CUresult unload_module(uint64_t module);
   // cudaDeviceReset on a healthy context: frees what alloc() gave, destroys
   // events, restores every variable's initial bytes.
@@ -142,6 +146,7 @@ class Engine {
   std::map<uint64_t, Module> modules_;
   std::map<uint64_t, Function> functions_;
   std::map<uint64_t, CUevent> events_;
+  std::set<CUtexObject> textures_;
 };
 
 }  // namespace vgpu::executor::cuda

@@ -183,6 +183,15 @@ class Server {
       case wire::Op::kEventCreate:
         r = engine_.event_create(req.a, req.value);
         break;
+      case wire::Op::kTextureCreate: {
+        CUDA_RESOURCE_DESC res;
+        CUDA_TEXTURE_DESC tex;
+        if (req.tail_bytes != sizeof res + sizeof tex) break;
+        std::memcpy(&res, t, sizeof res);
+        std::memcpy(&tex, t + sizeof res, sizeof tex);
+        r = engine_.texture_create(res, tex, &reply->a);
+        break;
+      }
       case wire::Op::kUnloadModule:  // a module whose load the daemon abandoned
         r = engine_.unload_module(req.a);
         break;
@@ -256,6 +265,9 @@ class Server {
         break;
       case wire::Op::kDestroyEvent:
         t_ = {engine_.destroy_event(req.a), 0};
+        break;
+      case wire::Op::kTextureDestroy:
+        t_ = {engine_.texture_destroy(req.a), 0};
         break;
       case wire::Op::kUnloadModule:
         t_ = {engine_.unload_module(req.a), 0};

@@ -21,7 +21,7 @@
 
 namespace vgpu::executor::cuda::wire {
 
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 inline constexpr int kControlFd = 3;
 inline constexpr int kWorkFd = 4;
 inline constexpr int kStagingFd = 5;
@@ -47,6 +47,7 @@ enum class Op : uint32_t {
   kFuncAttributes = 14,  // a = function                      -> tail: Attributes
   kEventCreate = 15,     // a = event, value = CU_EVENT_* flags
   kEventElapsed = 16,    // a = start, b = end                -> a = elapsed ns (int64)
+  kTextureCreate = 17,   // tail: CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC -> a = the driver's CUtexObject
   // work
   kCopyIn = 30,          // a = dst, b = size (through the staging area)
   kCopyOut = 31,         // a = src, b = size (through the staging area)
@@ -59,6 +60,7 @@ enum class Op : uint32_t {
   kDestroyEvent = 38,    // a = event
   kUnloadModule = 39,    // a = module
   kReset = 40,
+  kTextureDestroy = 41,  // a = CUtexObject
 };
 
 struct Ready {

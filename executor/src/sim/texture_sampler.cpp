@@ -48,6 +48,7 @@ Level level_of(const TextureDesc& d, uint32_t l) {
       lv.n[1] = std::max<uint64_t>(1, d.height >> l);
       lv.n[2] = std::max<uint64_t>(1, keeps_depth ? d.depth : d.depth >> l);
       lv.offset = d.resource == Resource::kMipmapped ? level_offset(d, l) : 0;
+      lv.row = row_pitch(d, l);
       break;
     }
   }

@@ -114,11 +114,68 @@ Mipmapped* find_mipmapped(CUmipmappedArray handle) {
   return it == reg.mipmapped.end() ? nullptr : it->second.get();
 }
 
-// A 1D copy's range inside an array.
-Array* range_in(CUarray handle, size_t offset, size_t bytes) {
-  Array* a = find(handle);
-  if (!a || offset > a->bytes || bytes > a->bytes - offset) return nullptr;
-  return a;
+// One side of a 1D copy: host or device memory at `base`, or an array's
+// bytes from `offset` as CUDA numbers them (rows back to back, without the
+// padding between them).
+struct Side1D {
+  const Array* array = nullptr;
+  uint64_t base = 0;
+  size_t offset = 0;
+  // The address of byte i, and how many bytes from there are contiguous.
+  uint64_t at(size_t i, size_t* run) const {
+    if (!array) {
+      *run = SIZE_MAX;
+      return base + i;
+    }
+    const size_t row = array->row_bytes(), pitch = array->pitch(), l = offset + i;
+    *run = row == pitch ? SIZE_MAX : row - l % row;
+    return array->dptr + l / row * pitch + l % row;
+  }
+};
+
+// An array's side of a 1D copy of n bytes from `offset`; null if the range
+// is not inside the array.
+bool array_side(CUarray handle, size_t offset, size_t n, Side1D* out) {
+  const Array* a = find(handle);
+  if (!a || offset > a->row_bytes() * a->rows() * a->slices() ||
+      n > a->row_bytes() * a->rows() * a->slices() - offset)
+    return false;
+  out->array = a;
+  out->offset = offset;
+  return true;
+}
+
+// Copies n bytes as pieces contiguous on both sides; `copy(dst, src, len,
+// last)` moves one.
+template <class Copy>
+CUresult copy_1d(const Side1D& dst, const Side1D& src, size_t n, Copy copy) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  for (size_t i = 0; i < n;) {
+    size_t dst_run = 0, src_run = 0;
+    const uint64_t d = dst.at(i, &dst_run), s = src.at(i, &src_run);
+    const size_t len = std::min({n - i, dst_run, src_run});
+    if (CUresult r = copy(d, s, len, i + len == n); r != CUDA_SUCCESS) return r;
+    i += len;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult to_array(CUarray dst, size_t offset, uint64_t src, size_t n, bool from_host, CUstream stream, bool sync) {
+  Side1D d, s{nullptr, src, 0};
+  if (!array_side(dst, offset, n, &d)) return CUDA_ERROR_INVALID_VALUE;
+  return copy_1d(d, s, n, [&](uint64_t to, uint64_t from, size_t len, bool last) {
+    return from_host ? ops::htod(to, reinterpret_cast<const void*>(from), len, stream, sync && last)
+                     : ops::dtod(to, from, len, stream, sync && last);
+  });
+}
+
+CUresult from_array(uint64_t dst, CUarray src, size_t offset, size_t n, bool to_host, CUstream stream, bool sync) {
+  Side1D d{nullptr, dst, 0}, s;
+  if (!array_side(src, offset, n, &s)) return CUDA_ERROR_INVALID_VALUE;
+  return copy_1d(d, s, n, [&](uint64_t to, uint64_t from, size_t len, bool last) {
+    return to_host ? ops::dtoh(reinterpret_cast<void*>(to), from, len, stream, sync && last)
+                   : ops::dtod(to, from, len, stream, sync && last);
+  });
 }
 
 }  // namespace
@@ -126,6 +183,7 @@ Array* range_in(CUarray handle, size_t offset, size_t bytes) {
 size_t Array::row_bytes() const {
   return desc.Width * executor::element_bytes(layout_of(desc, TextureDesc::Resource::kArray));
 }
+size_t Array::pitch() const { return executor::row_pitch(layout_of(desc, TextureDesc::Resource::kArray)); }
 size_t Array::rows() const { return std::max<size_t>(desc.Height, 1); }
 size_t Array::slices() const { return std::max<size_t>(desc.Depth, 1); }
 
@@ -255,36 +313,31 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
   return CUDA_SUCCESS;
 }
 
-// One-dimensional copies: an array's bytes in its layout, from an offset.
+// One-dimensional copies: an array's bytes as CUDA numbers them, from an offset.
 CUresult cuMemcpyHtoA_v2(CUarray dst, size_t offset, const void* src, size_t n) {
-  Array* a = range_in(dst, offset, n);
-  return a ? ops::htod(a->dptr + offset, src, n, nullptr, true) : CUDA_ERROR_INVALID_VALUE;
+  return to_array(dst, offset, reinterpret_cast<uint64_t>(src), n, true, nullptr, true);
 }
 CUresult cuMemcpyHtoAAsync_v2(CUarray dst, size_t offset, const void* src, size_t n, CUstream s) {
-  Array* a = range_in(dst, offset, n);
-  return a ? ops::htod(a->dptr + offset, src, n, s, false) : CUDA_ERROR_INVALID_VALUE;
+  return to_array(dst, offset, reinterpret_cast<uint64_t>(src), n, true, s, false);
 }
 CUresult cuMemcpyAtoH_v2(void* dst, CUarray src, size_t offset, size_t n) {
-  Array* a = range_in(src, offset, n);
-  return a ? ops::dtoh(dst, a->dptr + offset, n, nullptr, true) : CUDA_ERROR_INVALID_VALUE;
+  return from_array(reinterpret_cast<uint64_t>(dst), src, offset, n, true, nullptr, true);
 }
 CUresult cuMemcpyAtoHAsync_v2(void* dst, CUarray src, size_t offset, size_t n, CUstream s) {
-  Array* a = range_in(src, offset, n);
-  return a ? ops::dtoh(dst, a->dptr + offset, n, s, false) : CUDA_ERROR_INVALID_VALUE;
+  return from_array(reinterpret_cast<uint64_t>(dst), src, offset, n, true, s, false);
 }
 CUresult cuMemcpyDtoA_v2(CUarray dst, size_t offset, CUdeviceptr src, size_t n) {
-  Array* a = range_in(dst, offset, n);
-  return a ? ops::dtod(a->dptr + offset, src, n, nullptr, true) : CUDA_ERROR_INVALID_VALUE;
+  return to_array(dst, offset, src, n, false, nullptr, true);
 }
 CUresult cuMemcpyAtoD_v2(CUdeviceptr dst, CUarray src, size_t offset, size_t n) {
-  Array* a = range_in(src, offset, n);
-  return a ? ops::dtod(dst, a->dptr + offset, n, nullptr, true) : CUDA_ERROR_INVALID_VALUE;
+  return from_array(dst, src, offset, n, false, nullptr, true);
 }
 CUresult cuMemcpyAtoA_v2(CUarray dst, size_t dst_offset, CUarray src, size_t src_offset, size_t n) {
-  Array* d = range_in(dst, dst_offset, n);
-  Array* s = range_in(src, src_offset, n);
-  return d && s ? ops::dtod(d->dptr + dst_offset, s->dptr + src_offset, n, nullptr, true)
-                : CUDA_ERROR_INVALID_VALUE;
+  Side1D d, s;
+  if (!array_side(dst, dst_offset, n, &d) || !array_side(src, src_offset, n, &s)) return CUDA_ERROR_INVALID_VALUE;
+  return copy_1d(d, s, n, [](uint64_t to, uint64_t from, size_t len, bool last) {
+    return ops::dtod(to, from, len, nullptr, last);
+  });
 }
 
 }  // extern "C"

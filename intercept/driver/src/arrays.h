@@ -1,7 +1,7 @@
 // CUDA arrays and mipmapped arrays in the guest. An array is a block of the
 // process's device memory on the host, laid out as vgpu/executor/texture.h
-// says (dense rows, slices after rows; a mipmapped array's levels back to
-// back); the CUarray handle is the guest's description of it. Copies reach an
+// says (rows padded to 32 bytes, slices after rows; a mipmapped array's
+// levels back to back); the CUarray handle is the guest's description of it. Copies reach an
 // array as rows of that memory (copy_2d.cpp), and texture and surface objects
 // name it by address and layout (textures.cpp).
 #pragma once
@@ -19,7 +19,8 @@ struct Array {
   uint64_t dptr = 0;               // its memory on the host
   uint64_t bytes = 0;
   bool level = false;              // a level of a mipmapped array (not destroyable)
-  size_t row_bytes() const;
+  size_t row_bytes() const;        // of the elements of a row
+  size_t pitch() const;            // from one row to the next (row_bytes, padded)
   size_t rows() const;             // per slice
   size_t slices() const;
 };

@@ -140,12 +140,12 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool sync) {
   if (CUresult r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src); r != CUDA_SUCCESS) return r;
   if (CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst); r != CUDA_SUCCESS) return r;
   // An array's own layout; what the copy says of pitch and height is for linear memory.
-  src.pitch = src.array ? src.array->row_bytes() : p->srcPitch;
+  src.pitch = src.array ? src.array->pitch() : p->srcPitch;
   src.slice_rows = src.array ? src.array->rows() : p->srcHeight;
   src.x0 = p->srcXInBytes;
   src.y0 = p->srcY;
   src.z0 = p->srcZ;
-  dst.pitch = dst.array ? dst.array->row_bytes() : p->dstPitch;
+  dst.pitch = dst.array ? dst.array->pitch() : p->dstPitch;
   dst.slice_rows = dst.array ? dst.array->rows() : p->dstHeight;
   dst.x0 = p->dstXInBytes;
   dst.y0 = p->dstY;

@@ -111,7 +111,9 @@ CUresult create(const TextureDesc& d, const ObjectInfo& info, unsigned long long
   {
     auto lock = c.lock();
     const Status s = c.call(req, {}, &rep);
-    if (s == Status::kNotSupported) return refuse("texture and surface objects on this host's backend");
+    if (s == Status::kNotSupported)
+      return refuse("surface objects, and texture objects over 1D, 3D, layered, cubemap or mipmapped arrays, "
+                    "on this host's GPU backend");
     if (!ok(s)) return to_cu(s);
   }
   Registry& reg = registry();

@@ -167,17 +167,59 @@ TEST_CASE("cuda backend: every handle and pointer is checked against the context
   Handle m = 0;
   const std::vector<uint8_t> junk(64, 0x42);
   CHECK(gpu->module_load(a.id, junk, &m) == Status::kInvalidKernelImage);
-  // Texture objects are not made on this backend yet: refused as such (the
-  // guest names what it refuses), and there is none to destroy.
-  uint64_t q = 0;
-  REQUIRE(gpu->mem_alloc(a.id, 4096, &q) == Status::kSuccess);
-  TextureDesc t;
-  t.resource = TextureDesc::Resource::kLinear;
-  t.base = q;
-  t.width = 16;
+}
+
+TEST_CASE("cuda backend: texture objects over the context's own memory, as the driver's") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  auto b = gpu.context(2);
+  const Handle tex_read = gpu.function(a, kTexRead);
+  // A 5 x 3 float 2D array as the guest lays it out: rows padded to 32 bytes.
+  TextureDesc d;
+  d.resource = TextureDesc::Resource::kArray;
+  d.format = TextureDesc::Format::kFloat;
+  d.width = 5;
+  d.height = 3;
+  REQUIRE(row_pitch(d) == 32);
+  uint64_t array = 0, out = 0;
+  REQUIRE(gpu->mem_alloc(a.id, resource_bytes(d), &array) == Status::kSuccess);
+  REQUIRE(gpu->mem_alloc(a.id, 4, &out) == Status::kSuccess);
+  float rows[3][8] = {};
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x) rows[y][x] = static_cast<float>(y * 10 + x);
+  REQUIRE(run(*gpu, a.id, CopyHtoD{array, reinterpret_cast<const uint8_t*>(rows), sizeof rows}).status ==
+          Status::kSuccess);
+  d.base = array;
   Handle tex = 0;
-  CHECK(gpu->texture_create(a.id, t, &tex) == Status::kNotSupported);
-  CHECK(run(*gpu, a.id, DestroyTexture{1234}).status == Status::kInvalidResourceHandle);
+  REQUIRE(gpu->texture_create(a.id, d, &tex) == Status::kSuccess);
+  // The kernel takes the driver's handle and reads the texel through it.
+  REQUIRE(run(*gpu, a.id, launch(tex_read, Params{}.at(0, tex).at(8, int32_t{4}).at(12, int32_t{2}).at(16, out).bytes))
+              .status == Status::kSuccess);
+  float got = 0;
+  REQUIRE(run(*gpu, a.id, CopyDtoH{out, reinterpret_cast<uint8_t*>(&got), 4}).status == Status::kSuccess);
+  CHECK(got == 24.0f);
+
+  // Linear memory too; another context's memory, and what needs the
+  // driver's own arrays (3D, layered, surfaces), are not.
+  TextureDesc linear;
+  linear.resource = TextureDesc::Resource::kLinear;
+  linear.base = out;
+  linear.width = 1;
+  Handle lt = 0;
+  CHECK(gpu->texture_create(a.id, linear, &lt) == Status::kSuccess);
+  CHECK(gpu->texture_create(b.id, d, &lt) == Status::kInvalidValue);
+  TextureDesc cube = d;
+  cube.depth = 2;
+  CHECK(gpu->texture_create(a.id, cube, &lt) == Status::kNotSupported);
+  TextureDesc surface = d;
+  surface.object = TextureDesc::Object::kSurface;
+  surface.array_flags = TextureDesc::kSurfaceLoadStore;
+  CHECK(gpu->texture_create(a.id, surface, &lt) == Status::kNotSupported);
+
+  // Destroyed once, and only by its own context.
+  CHECK(run(*gpu, b.id, DestroyTexture{tex}).status == Status::kInvalidResourceHandle);
+  CHECK(run(*gpu, a.id, DestroyTexture{tex}).status == Status::kSuccess);
+  CHECK(run(*gpu, a.id, DestroyTexture{tex}).status == Status::kInvalidResourceHandle);
 }
 
 TEST_CASE("cuda backend: what kernels print is kept for their own context's program") {

@@ -40,3 +40,5 @@ __global__ void takes_pair(Pair p, int* out) { *out = p.y + static_cast<int>(p.x
 // that for it. (A real printf here would add its format string to the
 // module's variables, which the other tests count.)
 __global__ void say(int tag) { (void)tag; }
+
+__global__ void tex_read(cudaTextureObject_t t, int x, int y, float* out) { *out = tex2D<float>(t, x + 0.5f, y + 0.5f); }

@@ -44,13 +44,15 @@ TEST_CASE("sim textures: made only over the context's own memory") {
 
   CHECK(b->texture_create(mine, array_2d(own), &h) == Status::kSuccess);
   CHECK(h > 2);
+  const uint64_t bytes = resource_bytes(array_2d(0));  // two rows, each padded to 32 bytes
+  REQUIRE(bytes == 64);
   Handle h2 = 0;
-  CHECK(b->texture_create(mine, array_2d(own + 4096 - 32), &h2) == Status::kSuccess);  // ends at the end
+  CHECK(b->texture_create(mine, array_2d(own + 4096 - bytes), &h2) == Status::kSuccess);  // ends at the end
   CHECK(h2 != h);
 
   Handle none = 0;
   CHECK(b->texture_create(mine, array_2d(other), &none) == Status::kInvalidValue);       // another tenant's
-  CHECK(b->texture_create(mine, array_2d(own + 4096 - 28), &none) == Status::kInvalidValue);  // runs past the end
+  CHECK(b->texture_create(mine, array_2d(own + 4096 - bytes + 4), &none) == Status::kInvalidValue);  // past the end
   CHECK(b->texture_create(mine, array_2d(0), &none) == Status::kInvalidValue);
   TextureDesc pitched = array_2d(own);
   pitched.resource = TextureDesc::Resource::kPitch2D;
@@ -100,7 +102,7 @@ TEST_CASE("sim textures: a kernel reads its own object, and not another context'
   auto b = make_backend();
   const ContextId mine = new_context(*b, 1);
   const ContextId theirs = new_context(*b, 2);
-  const float texels[8] = {0, 1, 2, 3, 10, 11, 12, 13};
+  const float texels[16] = {0, 1, 2, 3, 0, 0, 0, 0, 10, 11, 12, 13, 0, 0, 0, 0};  // rows of 32 bytes
   const uint64_t array = alloc(*b, mine, sizeof texels);
   REQUIRE(put(*b, mine, array, texels, sizeof texels) == Status::kSuccess);
   Handle tex = 0;

@@ -1,5 +1,6 @@
 #include "texture_sampler.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -18,12 +19,82 @@ using Resource = TextureDesc::Resource;
 namespace {
 
 // A resource's bytes in a heap block of exactly its size, so AddressSanitizer
-// catches any read past it.
+// catches any read past it (an array's dense rows: laid_out below pads them
+// into a block of exactly resource_bytes).
 template <class T>
 std::vector<uint8_t> bytes(const std::vector<T>& v) {
   std::vector<uint8_t> b(v.size() * sizeof(T));
   std::memcpy(b.data(), v.data(), b.size());
   return b;
+}
+
+// What fills an array row's padding, so a read of padding shows.
+constexpr uint8_t kPad = 0xEE;
+
+bool is_array(const TextureDesc& d) {
+  return d.resource == Resource::kArray || d.resource == Resource::kMipmapped;
+}
+
+// Walks an array resource's rows as the header lays them out, computed here
+// from the header's description: each level (one for kArray) is
+// max(1, w >> l) elements x max(1, h >> l) rows x (layered or cubemap ? depth
+// : max(1, depth >> l)) slices, a 0 dimension counting as 1. Calls
+// f(dense offset, laid-out offset, row bytes) for each row, where the dense
+// layout has rows back to back and levels back to back; returns the dense
+// layout's size. Checks the laid-out rows are row_pitch apart and fill
+// exactly resource_bytes.
+template <class F>
+uint64_t for_each_row(const TextureDesc& d, F&& f) {
+  namespace ex = vgpu::executor;
+  const auto one = [](uint64_t v) { return std::max<uint64_t>(1, v); };
+  const bool keeps_depth = d.array_flags & (TextureDesc::kLayered | TextureDesc::kCubemap);
+  const uint32_t levels = d.resource == Resource::kMipmapped ? d.levels : 1;
+  uint64_t dense = 0, padded = 0;
+  for (uint32_t l = 0; l < levels; ++l) {
+    const uint64_t row = one(one(d.width) >> l) * ex::element_bytes(d);
+    const uint64_t rows = one(one(d.height) >> l) * (keeps_depth ? one(d.depth) : one(one(d.depth) >> l));
+    const uint64_t pitch = ex::row_pitch(d, l);
+    REQUIRE(pitch >= row);
+    REQUIRE(pitch % ex::kArrayRowAlignment == 0);
+    REQUIRE(padded == ex::level_offset(d, l));
+    for (uint64_t r = 0; r < rows; ++r) f(dense + r * row, padded + r * pitch, row);
+    dense += rows * row;
+    padded += rows * pitch;
+  }
+  REQUIRE(padded == ex::resource_bytes(d));
+  return dense;
+}
+
+uint64_t dense_bytes(const TextureDesc& d) {
+  return for_each_row(d, [](uint64_t, uint64_t, uint64_t) {});
+}
+
+// An array resource's dense bytes (see for_each_row) laid out as the header
+// says, in a buffer of exactly resource_bytes with kPad in each row's padding;
+// any other resource's bytes as they are (their layout is already the
+// header's).
+std::vector<uint8_t> laid_out(const TextureDesc& d, const std::vector<uint8_t>& dense) {
+  if (!is_array(d)) return dense;
+  REQUIRE(dense.size() == dense_bytes(d));
+  std::vector<uint8_t> out(vgpu::executor::resource_bytes(d), kPad);
+  for_each_row(d, [&](uint64_t from, uint64_t to, uint64_t n) { std::memcpy(out.data() + to, dense.data() + from, n); });
+  return out;
+}
+
+// The inverse: an array resource's rows, back to back.
+std::vector<uint8_t> dense_of(const TextureDesc& d, const std::vector<uint8_t>& mem) {
+  if (!is_array(d)) return mem;
+  REQUIRE(mem.size() == vgpu::executor::resource_bytes(d));
+  std::vector<uint8_t> out(dense_bytes(d));
+  for_each_row(d, [&](uint64_t to, uint64_t from, uint64_t n) { std::memcpy(out.data() + to, mem.data() + from, n); });
+  return out;
+}
+
+// True when every byte of an array resource outside its rows is still kPad.
+bool padding_intact(const TextureDesc& d, const std::vector<uint8_t>& mem) {
+  std::vector<uint8_t> m = mem;
+  for_each_row(d, [&](uint64_t, uint64_t at, uint64_t n) { std::memset(m.data() + at, kPad, n); });
+  return std::all_of(m.begin(), m.end(), [](uint8_t b) { return b == kPad; });
 }
 
 std::vector<float> iota(size_t n, float first) {
@@ -43,9 +114,11 @@ TextureDesc array(Format f, uint64_t w, uint64_t h = 0, uint64_t depth = 0, uint
 
 void set_address(TextureDesc& d, Address a) { d.address[0] = d.address[1] = d.address[2] = a; }
 
-// texture_read's floats; the unused channels keep a sentinel.
-std::array<float, 4> read(const TextureDesc& d, const std::vector<uint8_t>& mem, float x, float y = 0,
+// texture_read's floats over `dense` laid out as the header says (laid_out);
+// the unused channels keep a sentinel.
+std::array<float, 4> read(const TextureDesc& d, const std::vector<uint8_t>& dense, float x, float y = 0,
                           float z = 0, int layer = 0, float lod = 0) {
+  const auto mem = laid_out(d, dense);
   REQUIRE(mem.size() == vgpu::executor::resource_bytes(d));  // the test's layout is the header's
   const float coord[3] = {x, y, z};
   std::array<float, 4> out;
@@ -53,9 +126,9 @@ std::array<float, 4> read(const TextureDesc& d, const std::vector<uint8_t>& mem,
   REQUIRE(sim::texture_read(d, mem.data(), coord, layer, lod, out.data()) == 0);
   return out;
 }
-float read1(const TextureDesc& d, const std::vector<uint8_t>& mem, float x, float y = 0, float z = 0,
+float read1(const TextureDesc& d, const std::vector<uint8_t>& dense, float x, float y = 0, float z = 0,
             int layer = 0, float lod = 0) {
-  return read(d, mem, x, y, z, layer, lod)[0];
+  return read(d, dense, x, y, z, layer, lod)[0];
 }
 
 }  // namespace
@@ -192,8 +265,9 @@ TEST_CASE("texture: pitch2D rows are pitch bytes apart") {
 TEST_CASE("texture: integer formats read as elements") {
   auto d = array(Format::kUint8, 2, 2, 0, 4);
   d.read_flags = TextureDesc::kReadAsInteger;
-  std::vector<uint8_t> mem(16);
-  for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i);
+  std::vector<uint8_t> dense(16);
+  for (size_t i = 0; i < dense.size(); ++i) dense[i] = static_cast<uint8_t>(i);
+  const auto mem = laid_out(d, dense);
   REQUIRE(mem.size() == vgpu::executor::resource_bytes(d));
   const float at[3] = {1.5f, 0.5f, 0};
   uint8_t out[4] = {};
@@ -213,7 +287,7 @@ TEST_CASE("texture: integer formats read as elements") {
   // Signed 16-bit, two channels: the raw values.
   auto s = array(Format::kInt16, 2, 0, 0, 2);
   s.read_flags = TextureDesc::kReadAsInteger;
-  std::vector<uint8_t> smem = bytes(std::vector<int16_t>{-7, 300, -32768, 32767});
+  const auto smem = laid_out(s, bytes(std::vector<int16_t>{-7, 300, -32768, 32767}));
   const float at1[3] = {1.5f, 0, 0};
   int16_t sout[2] = {};
   REQUIRE(sim::texture_read(s, smem.data(), at1, 0, 0, sout) == 0);
@@ -282,13 +356,14 @@ TEST_CASE("texture: layered textures read one layer and refuse a bad one") {
   std::vector<float> v;
   for (int layer = 0; layer < 3; ++layer)
     for (int i = 0; i < 4; ++i) v.push_back(static_cast<float>(layer * 10 + i));
-  const auto mem = bytes(v);
-  CHECK(read1(d, mem, 1.5f, 0.5f, 0, 2) == 21);
-  CHECK(read1(d, mem, 0.5f, 1.5f, 0, 1) == 12);
+  const auto dense = bytes(v);
+  CHECK(read1(d, dense, 1.5f, 0.5f, 0, 2) == 21);
+  CHECK(read1(d, dense, 0.5f, 1.5f, 0, 1) == 12);
   d.filter = Filter::kLinear;  // filters within the layer only
-  CHECK(read1(d, mem, 1.0f, 1.0f, 0, 1) == 11.5f);
-  CHECK(read1(d, mem, -5.0f, 9.0f, 0, 0) == 2);
+  CHECK(read1(d, dense, 1.0f, 1.0f, 0, 1) == 11.5f);
+  CHECK(read1(d, dense, -5.0f, 9.0f, 0, 0) == 2);
 
+  const auto mem = laid_out(d, dense);
   const float at[3] = {0.5f, 0.5f, 0};
   float out = 0;
   CHECK(sim::texture_read(d, mem.data(), at, 3, 0, &out) == -1);
@@ -298,9 +373,10 @@ TEST_CASE("texture: layered textures read one layer and refuse a bad one") {
 TEST_CASE("texture: 1D layered textures (height 0, depth the layer count)") {
   auto d = array(Format::kFloat, 2, 0, 2);
   d.array_flags = TextureDesc::kLayered;
-  const auto mem = bytes(std::vector<float>{1, 2, 3, 4});
-  CHECK(read1(d, mem, 1.5f, 0, 0, 1) == 4);
-  CHECK(read1(d, mem, 0.5f, 0, 0, 1) == 3);
+  const auto dense = bytes(std::vector<float>{1, 2, 3, 4});
+  CHECK(read1(d, dense, 1.5f, 0, 0, 1) == 4);
+  CHECK(read1(d, dense, 0.5f, 0, 0, 1) == 3);
+  const auto mem = laid_out(d, dense);
   const float at[3] = {0.5f, 0, 0};
   float out = 0;
   CHECK(sim::texture_read(d, mem.data(), at, 2, 0, &out) == -1);
@@ -347,7 +423,7 @@ TEST_CASE("texture: cubemap face selection") {
   }
   const float at[3] = {1, 0, 0};
   float out = 0;
-  CHECK(sim::texture_read(d, mem.data(), at, 2, 0, &out) == -1);
+  CHECK(sim::texture_read(d, laid_out(d, mem).data(), at, 2, 0, &out) == -1);
 
   // Not layered: the layer argument is not used.
   auto one = array(Format::kFloat, 2, 2, 6);
@@ -473,7 +549,7 @@ TEST_CASE("texture: a descriptor texture_check refuses is not read") {
   auto d = array(Format::kUint8, 4);
   d.read_flags = TextureDesc::kReadAsInteger;
   d.filter = Filter::kLinear;  // linear filtering of integers
-  const std::vector<uint8_t> mem(4);
+  const auto mem = laid_out(d, std::vector<uint8_t>(4));
   const float at[3] = {0, 0, 0};
   uint8_t out = 0;
   CHECK(sim::texture_read(d, mem.data(), at, 0, 0, &out) == -1);
@@ -500,7 +576,7 @@ std::vector<uint32_t> words(const std::vector<uint8_t>& b) {
 
 TEST_CASE("surface: reads and writes in range, x in bytes") {
   const auto d = surface(4, 3);  // 4 x uint32 per row, 3 rows
-  auto mem = bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  auto mem = laid_out(d, bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   REQUIRE(mem.size() == vgpu::executor::resource_bytes(d));
   uint32_t v = 0;
   REQUIRE(sim::surface_read(d, mem.data(), 4, 1, 0, &v, 4, sim::kBoundaryTrap) == 0);
@@ -513,7 +589,7 @@ TEST_CASE("surface: reads and writes in range, x in bytes") {
   CHECK(b == 0);  // byte 1 of element 11 (little endian)
   const uint32_t w = 0xabcd;
   REQUIRE(sim::surface_write(d, mem.data(), &w, 4, 8, 2, 0, sim::kBoundaryTrap) == 0);
-  CHECK(words(mem)[10] == 0xabcd);
+  CHECK(words(dense_of(d, mem))[10] == 0xabcd);
 
   // Misaligned or odd sizes fail in every mode.
   for (int mode : {sim::kBoundaryZero, sim::kBoundaryClamp, sim::kBoundaryTrap}) {
@@ -526,7 +602,7 @@ TEST_CASE("surface: reads and writes in range, x in bytes") {
 
 TEST_CASE("surface: trap refuses an access outside and moves nothing") {
   const auto d = surface(4, 3);
-  auto mem = bytes(iota(12, 0));
+  auto mem = laid_out(d, bytes(iota(12, 0)));
   const auto before = mem;
   for (auto [x, y] : {std::pair<long long, long long>{16, 0}, {-4, 0}, {0, 3}, {0, -1}}) {
     INFO("x " << x << " y " << y);
@@ -545,7 +621,7 @@ TEST_CASE("surface: trap refuses an access outside and moves nothing") {
 
 TEST_CASE("surface: clamp moves the nearest access inside") {
   const auto d = surface(4, 3);
-  auto mem = bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  auto mem = laid_out(d, bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   uint32_t v = 0;
   REQUIRE(sim::surface_read(d, mem.data(), 100, 1, 0, &v, 4, sim::kBoundaryClamp) == 0);
   CHECK(v == 7);
@@ -556,17 +632,18 @@ TEST_CASE("surface: clamp moves the nearest access inside") {
   CHECK((two[0] == 2 && two[1] == 3));
   const uint32_t w = 99;
   REQUIRE(sim::surface_write(d, mem.data(), &w, 4, -4, -1, 0, sim::kBoundaryClamp) == 0);
-  CHECK(words(mem)[0] == 99);
+  CHECK(words(dense_of(d, mem))[0] == 99);
   REQUIRE(sim::surface_write(d, mem.data(), &w, 4, 16, 5, 3, sim::kBoundaryClamp) == 0);
-  CHECK(words(mem)[11] == 99);
+  CHECK(words(dense_of(d, mem))[11] == 99);
   const auto narrow = surface(1, 2);  // 8 bytes cannot fit in a 4-byte row: no place to clamp to
+  const auto mn = laid_out(narrow, bytes(std::vector<uint32_t>{0, 1}));
   uint64_t wide = 0;
-  CHECK(sim::surface_read(narrow, mem.data(), 0, 0, 0, &wide, 8, sim::kBoundaryClamp) == -1);
+  CHECK(sim::surface_read(narrow, mn.data(), 0, 0, 0, &wide, 8, sim::kBoundaryClamp) == -1);
 }
 
 TEST_CASE("surface: zero mode reads zeros and drops writes outside") {
   const auto d = surface(4, 3);
-  auto mem = bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  auto mem = laid_out(d, bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   const auto before = mem;
   uint32_t v = 0xdeadbeef;
   REQUIRE(sim::surface_read(d, mem.data(), 16, 0, 0, &v, 4, sim::kBoundaryZero) == 0);
@@ -584,27 +661,73 @@ TEST_CASE("surface: zero mode reads zeros and drops writes outside") {
 
 TEST_CASE("surface: layered and 3D surfaces take z") {
   const auto layered = surface(2, 2, 3, TextureDesc::kLayered);
-  auto mem = bytes(std::vector<uint32_t>(12));
+  auto mem = laid_out(layered, bytes(std::vector<uint32_t>(12)));
   const uint32_t w = 42;
   REQUIRE(sim::surface_write(layered, mem.data(), &w, 4, 4, 1, 2, sim::kBoundaryTrap) == 0);
-  CHECK(words(mem)[2 * 4 + 1 * 2 + 1] == 42);
+  CHECK(words(dense_of(layered, mem))[2 * 4 + 1 * 2 + 1] == 42);
   uint32_t v = 0;
   CHECK(sim::surface_read(layered, mem.data(), 4, 1, 3, &v, 4, sim::kBoundaryTrap) == -1);
   REQUIRE(sim::surface_read(layered, mem.data(), 4, 1, 3, &v, 4, sim::kBoundaryClamp) == 0);
   CHECK(v == 42);
 
   const auto cube = surface(2, 2, 6, TextureDesc::kCubemap);  // z: the face
-  auto mc = bytes(std::vector<uint32_t>(24));
+  auto mc = laid_out(cube, bytes(std::vector<uint32_t>(24)));
   REQUIRE(sim::surface_write(cube, mc.data(), &w, 4, 0, 1, 5, sim::kBoundaryTrap) == 0);
-  CHECK(words(mc)[5 * 4 + 2] == 42);
+  CHECK(words(dense_of(cube, mc))[5 * 4 + 2] == 42);
   CHECK(sim::surface_write(cube, mc.data(), &w, 4, 0, 1, 6, sim::kBoundaryTrap) == -1);
 }
 
 TEST_CASE("surface: 1D layered surfaces (height 0, the layer in z)") {
   const auto d = surface(4, 0, 2, TextureDesc::kLayered);
-  auto mem = bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  auto mem = laid_out(d, bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   uint32_t v = 0;
   REQUIRE(sim::surface_read(d, mem.data(), 8, 0, 1, &v, 4, sim::kBoundaryTrap) == 0);
   CHECK(v == 6);
   CHECK(sim::surface_read(d, mem.data(), 8, 1, 1, &v, 4, sim::kBoundaryTrap) == -1);
+}
+
+TEST_CASE("texture and surface: array rows are padded to 32 bytes") {
+  // 3 floats: 12-byte rows, each padded to 32.
+  auto d = array(Format::kFloat, 3, 2);
+  REQUIRE(vgpu::executor::row_pitch(d) == 32);
+  REQUIRE(vgpu::executor::resource_bytes(d) == 64);
+  const auto dense = bytes(std::vector<float>{1, 2, 3, 4, 5, 6});
+  const auto mem = laid_out(d, dense);
+  float row1[3], pad = 0;
+  std::memcpy(row1, mem.data() + 32, sizeof row1);  // row 1 starts at byte 32
+  CHECK((row1[0] == 4 && row1[1] == 5 && row1[2] == 6));
+  std::memcpy(&pad, mem.data() + 12, sizeof pad);    // bytes 12..31: row 0's padding
+  CHECK(padding_intact(d, mem));
+
+  for (int x = 0; x < 3; ++x) {
+    INFO("column " << x);
+    const float v = read1(d, dense, static_cast<float>(x) + 0.5f, 1.5f);
+    CHECK(v == static_cast<float>(4 + x));
+    CHECK(v != pad);
+    CHECK(read1(d, dense, static_cast<float>(x) + 0.5f, 0.5f) == static_cast<float>(1 + x));
+  }
+  CHECK(read1(d, dense, 9.0f, 1.5f) == 6);  // clamped to row 1's last texel, not into its padding
+  CHECK(read1(d, dense, 9.0f, 0.5f) == 3);  // nor row 0's
+  d.filter = Filter::kLinear;
+  CHECK(read1(d, dense, 3.0f, 1.0f) == 4.5f);  // (3 + 3 + 6 + 6) / 4: the right edge clamps within each row
+
+  // A surface of 3 x uint32, 2 rows: the last element of row 0 is at byte 8,
+  // row 1 at byte 32.
+  const auto s = surface(3, 2);
+  auto sm = laid_out(s, bytes(std::vector<uint32_t>{0, 1, 2, 3, 4, 5}));
+  const uint32_t w = 0xabcd;
+  REQUIRE(sim::surface_write(s, sm.data(), &w, 4, 8, 0, 0, sim::kBoundaryTrap) == 0);
+  uint32_t at8 = 0;
+  std::memcpy(&at8, sm.data() + 8, sizeof at8);
+  CHECK(at8 == 0xabcd);
+  CHECK(words(dense_of(s, sm)) == std::vector<uint32_t>{0, 1, 0xabcd, 3, 4, 5});  // row 1 untouched
+  CHECK(padding_intact(s, sm));
+  uint32_t v = 0;
+  REQUIRE(sim::surface_read(s, sm.data(), 8, 1, 0, &v, 4, sim::kBoundaryTrap) == 0);
+  CHECK(v == 5);  // byte 40
+  CHECK(sim::surface_read(s, sm.data(), 12, 0, 0, &v, 4, sim::kBoundaryTrap) == -1);  // padding is outside
+  REQUIRE(sim::surface_read(s, sm.data(), 12, 0, 0, &v, 4, sim::kBoundaryClamp) == 0);
+  CHECK(v == 0xabcd);
+  REQUIRE(sim::surface_write(s, sm.data(), &w, 4, 12, 0, 0, sim::kBoundaryZero) == 0);  // dropped
+  CHECK(padding_intact(s, sm));
 }

@@ -6,9 +6,13 @@
 // Layouts, all in the caller's device space at `base`:
 //  - kLinear:    `width` elements back to back (tex1Dfetch).
 //  - kPitch2D:   `height` rows of `width` elements, `pitch` bytes apart.
-//  - kArray:     a CUDA array as the guest lays it out: dense rows of `width`
-//                elements, `height` rows per slice, `depth` slices (layers of
-//                a layered array; 6 faces per layer of a cubemap).
+//  - kArray:     a CUDA array as the guest lays it out: rows of `width`
+//                elements, each row padded to a multiple of
+//                kArrayRowAlignment bytes (row_pitch), `height` rows per
+//                slice, `depth` slices (layers of a layered array; 6 faces
+//                per layer of a cubemap). A 2D array is so also pitched
+//                memory a GPU's texture unit reads (its pitch alignment is
+//                32 bytes).
 //  - kMipmapped: `levels` such arrays back to back, level i of
 //                max(1, width >> i) x max(1, height >> i) x (layered or
 //                cubemap ? depth : max(1, depth >> i)).
@@ -59,6 +63,8 @@ struct TextureDesc {
   float mipmap_bias = 0, min_lod = 0, max_lod = 0;
 };
 
+inline constexpr uint64_t kArrayRowAlignment = 32;
+
 // Bytes of one channel of a format; 0 for an unknown one.
 uint32_t format_bytes(TextureDesc::Format f);
 // Bytes of one element (format x channels); 0 for an unknown format.
@@ -67,6 +73,9 @@ uint32_t element_bytes(const TextureDesc& d);
 // integer formats read as normalized floats (no kReadAsInteger); 32-bit
 // integers are always read as they are.
 bool returns_float(const TextureDesc& d);
+// Bytes from one row to the next: kPitch2D's pitch, a linear resource's
+// size, an array level's padded row.
+uint64_t row_pitch(const TextureDesc& d, uint32_t level = 0);
 // Bytes of level `level`'s array, and where it starts, from base.
 uint64_t level_bytes(const TextureDesc& d, uint32_t level);
 uint64_t level_offset(const TextureDesc& d, uint32_t level);

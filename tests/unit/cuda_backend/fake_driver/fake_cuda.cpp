@@ -49,6 +49,8 @@ struct State {
   CUresult sticky = CUDA_SUCCESS;   // reported by every call once set
   CUresult pending = CUDA_SUCCESS;  // a faulting kernel's error, until the next wait
   std::string printf_fifo;  // what kernels printed, written to stdout at the next wait (as a GPU's driver does)
+  std::map<CUtexObject, CUDA_RESOURCE_DESC> textures;
+  CUtexObject next_texture = 0x1000;
   std::atomic<bool> hung{false};
   uint64_t used = 0;
   std::map<uintptr_t, size_t> allocations;  // address -> size
@@ -513,6 +515,23 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
       const uint64_t threads = uint64_t{gx} * gy * gz * bx * by * bz;
       for (uint64_t t = 0; t < std::min<uint64_t>(threads, 64); ++t)
         s.printf_fifo += "say " + std::to_string(tag) + " thread " + std::to_string(t) + "\n";
+    } else if (has("tex_read") && buf.size() >= 24) {  // *out = texel (x, y) of a pitch2D float texture
+      CUtexObject t = 0;
+      int32_t x = 0, y = 0;
+      uintptr_t out = 0;
+      std::memcpy(&t, buf.data(), 8);
+      std::memcpy(&x, buf.data() + 8, 4);
+      std::memcpy(&y, buf.data() + 12, 4);
+      std::memcpy(&out, buf.data() + 16, 8);
+      auto it = s.textures.find(t);
+      if (it == s.textures.end() || it->second.resType != CU_RESOURCE_TYPE_PITCH2D || !device_range(s, out, 4)) {
+        s.pending = CUDA_ERROR_ILLEGAL_ADDRESS;
+      } else {
+        const auto& p = it->second.res.pitch2D;
+        const uintptr_t at = p.devPtr + static_cast<uintptr_t>(y) * p.pitchInBytes + static_cast<uintptr_t>(x) * 4;
+        if (!device_range(s, at, 4)) s.pending = CUDA_ERROR_ILLEGAL_ADDRESS;
+        else std::memcpy(reinterpret_cast<void*>(out), reinterpret_cast<const void*>(at), 4);
+      }
     } else if (has("hang")) {
       s.hung = true;
     } else if (has("fault")) {
@@ -527,6 +546,33 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     std::memcpy(&ns, buf.data(), 8);
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(ns, 5'000'000'000ull)));
   }
+  return CUDA_SUCCESS;
+}
+
+// Texture objects over device memory the fake gave out (pitch2D and linear
+// resources, as the backend makes them).
+CUresult cuTexObjectCreate(CUtexObject* out, const CUDA_RESOURCE_DESC* res, const CUDA_TEXTURE_DESC* tex,
+                           const CUDA_RESOURCE_VIEW_DESC* view) {
+  FAKE_GUARD
+  if (!out || !res || !tex || view) return CUDA_ERROR_INVALID_VALUE;
+  if (res->resType == CU_RESOURCE_TYPE_PITCH2D) {
+    const auto& p = res->res.pitch2D;
+    if (p.pitchInBytes % 32 != 0 || !device_range(s, p.devPtr, p.pitchInBytes * p.height)) return CUDA_ERROR_INVALID_VALUE;
+  } else if (res->resType == CU_RESOURCE_TYPE_LINEAR) {
+    if (!device_range(s, res->res.linear.devPtr, res->res.linear.sizeInBytes)) return CUDA_ERROR_INVALID_VALUE;
+  } else {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *out = s.next_texture++;
+  s.textures[*out] = *res;
+  ++s.stats.live_textures;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuTexObjectDestroy(CUtexObject t) {
+  FAKE_GUARD
+  if (!s.textures.erase(t)) return CUDA_ERROR_INVALID_VALUE;
+  --s.stats.live_textures;
   return CUDA_SUCCESS;
 }
 
@@ -565,6 +611,7 @@ void reset(const Knobs& knobs) {
     delete m;
   }
   s.allocations.clear();
+  s.textures.clear();
   s.streams.clear();
   s.events.clear();
   s.functions.clear();

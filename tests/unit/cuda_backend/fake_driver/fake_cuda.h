@@ -51,6 +51,7 @@ struct Stats {
   int64_t h2d_copies = 0, d2h_copies = 0;  // cuMemcpy*Async calls
   int64_t launches = 0;
   int64_t cooperative_launches = 0;  // through cuLaunchKernelEx
+  int64_t live_textures = 0;
   uint64_t last_launch_param_bytes = 0;
 };
 
