@@ -136,6 +136,16 @@ void settle_tables(Ctx& ctx, const Work& work, bool executed) {
              work.op);
 }
 
+// texture_create's rule on both backends: a texture or surface object reads
+// (or writes) only memory inside one of the context's allocations, and the
+// table has room. Called with ctx.mu held, after texture_check.
+template <class Ctx>
+Status check_texture_room(Ctx& ctx, const TextureDesc& d) {
+  uint64_t start = 0;
+  if (!ctx.allocations.resolve(d.base, resource_bytes(d), false, &start)) return Status::kInvalidValue;
+  return ctx.textures.size() < kMaxTextures ? Status::kSuccess : Status::kMemoryAllocation;
+}
+
 // cudaStreamQuery: kNotReady while work accepted on the stream is pending.
 template <class Ctx>
 Status query_stream(Ctx& ctx, Handle stream) {

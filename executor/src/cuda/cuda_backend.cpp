@@ -384,9 +384,7 @@ Status CudaBackend::texture_create(ContextId id, const TextureDesc& d, Handle* o
   {
     std::lock_guard<std::mutex> lock(ctx->mu);
     if (Status s = begin(*ctx, &call); !ok(s)) return s;
-    uint64_t start = 0;
-    if (!ctx->allocations.resolve(d.base, resource_bytes(d), false, &start)) return Status::kInvalidValue;
-    if (ctx->textures.size() >= common::kMaxTextures) return Status::kMemoryAllocation;
+    if (Status s = common::check_texture_room(*ctx, d); !ok(s)) return s;
   }
   CUDA_RESOURCE_DESC res;
   CUDA_TEXTURE_DESC tex;

@@ -19,13 +19,7 @@ Status SimBackend::texture_create(ContextId id, const TextureDesc& desc, Handle*
   }
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
-  // The object reads (and a surface writes) only memory the context owns.
-  uint64_t offset = 0;
-  if (!ctx->allocations.resolve(desc.base, resource_bytes(desc), false, &offset)) {
-    spdlog::debug("sim: context {}: texture over memory it does not own", id);
-    return Status::kInvalidValue;
-  }
-  if (ctx->textures.size() >= common::kMaxTextures) return Status::kMemoryAllocation;
+  if (Status s = common::check_texture_room(*ctx, desc); !ok(s)) return s;
   const Handle h = ctx->new_handle();
   ctx->textures.emplace(h, common::TextureState{desc, false});
   ++ctx->textures_version;
