@@ -7,7 +7,9 @@
 // to its entitlement.
 //
 //   share_bench [--seconds S] [--warmup S] [--kernel-us US] [--policy NAME]
-//               [--weights 1,1,2,4,1,1,2,4]
+//               [--weights 1,1,2,4,1,1,2,4] [--batch N]
+// --batch N: each program synchronizes after every N launches (closed loop:
+// the VM is idle for its round trip after each batch).
 // Exit status 0 when every VM is within 5% (relative) of its entitlement.
 // VGPU_BENCH_KEEP=1 keeps the temporary directory (logs, ledger);
 // VGPU_BENCH_LOG=LEVEL sets vgpud's log level (default warn).
@@ -41,6 +43,7 @@ struct Options {
   int seconds = 20;
   int warmup = 3;
   int kernel_us = 1000;
+  int batch = 0;  // 0: never synchronize (always busy)
   std::string policy = "fair";
   std::vector<int> weights = {1, 1, 2, 4, 1, 1, 2, 4};
 };
@@ -54,6 +57,8 @@ bool parse(int argc, char** argv, Options* o) {
       o->warmup = std::atoi(v.c_str());
     } else if (k == "--kernel-us") {
       o->kernel_us = std::atoi(v.c_str());
+    } else if (k == "--batch") {
+      o->batch = std::atoi(v.c_str());
     } else if (k == "--policy") {
       o->policy = v;
     } else if (k == "--weights") {
@@ -64,7 +69,8 @@ bool parse(int argc, char** argv, Options* o) {
       return false;
     }
   }
-  return argc % 2 == 1 && o->seconds > 0 && o->kernel_us > 0 && !o->weights.empty();
+  return argc % 2 == 1 && o->seconds > 0 && o->kernel_us > 0 && o->batch >= 0 &&
+         !o->weights.empty();
 }
 
 // GPU time per VM name, as vgpud last flushed it.
@@ -97,7 +103,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: share_bench [--seconds S] [--warmup S] [--kernel-us US] [--policy NAME] "
-                 "[--weights 1,1,2,4,...]\n");
+                 "[--weights 1,1,2,4,...] [--batch N]\n");
     return 2;
   }
   char tmpl[] = "/tmp/vgpu-share-XXXXXX";
@@ -127,9 +133,11 @@ int main(int argc, char** argv) {
   const long iterations = (o.warmup + o.seconds + 30) * 1000000L / o.kernel_us;
   std::vector<pid_t> programs;
   for (const std::string& vm : vms) {
-    programs.push_back(spawn({VGPU_BENCH_VGPU_RUN, "--runtime-dir", dir, "--vm", vm, "--",
-                              VGPU_BENCH_BUSY, std::to_string(o.kernel_us), std::to_string(iterations)},
-                             dir + "/" + vm + ".log"));
+    std::vector<std::string> args = {VGPU_BENCH_VGPU_RUN, "--runtime-dir", dir, "--vm", vm, "--",
+                                     VGPU_BENCH_BUSY, std::to_string(o.kernel_us),
+                                     std::to_string(iterations)};
+    if (o.batch > 0) args.push_back(std::to_string(o.batch));
+    programs.push_back(spawn(args, dir + "/" + vm + ".log"));
   }
   std::this_thread::sleep_for(std::chrono::seconds(o.warmup));
   const auto before = ledger(db);
@@ -150,9 +158,11 @@ int main(int argc, char** argv) {
     total += used[vms[i]];
     weights += o.weights[i];
   }
-  std::printf("End to end: %zu VMs (vgpu-run + busy %d us kernels), policy %s, sim backend, "
+  std::printf("End to end: %zu VMs (vgpu-run + busy %d us kernels, %s), policy %s, sim backend, "
               "%d s measured after %d s warm-up\n",
-              vms.size(), o.kernel_us, o.policy.c_str(), o.seconds, o.warmup);
+              vms.size(), o.kernel_us,
+              o.batch ? ("synchronizing every " + std::to_string(o.batch)).c_str() : "never waiting",
+              o.policy.c_str(), o.seconds, o.warmup);
   std::printf("GPU busy %.1f%% of the window (%.2f s of GPU time in %.2f s)\n\n",
               100.0 * total / 1e9 / wall, total / 1e9, wall);
   std::printf("%-6s %6s %12s %12s %10s %12s\n", "vm", "weight", "entitled", "measured", "ratio",

@@ -1,5 +1,7 @@
-// busy MICROSECONDS ITERATIONS: launches spin(MICROSECONDS * 1000) ITERATIONS
-// times on the default stream, synchronizes, and prints the elapsed time.
+// busy MICROSECONDS ITERATIONS [BATCH]: launches spin(MICROSECONDS * 1000)
+// ITERATIONS times on the default stream, synchronizes, and prints the elapsed
+// time. With BATCH it synchronizes after every BATCH launches too, as most
+// student programs do (launch a few kernels, wait, launch again).
 // On a GPU spin busy-waits on %globaltimer; under the sim backend the plug-in
 // reports the same duration as the kernel's modeled time, so the scheduler
 // tests get kernels of known length. It prints "launched" once every kernel
@@ -32,10 +34,10 @@ static bool parse(const char* s, unsigned long long* out) {
 
 int main(int argc, char** argv) {
   vt::set_name("busy");
-  unsigned long long us = 0, iterations = 0;
-  if (argc != 3 || !parse(argv[1], &us) || !parse(argv[2], &iterations) ||
-      us > 3600ull * 1000 * 1000)
-    vt::fail("usage: busy MICROSECONDS ITERATIONS");
+  unsigned long long us = 0, iterations = 0, batch = 0;
+  if ((argc != 3 && argc != 4) || !parse(argv[1], &us) || !parse(argv[2], &iterations) ||
+      (argc == 4 && (!parse(argv[3], &batch) || batch == 0)) || us > 3600ull * 1000 * 1000)
+    vt::fail("usage: busy MICROSECONDS ITERATIONS [BATCH]");
 
   cudaEvent_t before, after;
   CUDA_OK(cudaEventCreate(&before));
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   for (unsigned long long i = 0; i < iterations; ++i) {
     spin<<<1, 1>>>(us * 1000);
     LAUNCH_OK();
+    if (batch != 0 && (i + 1) % batch == 0) CUDA_OK(cudaStreamSynchronize(0));
   }
   CUDA_OK(cudaEventRecord(after, 0));
   std::printf("launched\n");  // for a test that kills it while its kernels run
