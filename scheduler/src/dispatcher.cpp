@@ -58,7 +58,7 @@ class Dispatcher::Queues final : public TurnSource {
     if (!turn_ || turn_->id != tenant) turn_ = d_->find(tenant);
     return turn_ && d_->run_next(*turn_, budget, gpu_time, more);
   }
-  void between_commands() override { d_->note_runnable(); }
+  void after_command(ArrivalListener& arrivals) override { d_->note_runnable(&arrivals); }
   void end_turn() { turn_.reset(); }
 
  private:
@@ -284,7 +284,7 @@ void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
     for (Command& c : commands) t->inbox.push_back(std::move(c));
   }
   if (t->queued.fetch_add(commands.size()) == 0) {
-    became_runnable_.push(tenant);
+    became_runnable_.push({tenant, clock_->now()});
     std::lock_guard lock(mu_);
     wake_ = true;
     cv_.notify_one();
@@ -445,11 +445,13 @@ void Dispatcher::apply_control() {
   for (auto& op : ops) op();
 }
 
-void Dispatcher::note_runnable() {
-  TenantId id;
-  while (became_runnable_.try_pop(id)) {
+void Dispatcher::note_runnable(TurnSource::ArrivalListener* arrivals) {
+  Arrival a;
+  while (became_runnable_.try_pop(a)) {
     // An unknown tenant's add is still on its way: it makes it runnable then.
-    if (!waiting_.count(id) && known_.count(id)) policy_->runnable(id, clock_->now());
+    if (waiting_.count(a.tenant) || !known_.count(a.tenant)) continue;
+    if (arrivals) arrivals->before_runnable(a.at);
+    policy_->runnable(a.tenant, clock_->now());
   }
 }
 
@@ -512,6 +514,9 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
       }
       batch_.push_back(std::move(next));
     }
+    if (known_.size() > 1 && clock_->now() - last_emptied_ < config_.woke_recently_ns) {
+      budget = std::min(budget, config_.batch_step_ns);
+    }
     done = run_batch(*t, budget, gpu_time);
   } else {
     const ExecResult r = backend_->execute(c.work);
@@ -523,7 +528,10 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
   end_running();
   const size_t left = t->queued.fetch_sub(done) - done;
   if (left < config_.max_queued_per_tenant / 2 && t->told_full.exchange(false)) on_room_();
-  if (left == 0) forget_dead(*t);
+  if (left == 0) {
+    forget_dead(*t);
+    last_emptied_ = clock_->now();
+  }
   *more = left > 0;
   return true;
 }

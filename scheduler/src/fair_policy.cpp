@@ -118,13 +118,27 @@ void FairPolicy::update_tenant(TenantId tenant, const TenantParams& params, Nano
   }
 }
 
+// What a tenant's lag going out of (or back into) a group that stays active
+// is worth to the other groups: their share of the GPU of it.
+int64_t FairPolicy::other_groups_part(const Group& g, int64_t lag) const {
+  const int64_t all = top_->active_weight();
+  if (all <= static_cast<int64_t>(g.weight)) return 0;
+  return static_cast<int64_t>(static_cast<long double>(lag) *
+                              static_cast<long double>(all - g.weight) /
+                              static_cast<long double>(all));
+}
+
 // A tenant's lag against its ideal share of the whole GPU is its lag inside
 // its group plus its part (w / W of the group's active weight) of its group's
-// lag among groups. When it leaves, it takes that whole lag with it and the
-// group's lag drops by as much; when it comes back, it brings it back. So a
-// tenant that leaves while its group is ahead carries its part of the group's
-// debt instead of leaving it to its group-mates, and the hierarchy holds the
-// same lag bound as a flat queue.
+// lag among groups. When it leaves, it takes that whole lag with it; when it
+// comes back, it brings it back. So a tenant that leaves while its group is
+// ahead carries its part of the group's debt instead of leaving it to its
+// group-mates, and the hierarchy holds the same lag bound as a flat queue.
+// What it takes or brings is settled with everyone by share, as in one flat
+// queue: the other groups' part of it through the group's lag
+// (other_groups_part), its group-mates' part inside the group. (Settling all
+// of it with the other groups handed them every bit of credit a student was
+// forgiven on going idle: a course of students who come and go lost share.)
 void FairPolicy::runnable(TenantId tenant, Nanos) {
   Tenant* t = find(tenant);
   if (!t || t->runnable) return;
@@ -136,7 +150,7 @@ void FairPolicy::runnable(TenantId tenant, Nanos) {
     g->members.set_saved_lag(t->slot, 0);
     top_->activate(g->slot);
   } else {
-    top_->add_lag(g->slot, carried);
+    top_->add_lag(g->slot, other_groups_part(*g, carried));
     const auto part = static_cast<int64_t>(
         static_cast<long double>(top_->lag(g->slot)) * g->members.weight(t->slot) /
         static_cast<long double>(g->members.active_weight() + g->members.weight(t->slot)));
@@ -161,7 +175,7 @@ void FairPolicy::idle(TenantId tenant, Nanos) {
     top_->deactivate(g->slot);
     top_->set_saved_lag(g->slot, 0);
   } else {
-    top_->add_lag(g->slot, -whole);
+    top_->add_lag(g->slot, -other_groups_part(*g, whole));
   }
   if (current_ == t) current_ = nullptr;
 }

@@ -92,6 +92,7 @@ double WindowJain::whole_run() const {
 // --- LagTracker -------------------------------------------------------------------
 
 void LagTracker::advance(Nanos now) {
+  now = std::max(now, last_);  // an arrival seen after the kernel that started later
   if (active_groups_weight_ > 0) {
     top_ += static_cast<long double>(now - last_) / active_groups_weight_;
   }

@@ -31,19 +31,22 @@ void Simulator::schedule(Nanos at, TenantId tenant, EventKind kind) {
   events_.push({at, seq_++, tenant, kind});
 }
 
-void Simulator::arrive(Tenant& t, TenantId id, uint64_t n) {
+void Simulator::arrive(Tenant& t, TenantId id, uint64_t n, Nanos at) {
   if (n == 0) return;
   const bool was_empty = t.queued == 0;
   t.queued += n;
   if (!was_empty) return;
-  for (Observer* o : observers_) o->on_active(id, clock_.t);
+  // Active from when its work came, though it is seen after the command that
+  // was running then: it waited for the rest of that command.
+  for (Observer* o : observers_) o->on_active(id, at);
   if (std::find(held_.begin(), held_.end(), id) == held_.end()) policy_->runnable(id, clock_.t);
 }
 
-void Simulator::process_events() {
+void Simulator::process_events(ArrivalListener* arrivals) {
   while (!events_.empty() && events_.top().at <= clock_.t) {
     const Event e = events_.top();
     events_.pop();
+    if (arrivals && e.kind == EventKind::kArrive) arrivals->before_runnable(e.at);
     Tenant& t = tenants_[e.tenant - 1];
     if (t.gone) continue;
     const Arrivals& a = t.spec.arrivals;
@@ -55,16 +58,16 @@ void Simulator::process_events() {
         if (a.kind == Arrivals::Kind::kBursts) {
           schedule(clock_.t, e.tenant, EventKind::kArrive);
         } else if (a.kind != Arrivals::Kind::kNone) {
-          arrive(t, e.tenant, 1);
+          arrive(t, e.tenant, std::max<uint32_t>(a.burst, 1), e.at);
         }
         break;
       case EventKind::kArrive:
         if (t.stopped) break;
         if (a.kind == Arrivals::Kind::kBursts) {
-          arrive(t, e.tenant, a.burst);
+          arrive(t, e.tenant, a.burst, e.at);
           schedule(clock_.t + a.period, e.tenant, EventKind::kArrive);
         } else {
-          arrive(t, e.tenant, 1);
+          arrive(t, e.tenant, std::max<uint32_t>(a.burst, 1), e.at);
         }
         break;
       case EventKind::kLeave:

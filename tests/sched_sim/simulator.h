@@ -28,7 +28,9 @@ struct Arrivals {
   enum class Kind {
     kAlwaysBusy,   // its queue never empties
     kBursts,       // `burst` kernels every `period`
-    kSynchronous,  // one kernel at a time; the next `think` after it completes
+    kSynchronous,  // `burst` kernels (at least one) at a time; the next ones
+                   // `think` after the last of them completes (a program that
+                   // launches a few kernels and synchronizes)
     kNone,         // connected, never submits anything
   };
   Kind kind = Kind::kAlwaysBusy;
@@ -38,7 +40,10 @@ struct Arrivals {
 
   static Arrivals always_busy() { return {}; }
   static Arrivals bursts(uint32_t n, Nanos every) { return {Kind::kBursts, n, every, 0}; }
-  static Arrivals synchronous(Nanos think) { return {Kind::kSynchronous, 0, 0, think}; }
+  static Arrivals synchronous(Nanos think) { return {Kind::kSynchronous, 1, 0, think}; }
+  static Arrivals closed_loop(uint32_t n, Nanos think) {
+    return {Kind::kSynchronous, n, 0, think};
+  }
   static Arrivals none() { return {Kind::kNone, 0, 0, 0}; }
 };
 
@@ -106,11 +111,13 @@ class Simulator final : private scheduler::TurnSource {
   // scheduler::TurnSource
   QueueState state(TenantId tenant) override;
   bool run_next(TenantId tenant, Nanos budget, Nanos* gpu_time, bool* more) override;
-  void between_commands() override { process_events(); }
+  void after_command(ArrivalListener& arrivals) override { process_events(&arrivals); }
 
   void schedule(Nanos at, TenantId tenant, EventKind kind);
-  void process_events();
-  void arrive(Tenant& t, TenantId id, uint64_t n);
+  // Processes the events due by now, in time order; `arrivals` (while a
+  // command's time is charged) hears the time of each first.
+  void process_events(ArrivalListener* arrivals = nullptr);
+  void arrive(Tenant& t, TenantId id, uint64_t n, Nanos at);
   void poke_held();
   void reject(TenantId tenant);
   Nanos next_event() const { return events_.empty() ? kNever : events_.top().at; }

@@ -30,15 +30,17 @@ class BatchBackend final : public test::QuietBackend {
   std::vector<int> executed;               // sequence numbers, in execution order
   std::vector<std::vector<int>> batches;   // what each execute_batch call was handed
   std::atomic<size_t> run_at_most{1000};   // per batch: the rest "did not fit the budget"
+  std::vector<uint64_t> budgets;           // the budget each execute_batch call was given
 
   executor::ExecResult execute(const executor::Work& w) override {
     std::lock_guard lock(mu);
     executed.push_back(seq_of(w));
     return {Status::kSuccess, 1000};
   }
-  size_t execute_batch(std::span<const executor::Work* const> works, uint64_t,
+  size_t execute_batch(std::span<const executor::Work* const> works, uint64_t budget,
                        executor::ExecResult* results) override {
     std::lock_guard lock(mu);
+    budgets.push_back(budget);
     batches.emplace_back();
     for (const executor::Work* w : works) batches.back().push_back(seq_of(*w));
     const size_t n = std::min(works.size(), run_at_most.load());
@@ -64,9 +66,9 @@ struct Harness {
                    [this](const Command&, const executor::ExecResult&) { completions++; }, [] {}) {
     dispatcher.add_tenant(1, {});
   }
-  void launch(executor::ContextId ctx, int seq) {
+  void launch(executor::ContextId ctx, int seq, TenantId tenant = 1) {
     Command c;
-    c.tenant = 1;
+    c.tenant = tenant;
     c.work.context = ctx;
     c.work.op = executor::Launch{7, {static_cast<uint32_t>(seq), 1, 1}, {1, 1, 1}, 0, {}};
     dispatcher.submit(std::move(c));
@@ -144,4 +146,29 @@ TEST_CASE("dispatcher batches: max_batch 1 runs every launch on its own") {
   std::lock_guard lock(h.backend.mu);
   CHECK(h.backend.batches.empty());
   CHECK(h.backend.executed == iota(0, 5));
+}
+
+TEST_CASE("dispatcher batches: cut short while a tenant may come back, whole otherwise") {
+  // A tenant whose queue ran empty lately may submit again at any moment (a
+  // program that synchronizes after a few kernels): batches of the others
+  // stop after batch_step_ns of device time so its return is seen there.
+  Harness h;
+  h.dispatcher.add_tenant(2, {});
+  SECTION("another tenant connected, never idle after work: whole slices") {
+    for (int i = 0; i < 10; ++i) h.launch(5, i);
+    h.run_all(10);
+    std::lock_guard lock(h.backend.mu);
+    REQUIRE(!h.backend.budgets.empty());
+    CHECK(h.backend.budgets[0] == 2 * kMillisecond);
+  }
+  SECTION("another tenant ran and went idle: batches cut to the step") {
+    h.launch(9, 100, 2);
+    h.run_all(1);  // tenant 2's only launch ran: its queue is empty
+    for (int i = 0; i < 10; ++i) h.launch(5, i);
+    for (int i = 0; i < 5000 && h.completions.load() < 11; ++i) std::this_thread::sleep_for(1ms);
+    REQUIRE(h.completions.load() == 11);
+    std::lock_guard lock(h.backend.mu);
+    REQUIRE(h.backend.budgets.size() >= 2);
+    CHECK(h.backend.budgets.back() == static_cast<uint64_t>(DispatcherConfig{}.batch_step_ns));
+  }
 }

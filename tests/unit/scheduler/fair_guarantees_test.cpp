@@ -273,3 +273,98 @@ TEST_CASE("fair: a tenant flooding tiny calls leaves its neighbour its entitled 
     WARN("flood vs busy victim: victim got " << ratio * 100 << "% of its entitled time");
   }
 }
+
+namespace {
+
+// Shares of two programs weighted 1 and 3 that each launch `batch` kernels
+// of `kernel` ns, wait for them, and are idle for `round_trip` ns before the
+// next batch.
+std::pair<double, double> closed_loop_shares(uint32_t batch, Nanos kernel, Nanos round_trip,
+                                             uint64_t seed) {
+  Run r(seed);
+  const KernelLengths k = KernelLengths::fixed(kernel);
+  r.add(spec({1, 0, 1}, k, Arrivals::closed_loop(batch, round_trip)));
+  r.add(spec({3, 0, 1}, k, Arrivals::closed_loop(batch, round_trip)));
+  ServiceTally got;
+  r.sim.observe(&got);
+  r.sim.run(20 * kSecond);
+  const double a = static_cast<double>(got.service(1)), b = static_cast<double>(got.service(2));
+  return {a / (a + b), b / (a + b)};
+}
+
+}  // namespace
+
+TEST_CASE("fair: programs that synchronize after every few kernels get their weights") {
+  // The VM is idle for its round trip after each batch, and the neighbour's
+  // kernel that fills that gap delays its next batch: it is owed its share of
+  // that kernel from the moment its batch came (turn.h).
+  SECTION("batches of 4 kernels of 1 ms: within 10% of the weights") {
+    const auto [light, heavy] = closed_loop_shares(4, kMillisecond, 50 * kMicrosecond, 1);
+    WARN("closed loop 1:3, batches of 4 x 1 ms: " << light * 100 << "% : " << heavy * 100 << "%");
+    CHECK(std::abs(heavy - 0.75) / 0.75 <= 0.10);
+    CHECK(std::abs(light - 0.25) / 0.25 <= 0.10);
+  }
+  SECTION("shorter batches: within 10% of what the round trips allow") {
+    // During each round trip the lighter program's next kernel starts (the
+    // GPU does not idle while someone has work), so a program that waits
+    // after every n kernels gets at most n / (n + 1) of the GPU next to one
+    // that always has a kernel ready.
+    for (uint32_t batch : {1u, 2u, 4u}) {
+      for (Nanos kernel : {100 * kMicrosecond, kMillisecond}) {
+        const auto [light, heavy] = closed_loop_shares(batch, kernel, 50 * kMicrosecond, 1);
+        const double bound = std::min(0.75, batch / (batch + 1.0));
+        WARN("closed loop 1:3, batches of " << batch << " x " << kernel / 1000 << " us: heavy "
+             << heavy * 100 << "% (entitled 75%, at most " << bound * 100 << "% possible)");
+        CHECK(heavy >= 0.9 * bound);
+      }
+    }
+  }
+}
+
+TEST_CASE("fair: programs that wait for each kernel are not starved by busy neighbours") {
+  // Two programs that run one kernel at a time (50 us between them) next to
+  // two that always have work, equal weights, kernels of the mixed lengths:
+  // the waiting ones are owed service from when each kernel is submitted.
+  for (uint64_t seed : {1u, 2u}) {
+    Run r(seed);
+    r.add(spec({1, 0, 1}, KernelLengths::mixed()));
+    r.add(spec({1, 0, 1}, KernelLengths::uniform(5 * kMicrosecond, 20 * kMicrosecond)));
+    r.add(spec({1, 0, 1}, KernelLengths::mixed(), Arrivals::synchronous(50 * kMicrosecond)));
+    r.add(spec({1, 0, 1}, KernelLengths::mixed(), Arrivals::synchronous(50 * kMicrosecond)));
+    ServiceTally got;
+    r.sim.observe(&got);
+    r.sim.run(40 * kSecond);
+    const double total = static_cast<double>(got.total());
+    for (TenantId t = 3; t <= 4; ++t) {
+      const double share = static_cast<double>(got.service(t)) / total;
+      INFO("seed " << seed << " tenant " << t << " share " << share);
+      CHECK(share >= 0.25 * 0.95);
+      WARN("one kernel at a time next to busy tenants, seed " << seed << ": " << share * 100
+           << "% (entitled 25%)");
+    }
+  }
+}
+
+TEST_CASE("fair: students who come and go leave their course its share") {
+  // Two courses (weights 3 and 1), each with a busy student and one who runs
+  // one kernel at a time; the second course's busy student floods tiny calls.
+  // What a student takes along when it goes idle, and brings back, is shared
+  // by everyone by share, not traded with the other course alone.
+  for (uint64_t seed : {1u, 2u}) {
+    Run r(seed);
+    const KernelLengths mixed = KernelLengths::mixed();
+    r.add(spec({1, 1, 3}, mixed));
+    r.add(spec({1, 1, 3}, mixed, Arrivals::synchronous(50 * kMicrosecond)));
+    r.add(spec({1, 2, 1}, KernelLengths::uniform(5 * kMicrosecond, 20 * kMicrosecond)));
+    r.add(spec({1, 2, 1}, mixed, Arrivals::synchronous(50 * kMicrosecond)));
+    ServiceTally got;
+    r.sim.observe(&got);
+    r.sim.run(40 * kSecond);
+    const double second = static_cast<double>(got.service(3) + got.service(4)) /
+                          static_cast<double>(got.total());
+    INFO("seed " << seed << ": second course " << second);
+    CHECK(std::abs(second - 0.25) / 0.25 <= 0.05);
+    WARN("courses 3:1 with students coming and going, seed " << seed << ": second course "
+         << second * 100 << "% (entitled 25%)");
+  }
+}

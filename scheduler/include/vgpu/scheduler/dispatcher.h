@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "vgpu/scheduler/command.h"
 #include "vgpu/scheduler/policy.h"
 #include "vgpu/scheduler/quota_gate.h"
+#include "vgpu/scheduler/turn.h"
 
 namespace vgpu::scheduler {
 
@@ -47,6 +49,14 @@ struct DispatcherConfig {
   // Consecutive kernel launches of one context are handed to the backend as
   // one batch of at most this many (Backend::execute_batch); 1: never batch.
   size_t max_batch = 256;
+  // When a tenant's queue ran empty within the last `woke_recently_ns` (it
+  // may come back at any moment: a program that synchronizes after a few
+  // kernels), a batch ends once it has used `batch_step_ns` of device time,
+  // so that its next submission is seen within that (and the turn ends there
+  // if the policy says so) rather than a whole slice later. Tenants that
+  // always have work queued keep whole batches.
+  Nanos batch_step_ns = 250'000;
+  Nanos woke_recently_ns = 100'000'000;
   // With nothing to run, the dispatcher polls for new work this long before it
   // sleeps (yielding the CPU between looks): a program's next call usually
   // follows at once, and waking a sleeping thread costs more than the call.
@@ -89,6 +99,8 @@ class Dispatcher {
   // Called when a tenant's queue has room again after accepting() said no.
   using RoomCallback = std::function<void()>;
 
+  // `clock` is read on the dispatcher thread and by submit() (when a queue
+  // goes from empty to not), so its now() must be safe from any thread.
   Dispatcher(executor::Backend* backend, std::unique_ptr<Policy> policy, QuotaGate* gate,
              const Clock* clock, DispatcherConfig config, Completion on_complete,
              RoomCallback on_room);
@@ -157,7 +169,7 @@ class Dispatcher {
   class Queues;  // the TurnSource a turn runs against
   void run();
   void apply_control();
-  void note_runnable();
+  void note_runnable(TurnSource::ArrivalListener* arrivals = nullptr);
   bool run_one_slice();
   // True if work or a control op arrived within config_.poll_before_sleep.
   bool poll_for_work() const;
@@ -206,8 +218,16 @@ class Dispatcher {
   std::vector<std::function<void()>> control_;  // run on the dispatcher thread
   std::atomic<bool> wake_{false};  // set under mu_; polled without it
 
-  tbb::concurrent_queue<TenantId> became_runnable_;
+  // Tenants whose queue went from empty to not, with when (clock_): a turn
+  // running meanwhile is charged in parts, split there (turn.h).
+  struct Arrival {
+    TenantId tenant;
+    Nanos at;
+  };
+  tbb::concurrent_queue<Arrival> became_runnable_;
   std::unordered_set<TenantId> waiting_;  // dispatcher thread: tenants the gate holds back
+  // Dispatcher thread: when a tenant's queue last ran empty (long ago at first).
+  Nanos last_emptied_ = std::numeric_limits<Nanos>::min() / 2;
   // Dispatcher thread: tenants whose add_tenant the policy has been told. A
   // submit can beat the control op that adds its tenant (and the turn loop
   // notes new work between commands); the policy ignores work of tenants it

@@ -66,6 +66,7 @@ class FairPolicy final : public Policy {
   Tenant* find(TenantId id);
   Group* join_group(Tenant* t);   // finds or creates t->params.group; assigns t->slot
   void leave_group(Tenant* t);    // t must be idle; frees the group when empty
+  int64_t other_groups_part(const Group& g, int64_t lag) const;
 
   PolicyOptions options_;
   std::unique_ptr<detail::EevdfQueue> top_;  // groups

@@ -7,7 +7,14 @@
 //   run_turn   runs that tenant's queue in order, charging each command's
 //              measured time to the policy, until the budget is spent, the
 //              queue is empty, or the policy says another tenant should go
-//              now; then settles with the gate.
+//              now; then settles with the gate. A tenant that became runnable
+//              while a command ran is owed its share of the rest of that
+//              command: the command is charged in parts, split at each
+//              arrival. (A program that synchronizes after a few kernels is
+//              idle only for its round trip; charged whole before it came
+//              back, the neighbour's kernel that filled the gap would cost the
+//              neighbour nothing against it, and it would lose a kernel's
+//              share every batch.)
 //
 // At most one tenant issues work during a turn. A command is never cut: the
 // turn ends at the first command boundary past its budget, and the overrun is
@@ -51,8 +58,19 @@ class TurnSource {
   // `gpu_time` is the measured device time of all it ran and `more` whether
   // commands remain queued.
   virtual bool run_next(TenantId tenant, Nanos budget, Nanos* gpu_time, bool* more) = 0;
-  // Between two commands of a turn: report tenants that became runnable.
-  virtual void between_commands() {}
+  // Told of each tenant that became runnable while a command ran, before the
+  // source makes it runnable.
+  class ArrivalListener {
+   public:
+    virtual void before_runnable(Nanos at) = 0;  // `at`: when it became runnable
+
+   protected:
+    ~ArrivalListener() = default;
+  };
+  // After each command (or batch) of a turn, before it is charged: make the
+  // tenants that became runnable while it ran runnable with the policy, in
+  // the order they did, calling arrivals.before_runnable first for each.
+  virtual void after_command(ArrivalListener& arrivals) = 0;
 };
 
 TurnPlan plan_turn(Policy& policy, QuotaGate& gate, TurnSource& source, Nanos now);
