@@ -33,6 +33,18 @@ std::string str(const json& r, const char* key, bool required = true) {
   return r[key].get<std::string>();
 }
 
+bool flag(const json& r, const char* key) {
+  if (!r.contains(key)) return false;
+  if (!r[key].is_boolean()) throw BadRequest{std::string("argument '") + key + "' must be true or false"};
+  return r[key].get<bool>();
+}
+
+int64_t integer(const json& r, const char* key) {
+  if (!r.contains(key)) return 0;
+  if (!r[key].is_number_integer()) throw BadRequest{std::string("argument '") + key + "' must be an integer"};
+  return r[key].get<int64_t>();
+}
+
 struct Ctx {
   Store& store;
   const Actor& by;
@@ -163,7 +175,7 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
       {"course.delete",
        {true,
         [](Ctx& c) {
-          const bool force = c.r.value("force", false);
+          const bool force = flag(c.r, "force");
           return c.change(c.store.delete_course(c.by, str(c.r, "name"), force, &c.why));
         }}},
       {"course.list",
@@ -270,16 +282,16 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
        {true,
         [](Ctx& c) {
           const Status s = c.store.attach_domain(c.by, str(c.r, "vm"), str(c.r, "uuid"),
-                                                 str(c.r, "student"), c.r.value("dry_run", false),
+                                                 str(c.r, "student"), flag(c.r, "dry_run"),
                                                  &c.why);
-          return c.r.value("dry_run", false) ? c.done(s) : c.change(s);
+          return flag(c.r, "dry_run") ? c.done(s) : c.change(s);
         }}},
       {"vm.detach",
        {true,
         [](Ctx& c) {
           const Status s =
-              c.store.detach_domain(c.by, str(c.r, "vm"), c.r.value("dry_run", false), &c.why);
-          return c.r.value("dry_run", false) ? c.done(s) : c.change(s);
+              c.store.detach_domain(c.by, str(c.r, "vm"), flag(c.r, "dry_run"), &c.why);
+          return flag(c.r, "dry_run") ? c.done(s) : c.change(s);
         }}},
       {"vm.sessions",
        {false,
@@ -290,7 +302,7 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           }
           std::vector<VmSession> rows;
           const Status s =
-              c.store.list_sessions(str(c.r, "vm", false), c.r.value("since", int64_t{0}), &rows);
+              c.store.list_sessions(str(c.r, "vm", false), integer(c.r, "since"), &rows);
           json out = json::array();
           for (const VmSession& x : rows) {
             out.push_back({{"id", x.id},
@@ -370,8 +382,8 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           ReportFilter f;
           f.course = str(c.r, "course", false);
           f.student = str(c.r, "student", false);
-          f.since = c.r.value("since", int64_t{0});
-          f.until = c.r.value("until", int64_t{0});
+          f.since = integer(c.r, "since");
+          f.until = integer(c.r, "until");
           json out;
           if (!usage_report(c.store, c.by, f, c.now, &out, &c.why)) {
             return c.done(c.why.starts_with("permission") ? Status::kNotPermitted
@@ -383,7 +395,7 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
        {false,
         [](Ctx& c) {
           std::vector<AuditRow> rows;
-          const Status s = c.store.audit_log(c.by, c.r.value("since", int64_t{0}), &rows, &c.why);
+          const Status s = c.store.audit_log(c.by, integer(c.r, "since"), &rows, &c.why);
           json out = json::array();
           for (const AuditRow& a : rows) {
             out.push_back({{"at", a.at},
@@ -410,11 +422,11 @@ bool is_change(std::string_view op) {
 OpResult execute(Store& store, const Actor& by, const json& request, int64_t now) {
   OpResult out;
   try {
-    if (!request.is_object() || !request.contains("op") || !request["op"].is_string()) {
+    const std::string op = op_of(request);
+    if (op.empty()) {
       out.answer = error_answer("a request is a JSON object with an \"op\"");
       return out;
     }
-    const std::string op = request["op"].get<std::string>();
     auto it = table().find(op);
     if (it == table().end()) {
       out.answer = error_answer("unknown operation '" + op + "'");

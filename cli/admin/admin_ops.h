@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <type_traits>
+
 #include "vgpu/policy/store.h"
 
 namespace vgpu::admin {
@@ -19,6 +22,21 @@ struct OpResult {
 
 // Whether `op` changes anything (vgpuctl --db refuses those).
 bool is_change(std::string_view op);
+// A request's field `key` if the request is an object and the field has T's
+// JSON type, else `otherwise`. Never throws: a request is a peer's bytes, and
+// any field may be missing or of any type (json::value throws on a mismatch).
+template <class T>
+T field(const json& request, const char* key, T otherwise) {
+  if (!request.is_object()) return otherwise;
+  auto it = request.find(key);
+  if (it == request.end()) return otherwise;
+  if constexpr (std::is_same_v<T, bool>) {
+    return it->is_boolean() ? it->template get<bool>() : otherwise;
+  } else {
+    return it->is_string() ? it->template get<std::string>() : otherwise;
+  }
+}
+inline std::string op_of(const json& request) { return field<std::string>(request, "op", ""); }
 // Runs one request as `by`. Never throws.
 OpResult execute(policy::Store& store, const policy::Actor& by, const json& request, int64_t now);
 

@@ -81,6 +81,15 @@ void AdminServer::stop() {
   listen_fd_ = wake_fd_ = -1;
 }
 
+std::string AdminServer::answer(uint32_t uid, const std::string& line) const {
+  try {
+    return handler_(uid, line);
+  } catch (const std::exception& e) {
+    spdlog::error("admin: a request from uid {} failed: {}", uid, e.what());
+    return R"({"ok":false,"error":"vgpud could not handle that request"})";
+  }
+}
+
 void AdminServer::run() {
   std::vector<Client> clients;
   while (running_) {
@@ -121,7 +130,7 @@ void AdminServer::run() {
       while (keep && (nl = c.buffer.find('\n')) != std::string::npos) {
         const std::string line = c.buffer.substr(0, nl);
         c.buffer.erase(0, nl + 1);
-        keep = write_all(c.fd, handler_(c.uid, line) + "\n");
+        keep = write_all(c.fd, answer(c.uid, line) + "\n");
       }
       if (keep && c.buffer.size() > admin::kMaxLineBytes) {
         write_all(c.fd, R"({"ok":false,"error":"request line too long"})"

@@ -17,7 +17,9 @@ namespace vgpu::daemon {
 
 class AdminServer {
  public:
-  // Answers one request line from a peer with uid `uid`; returns the answer line.
+  // Answers one request line from a peer with uid `uid`; returns the answer
+  // line. It should not throw; if it does, the peer gets an error answer and
+  // the server goes on (a request must never end the daemon).
   using Handler = std::function<std::string(uint32_t uid, const std::string& line)>;
   static constexpr int kMaxClients = 32;
 
@@ -28,6 +30,7 @@ class AdminServer {
 
  private:
   void run();
+  std::string answer(uint32_t uid, const std::string& line) const;
 
   const std::string path_;
   const Handler handler_;

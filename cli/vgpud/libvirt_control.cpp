@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "admin_ops.h"
 #include "qemu_peer.h"
 #include "vgpu/policy/units.h"
 
@@ -81,10 +82,10 @@ void LibvirtControl::reload() {
 }
 
 void LibvirtControl::after_request(const nlohmann::json& request, nlohmann::json* answer) {
-  const std::string op = request.value("op", "");
-  if ((op != "vm.attach" && op != "vm.detach") || !answer->value("ok", false)) return;
-  const std::string vm = request.value("vm", "");
-  const bool dry_run = request.value("dry_run", false);
+  const std::string op = admin::op_of(request);
+  if ((op != "vm.attach" && op != "vm.detach") || !admin::field(*answer, "ok", false)) return;
+  const std::string vm = admin::field<std::string>(request, "vm", "");
+  const bool dry_run = admin::field(request, "dry_run", false);
   nlohmann::json& result = (*answer)["result"];
   if (!result.is_object()) result = nlohmann::json::object();
   if (op == "vm.attach") {
@@ -95,7 +96,8 @@ void LibvirtControl::after_request(const nlohmann::json& request, nlohmann::json
       spdlog::error("vm {}: attached but cannot be served: {}", vm, why);
       result["warning"] = "vgpud cannot serve it: " + why;
     }
-    spdlog::info("vm {}: attached to domain {}; serving {}", vm, request.value("uuid", ""),
+    spdlog::info("vm {}: attached to domain {}; serving {}", vm,
+                 admin::field<std::string>(request, "uuid", ""),
                  hooks_.socket_path(vm));
   } else if (!dry_run) {
     // A running domain keeps the channel its QEMU has until it stops.

@@ -136,8 +136,10 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   }
   if (uid == 0 || uid == daemon_uid_) actor.role = policy::Role::kAdmin;
 
-  if (request.value("op", "") == "top") return admin::ok_answer(top(actor)).dump();
-  if (request.value("op", "") == "status") {
+  // Every field is read by type: {"op": 1} is a wrong request, not an exception.
+  const std::string op = admin::op_of(request);
+  if (op == "top") return admin::ok_answer(top(actor)).dump();
+  if (op == "status") {
     if (actor.role != policy::Role::kAdmin || !status_) {
       return admin::error_answer("permission denied: only admins read the daemon's status").dump();
     }
@@ -156,8 +158,7 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
     }
     for (const policy::TenantPlan& p : plans) apply(p);
     dispatcher_->poke();
-    spdlog::info("vgpud: {} ({}) {}", actor.name, policy::role_name(actor.role),
-                 request.value("op", ""));
+    spdlog::info("vgpud: {} ({}) {}", actor.name, policy::role_name(actor.role), op);
   }
   if (request_hook_) {
     json answer = r.answer;

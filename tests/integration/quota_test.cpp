@@ -1,7 +1,12 @@
 // Quotas enforced by a real vgpud on real CUDA programs: a spent GPU-time
 // budget rejects with a clear error, waits until a teacher raises it, or runs
 // on best-effort; the memory cap refuses a cudaMalloc past it.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <cstring>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -161,4 +166,65 @@ TEST_CASE("top shows each VM's share of the GPU, its queue and its budget", "[qu
   CHECK_THAT(top.output, Catch::Contains("busy"));
   CHECK_THAT(top.output,
              Catch::Matches("(?:.|\\n)*sam-vm +sam +cs101 +busy +[1-9][0-9]*%(?:.|\\n)*"));
+}
+
+namespace {
+
+// A raw admin-socket client: what any local user (or a broken vgpuctl) can send.
+class AdminPeer {
+ public:
+  explicit AdminPeer(const std::string& socket) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+    connected_ = fd_ >= 0 && connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~AdminPeer() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool connected() const { return connected_; }
+  // Sends one line and returns the answer line ("" if the connection ended).
+  std::string ask(const std::string& line) {
+    const std::string out = line + "\n";
+    if (send(fd_, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) return "";
+    std::string answer;
+    char ch = 0;
+    while (recv(fd_, &ch, 1, 0) == 1 && ch != '\n') answer.push_back(ch);
+    return answer;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("admin requests with fields of the wrong type get an error; vgpud serves on",
+          "[quota]") {
+  Course c({"--gpu-time", "1h/day"});
+  AdminPeer peer(c.dir.path() + "/vgpud-admin.sock");
+  REQUIRE(peer.connected());
+  // Each was, or could be, read with json::value(), which throws on a type
+  // mismatch; {"op": 1} ended the daemon.
+  for (const std::string request :
+       {R"({"op": 1})", R"({"op": null})", R"({"op": ["top"]})", R"([1, 2])", R"("status")",
+        R"({"op": "vm.attach", "vm": "sam-vm", "student": "sam", "uuid": 5, "dry_run": "yes"})",
+        R"({"op": "vm.detach", "vm": 7, "dry_run": 1})", R"({"op": "usage.report", "since": "yesterday"})",
+        R"({"op": "course.delete", "name": "cs101", "force": "yes"})",
+        R"({"op": "audit.list", "since": {}})", R"({"op": "vm.sessions", "since": 1.5})"}) {
+    const json answer = json::parse(peer.ask(request), nullptr, false);
+    INFO(request << " -> " << answer.dump());
+    REQUIRE(answer.is_object());
+    CHECK(answer["ok"] == false);
+    CHECK(answer["error"].is_string());
+  }
+  // The same connection, and the daemon, still answer; nothing changed.
+  const json top = json::parse(peer.ask(R"({"op": "top"})"), nullptr, false);
+  CHECK(top["ok"] == true);
+  const RunResult course = c.daemon.ctl({"course", "list"});
+  INFO(course.output);
+  CHECK(course.exit_code == 0);
+  CHECK_THAT(course.output, Catch::Contains("cs101"));
 }
