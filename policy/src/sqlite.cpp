@@ -27,7 +27,16 @@ bool Db::open_read_only(const std::string& path, std::string* why) {
   return true;
 }
 
+std::string Db::error() const {
+  if (refusing()) return "a transaction could not begin; nothing runs until it is given up";
+  return db_ ? sqlite3_errmsg(db_) : "no database";
+}
+
 bool Db::exec(std::string_view sql, std::string* why) {
+  if (refusing()) {
+    if (why) *why = error();
+    return false;
+  }
   char* err = nullptr;
   const std::string text(sql);
   if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
@@ -38,7 +47,7 @@ bool Db::exec(std::string_view sql, std::string* why) {
   return true;
 }
 
-Stmt::Stmt(const Db& db, std::string_view sql) {
+Stmt::Stmt(const Db& db, std::string_view sql) : db_(db) {
   if (sqlite3_prepare_v2(db.raw(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
       SQLITE_OK) {
     stmt_ = nullptr;
@@ -62,7 +71,10 @@ Stmt& Stmt::bind_null(int index) {
   return *this;
 }
 
-int Stmt::step() { return stmt_ ? sqlite3_step(stmt_) : SQLITE_MISUSE; }
+int Stmt::step() {
+  if (db_.refusing()) return SQLITE_ABORT;
+  return stmt_ ? sqlite3_step(stmt_) : SQLITE_MISUSE;
+}
 
 void Stmt::reset() {
   sqlite3_reset(stmt_);
@@ -74,10 +86,17 @@ std::string Stmt::text(int column) const {
   return p ? reinterpret_cast<const char*>(p) : "";
 }
 
-Transaction::Transaction(Db& db) : db_(db) { began_ = db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Db& db) : db_(db) {
+  began_ = db_.exec("BEGIN IMMEDIATE");
+  if (!began_) ++db_.unbegun_;
+}
 
 Transaction::~Transaction() {
-  if (began_ && !done_) db_.exec("ROLLBACK");
+  if (!began_) {
+    --db_.unbegun_;
+  } else if (!done_) {
+    db_.exec("ROLLBACK");
+  }
 }
 
 bool Transaction::commit() {

@@ -22,10 +22,19 @@ class Db {
   bool open_read_only(const std::string& path, std::string* why);
   bool exec(std::string_view sql, std::string* why = nullptr);
   sqlite3* raw() const { return db_; }
-  std::string error() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }
+  std::string error() const;
+  // How long a statement waits for another connection's write lock.
+  void set_busy_timeout(int ms) { sqlite3_busy_timeout(db_, ms); }
+  // While a Transaction that failed to begin is alive, nothing runs on this
+  // connection (statements answer SQLITE_ABORT, exec fails): run outside the
+  // transaction, each statement would commit on its own, and a change
+  // meant to be all or nothing could land in part.
+  bool refusing() const { return unbegun_ > 0; }
 
  private:
+  friend class Transaction;
   sqlite3* db_ = nullptr;
+  int unbegun_ = 0;  // Transactions alive whose BEGIN failed
 };
 
 class Stmt {
@@ -47,10 +56,14 @@ class Stmt {
   std::string text(int column) const;
 
  private:
+  const Db& db_;
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-// BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
+// BEGIN IMMEDIATE ... COMMIT, rolled back if not committed. If BEGIN fails
+// (another writer held the database past the busy timeout, the disk is
+// read-only), began() is false and the connection refuses every statement
+// until this is destroyed (Db::refusing): check began() and give up.
 class Transaction {
  public:
   explicit Transaction(Db& db);

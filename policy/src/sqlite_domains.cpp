@@ -41,6 +41,7 @@ Status SqliteStore::attach_domain(const Actor& by, const std::string& vm, const 
     return Status::kInvalidValue;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   Student s;
   if (!find_student(student, &s, why)) return Status::kInvalidValue;
   if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
@@ -88,6 +89,7 @@ Status SqliteStore::detach_domain(const Actor& by, const std::string& vm, bool d
   std::lock_guard lock(mu_);
   if (!writable(why)) return Status::kNotPermitted;
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, ''), coalesce(v.domain_uuid, '') FROM vms v "
                 "LEFT JOIN students s ON s.id = v.student_id WHERE v.name = ?1");

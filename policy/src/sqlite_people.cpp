@@ -73,6 +73,7 @@ Status SqliteStore::add_user(const Actor& by, const UserRow& user, std::string* 
     return Status::kInvalidValue;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   sql::Stmt dup(db_, "SELECT name FROM users WHERE name = ?1 OR uid = ?2");
   dup.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid));
   if (dup.step() == SQLITE_ROW) {
@@ -100,6 +101,7 @@ Status SqliteStore::remove_user(const Actor& by, const std::string& name, std::s
     return Status::kNotPermitted;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   sql::Stmt find(db_, "SELECT id, uid, role FROM users WHERE name = ?1");
   find.bind(1, name);
   if (find.step() != SQLITE_ROW) {
@@ -147,6 +149,7 @@ Status SqliteStore::create_course(const Actor& by, const std::string& name,
     return Status::kInvalidValue;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   int64_t teacher_id = by.role == Role::kTeacher ? by.user_id : 0;
   if (!teacher.empty()) {
     sql::Stmt t(db_, "SELECT id FROM users WHERE name = ?1");
@@ -188,6 +191,7 @@ Status SqliteStore::delete_course(const Actor& by, const std::string& name, bool
   std::lock_guard lock(mu_);
   if (!writable(why)) return Status::kNotPermitted;
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   Course c;
   if (!find_course(name, &c, why)) return Status::kInvalidValue;
   if (!may_manage(by, c, why)) return Status::kNotPermitted;
@@ -282,6 +286,7 @@ Status SqliteStore::add_student(const Actor& by, const std::string& name, const 
     return Status::kInvalidValue;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   Student s;
   if (!find_course(course, &s.course, why)) return Status::kInvalidValue;
   if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
@@ -317,6 +322,7 @@ Status SqliteStore::remove_student(const Actor& by, const std::string& name, std
   std::lock_guard lock(mu_);
   if (!writable(why)) return Status::kNotPermitted;
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   Student s;
   if (!find_student(name, &s, why)) return Status::kInvalidValue;
   if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
@@ -336,6 +342,7 @@ Status SqliteStore::bind_vm(const Actor& by, const std::string& student, const s
   std::lock_guard lock(mu_);
   if (!writable(why)) return Status::kNotPermitted;
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   Student s;
   if (!find_student(student, &s, why)) return Status::kInvalidValue;
   if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
@@ -351,6 +358,7 @@ Status SqliteStore::unbind_vm(const Actor& by, const std::string& vm, std::strin
   std::lock_guard lock(mu_);
   if (!writable(why)) return Status::kNotPermitted;
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
                 "ON s.id = v.student_id WHERE v.name = ?1");

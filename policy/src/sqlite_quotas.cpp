@@ -161,6 +161,7 @@ Status SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
     return Status::kNotPermitted;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   std::string scope;
   int64_t id = 0;
   Course course;
@@ -194,6 +195,7 @@ Status SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target, std:
     return Status::kNotPermitted;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   std::string scope;
   int64_t id = 0;
   Course course;
@@ -242,6 +244,7 @@ Status SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse, std::str
     return Status::kNotPermitted;
   }
   sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
   const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "run";
   sql::Stmt s(db_, "INSERT OR REPLACE INTO settings(key, value) VALUES('unassigned', ?1)");

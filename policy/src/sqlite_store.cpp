@@ -85,6 +85,11 @@ Status SqliteStore::list_vms(std::vector<VmRow>* out) {
   return Status::kSuccess;
 }
 
+Status SqliteStore::not_begun(std::string* why) const {
+  if (why) *why = "the quota database cannot take a change now (another process may hold its write lock); nothing changed";
+  return Status::kUnknown;
+}
+
 Status SqliteStore::record_usage(std::span<const UsageRecord> batch) {
   std::lock_guard lock(mu_);
   if (!writable(nullptr)) return Status::kNotPermitted;

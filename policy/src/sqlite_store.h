@@ -81,6 +81,8 @@ class SqliteStore final : public Store {
     Course course;
   };
   bool writable(std::string* why) const;
+  // A change whose transaction did not begin: says so, changes nothing.
+  Status not_begun(std::string* why) const;
   bool find_course(const std::string& name, Course* out, std::string* why);
   bool find_student(const std::string& name, Student* out, std::string* why);
   // Whether `by` may change (or see) the course.
