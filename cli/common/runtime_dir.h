@@ -10,5 +10,12 @@ namespace vgpu::cli {
 std::string default_runtime_dir();
 // The flag's value if given, else the environment, else the default.
 std::string resolve_runtime_dir(const std::string& flag_value);
+// Makes the runtime directory (its parents too), or checks the one that is
+// there: a directory, not a symbolic link, owned by this user (or root), not
+// writable by others. Anyone else who could place or swap files in it could
+// stand in for vgpud's sockets, or have vgpud chmod what they point to (the
+// default /tmp/vgpu-$UID is a name anyone can take first). New: mode 0755 for
+// root (students' programs reach its sockets), 0700 otherwise.
+bool prepare_runtime_dir(const std::string& path, std::string* why);
 
 }  // namespace vgpu::cli

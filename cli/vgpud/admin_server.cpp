@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "admin_protocol.h"
+#include "vgpu/transport/unix_socket.h"
 
 namespace vgpu::daemon {
 namespace {
@@ -54,7 +55,7 @@ Status AdminServer::start(std::string* why) {
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   unlink(path_.c_str());  // a stale socket from a daemon that died
   if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      chmod(path_.c_str(), 0666) != 0 || listen(listen_fd_, 16) != 0) {
+      !transport::set_mode_no_follow(path_, 0666) || listen(listen_fd_, 16) != 0) {
     *why = "cannot listen on " + path_ + ": " + std::strerror(errno);
     if (listen_fd_ >= 0) close(listen_fd_);
     listen_fd_ = -1;

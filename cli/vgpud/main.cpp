@@ -130,10 +130,8 @@ int main(int argc, char** argv) {
 
   daemon::DaemonConfig config;
   config.runtime_dir = cli::resolve_runtime_dir(runtime_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(config.runtime_dir, ec);
-  if (ec) {
-    spdlog::error("vgpud: cannot create runtime directory {}: {}", config.runtime_dir, ec.message());
+  if (std::string why; !cli::prepare_runtime_dir(config.runtime_dir, &why)) {
+    spdlog::error("vgpud: runtime directory: {}", why);
     return 1;
   }
   config.db_path = db.empty() ? cli::default_db_path() : db;

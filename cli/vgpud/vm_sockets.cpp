@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "vgpu/transport/unix_socket.h"
+
 namespace vgpu::daemon {
 
 std::string vm_dir(const std::string& runtime_dir) { return runtime_dir + "/vms"; }
@@ -35,7 +37,7 @@ Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
       *why = "VM " + vm.name + ": " + *why;
       return s;
     }
-    if (gid >= 0 && chown(vm.path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
+    if (!transport::set_group_no_follow(vm.path, gid)) {
       spdlog::warn("vm {}: cannot give {} to group {}: {}", vm.name, vm.path, gid,
                    std::strerror(errno));
     }

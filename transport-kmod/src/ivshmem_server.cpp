@@ -35,7 +35,11 @@ int listen_unix_stream(const std::string& path, std::string* why) {
     close(fd);
     return -1;
   }
-  chmod(path.c_str(), 0660);
+  if (!set_mode_no_follow(path, 0660)) {
+    *why = "cannot set the mode of " + path + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
   return fd;
 }
 

@@ -1,5 +1,6 @@
 #include "vgpu/transport/unix_socket.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -39,8 +40,31 @@ int listen_unix(const std::string& path, std::string* why) {
     close(fd);
     return -1;
   }
-  chmod(path.c_str(), 0660);
+  if (!set_mode_no_follow(path, 0660)) {
+    *why = "cannot set the mode of " + path + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
   return fd;
+}
+
+bool set_mode_no_follow(const std::string& path, unsigned mode) {
+  // glibc does AT_SYMLINK_NOFOLLOW through /proc; without it, check first.
+  if (fchmodat(AT_FDCWD, path.c_str(), mode, AT_SYMLINK_NOFOLLOW) == 0) return true;
+  if (errno != ENOTSUP && errno != EOPNOTSUPP && errno != ENOSYS) return false;
+  struct stat st{};
+  if (lstat(path.c_str(), &st) != 0) return false;
+  if (S_ISLNK(st.st_mode)) {
+    errno = ELOOP;
+    return false;
+  }
+  return chmod(path.c_str(), mode) == 0;
+}
+
+bool set_group_no_follow(const std::string& path, int gid) {
+  if (gid < 0) return true;
+  return fchownat(AT_FDCWD, path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid),
+                  AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 int connect_unix(const std::string& path, std::string* why) {

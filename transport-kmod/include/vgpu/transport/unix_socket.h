@@ -15,6 +15,12 @@ namespace vgpu::transport {
 int listen_unix(const std::string& path, std::string* why);
 int connect_unix(const std::string& path, std::string* why);
 
+// chmod / chgrp of what a listener just bound at `path`, never through a
+// symbolic link put there since (that would change the mode or group of the
+// file it points to, as root). gid -1: keep the group. False with errno set.
+bool set_mode_no_follow(const std::string& path, unsigned mode);
+bool set_group_no_follow(const std::string& path, int gid);
+
 // Sends one message with optional descriptors. Returns false on failure.
 bool send_with_fds(int sock, std::span<const uint8_t> bytes, std::span<const int> fds);
 // Receives one message of at most `bytes.size()` bytes and up to `max_fds`
