@@ -9,9 +9,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "admin_protocol.h"
 #include "vgpu/transport/unix_socket.h"
@@ -19,10 +22,13 @@
 namespace vgpu::daemon {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 struct Client {
   int fd = -1;
   uint32_t uid = ~0u;
   std::string buffer;
+  Clock::time_point deadline;  // closed if no complete request comes by then
 };
 
 // Writes all of `data`, giving up on a peer that does not read (send timeout).
@@ -39,8 +45,23 @@ bool write_all(int fd, const std::string& data) {
 
 }  // namespace
 
-AdminServer::AdminServer(std::string path, Handler handler)
-    : path_(std::move(path)), handler_(std::move(handler)) {}
+AdminServer::AdminServer(std::string path, Handler handler, Limits limits)
+    : path_(std::move(path)), handler_(std::move(handler)), limits_(std::move(limits)) {}
+
+std::string AdminServer::refusal(uint32_t uid, const std::vector<uint32_t>& clients) const {
+  const bool privileged = std::find(limits_.privileged.begin(), limits_.privileged.end(), uid) !=
+                          limits_.privileged.end();
+  if (clients.size() >= limits_.max_clients) return "vgpud is busy: too many admin connections";
+  if (privileged) return "";
+  if (clients.size() + limits_.reserved_for_privileged >= limits_.max_clients) {
+    return "vgpud is busy: too many admin connections (the rest are kept for root)";
+  }
+  if (static_cast<size_t>(std::count(clients.begin(), clients.end(), uid)) >= limits_.max_per_uid) {
+    return "too many admin connections from uid " + std::to_string(uid) + " (at most " +
+           std::to_string(limits_.max_per_uid) + "); close one";
+  }
+  return "";
+}
 
 AdminServer::~AdminServer() { stop(); }
 
@@ -93,10 +114,20 @@ std::string AdminServer::answer(uint32_t uid, const std::string& line) const {
 
 void AdminServer::run() {
   std::vector<Client> clients;
+  std::vector<uint32_t> uids;
   while (running_) {
     std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-    for (const Client& c : clients) fds.push_back({c.fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    auto first_deadline = Clock::time_point::max();
+    for (const Client& c : clients) {
+      fds.push_back({c.fd, POLLIN, 0});
+      first_deadline = std::min(first_deadline, c.deadline);
+    }
+    int wait_ms = -1;
+    if (!clients.empty()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(first_deadline - Clock::now());
+      wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
+    }
+    if (poll(fds.data(), fds.size(), wait_ms) < 0) {
       if (errno == EINTR) continue;
       spdlog::error("vgpud: admin socket: poll failed: {}", std::strerror(errno));
       break;
@@ -109,13 +140,16 @@ void AdminServer::run() {
         socklen_t len = sizeof cred;
         const timeval timeout{2, 0};
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-        if (static_cast<int>(clients.size()) >= kMaxClients ||
-            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-          write_all(fd, R"({"ok":false,"error":"vgpud is busy: too many admin connections"})"
-                        "\n");
+        uids.clear();
+        for (const Client& c : clients) uids.push_back(c.uid);
+        const std::string no = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0
+                                   ? "cannot tell who you are"
+                                   : refusal(cred.uid, uids);
+        if (!no.empty()) {
+          write_all(fd, nlohmann::json{{"ok", false}, {"error", no}}.dump() + "\n");
           close(fd);
         } else {
-          clients.push_back({fd, cred.uid, {}});
+          clients.push_back({fd, cred.uid, {}, Clock::now() + limits_.idle_timeout});
         }
       }
     }
@@ -132,6 +166,7 @@ void AdminServer::run() {
         const std::string line = c.buffer.substr(0, nl);
         c.buffer.erase(0, nl + 1);
         keep = write_all(c.fd, answer(c.uid, line) + "\n");
+        c.deadline = Clock::now() + limits_.idle_timeout;
       }
       if (keep && c.buffer.size() > admin::kMaxLineBytes) {
         write_all(c.fd, R"({"ok":false,"error":"request line too long"})"
@@ -142,6 +177,16 @@ void AdminServer::run() {
         close(c.fd);
         c.fd = -1;
       }
+    }
+    // Connections that sent no complete request in time (idle, or a line
+    // dribbled out byte by byte) give their place back.
+    const auto now = Clock::now();
+    for (Client& c : clients) {
+      if (c.fd < 0 || now < c.deadline) continue;
+      write_all(c.fd, R"({"ok":false,"error":"closed: no request for too long"})"
+                      "\n");
+      close(c.fd);
+      c.fd = -1;
     }
     std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
   }

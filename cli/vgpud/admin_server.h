@@ -1,19 +1,33 @@
 // The admin socket: a Unix stream socket at <runtime-dir>/vgpud-admin.sock
 // carrying JSON lines (see cli/admin/admin_protocol.h). One thread polls the
-// listening socket and up to kMaxClients connections; each complete line is
+// listening socket and its connections (Limits); each complete line is
 // handed, with the peer's uid from SO_PEERCRED, to the handler, and its answer
 // is written back as one line. The socket is world-connectable: who may do
 // what is decided from the peer's uid, never from what it sends.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "vgpu/protocol/status.h"
 
 namespace vgpu::daemon {
+
+// The socket is open to every local user, so no user may take it from the
+// others: connections are limited per uid and in all, some are kept for the
+// privileged uids (root, vgpud's own), and a connection that sends no
+// complete request for `idle_timeout` is closed.
+struct AdminLimits {
+  size_t max_clients = 32;
+  size_t reserved_for_privileged = 8;  // of max_clients
+  size_t max_per_uid = 4;              // privileged uids: only max_clients
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(2)};
+  std::vector<uint32_t> privileged = {0};
+};
 
 class AdminServer {
  public:
@@ -21,9 +35,10 @@ class AdminServer {
   // line. It should not throw; if it does, the peer gets an error answer and
   // the server goes on (a request must never end the daemon).
   using Handler = std::function<std::string(uint32_t uid, const std::string& line)>;
-  static constexpr int kMaxClients = 32;
 
-  AdminServer(std::string path, Handler handler);
+  using Limits = AdminLimits;
+
+  AdminServer(std::string path, Handler handler, Limits limits = {});
   ~AdminServer();
   Status start(std::string* why);
   void stop();
@@ -31,9 +46,12 @@ class AdminServer {
  private:
   void run();
   std::string answer(uint32_t uid, const std::string& line) const;
+  // Why a new connection from `uid` is refused when `clients` are open ("" if it is not).
+  std::string refusal(uint32_t uid, const std::vector<uint32_t>& clients) const;
 
   const std::string path_;
   const Handler handler_;
+  const Limits limits_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: stop()
   std::atomic<bool> running_{false};

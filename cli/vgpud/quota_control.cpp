@@ -40,9 +40,11 @@ Status QuotaControl::start(scheduler::Dispatcher* dispatcher, executor::Backend*
                            const std::string& runtime_dir, std::string* why) {
   dispatcher_ = dispatcher;
   backend_ = backend;
+  AdminServer::Limits limits;
+  limits.privileged = {0, daemon_uid_};  // the admins handle() trusts without a user row
   server_ = std::make_unique<AdminServer>(
       runtime_dir + "/" + std::string(admin::kAdminSocketName),
-      [this](uint32_t uid, const std::string& line) { return handle(uid, line); });
+      [this](uint32_t uid, const std::string& line) { return handle(uid, line); }, limits);
   return server_->start(why);
 }
 
