@@ -2,6 +2,7 @@
 // backend together (Backend::execute_batch), nothing else does, order holds,
 // and what the backend did not run goes back to the front of the queue.
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -57,14 +58,27 @@ struct Harness {
   BatchBackend backend;
   UnlimitedGate gate;
   SteadyClock clock;
-  std::atomic<int> completions{0};
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int completions = 0;  // guarded by done_mu
   Dispatcher dispatcher;
 
   explicit Harness(size_t max_batch = 64)
       : dispatcher(&backend, std::make_unique<RoundRobinPolicy>(2 * kMillisecond), &gate, &clock,
                    DispatcherConfig{4096, 1, max_batch},
-                   [this](const Command&, const executor::ExecResult&) { completions++; }, [] {}) {
+                   [this](const Command&, const executor::ExecResult&) {
+                     std::lock_guard lock(done_mu);
+                     ++completions;
+                     done_cv.notify_all();
+                   },
+                   [] {}) {
     dispatcher.add_tenant(1, {});
+  }
+  // Waits until `n` commands in all have completed (the bound only ends a failing test).
+  void wait_for(int n) {
+    std::unique_lock lock(done_mu);
+    REQUIRE(done_cv.wait_for(lock, 60s, [&] { return completions >= n; }));
+    CHECK(completions == n);
   }
   void launch(executor::ContextId ctx, int seq, TenantId tenant = 1) {
     Command c;
@@ -82,8 +96,7 @@ struct Harness {
   }
   void run_all(int n) {
     dispatcher.start();
-    for (int i = 0; i < 5000 && completions.load() < n; ++i) std::this_thread::sleep_for(1ms);
-    REQUIRE(completions.load() == n);
+    wait_for(n);
   }
 };
 
@@ -165,8 +178,7 @@ TEST_CASE("dispatcher batches: cut short while a tenant may come back, whole oth
     h.launch(9, 100, 2);
     h.run_all(1);  // tenant 2's only launch ran: its queue is empty
     for (int i = 0; i < 10; ++i) h.launch(5, i);
-    for (int i = 0; i < 5000 && h.completions.load() < 11; ++i) std::this_thread::sleep_for(1ms);
-    REQUIRE(h.completions.load() == 11);
+    h.wait_for(11);
     std::lock_guard lock(h.backend.mu);
     REQUIRE(h.backend.budgets.size() >= 2);
     CHECK(h.backend.budgets.back() == static_cast<uint64_t>(DispatcherConfig{}.batch_step_ns));
