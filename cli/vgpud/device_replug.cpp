@@ -30,8 +30,14 @@ void DeviceReplug::request(ReplugJob job) {
 }
 
 void DeviceReplug::stop() {
-  std::lock_guard lock(mu_);
-  stop_ = true;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  // The job in hand calls back into the daemon (its still_lost and
+  // before_plug reach the transport loop), which is destroyed after this:
+  // wait for it. Jobs not begun end at their first look.
+  worker_.stop();
 }
 
 bool DeviceReplug::stopping() const {

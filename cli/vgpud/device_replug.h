@@ -51,6 +51,7 @@ class DeviceReplug {
   // Any thread. A VM queued or being replugged is not queued again.
   void request(ReplugJob job);
   // Jobs not begun end at once; a replug under way stops at its next look.
+  // Returns once the worker has ended: no job calls back after it.
   void stop();
   std::vector<ReplugOutcome> outcomes() const;  // every job's, in order
 
