@@ -66,6 +66,18 @@ TEST_CASE("a VM cannot read another VM's memory through its device pointer") {
   CHECK_THAT(own.output, Catch::Contains("secret intact"));
 }
 
+TEST_CASE("device memory one VM left behind is not readable by the next") {
+  // The first exits without freeing 64 MiB of secret words; the second then
+  // allocates as much and reads it all (on a GPU: tests/gpu/run.sh runs this
+  // with --backend cuda).
+  Daemon d;
+  const RunResult left = d.run("alice", "cross_tenant", {"leave", "64"});
+  require_pass(left, "cross_tenant");
+  const RunResult found = d.run("bob", "cross_tenant", {"scavenge", "64"});
+  require_pass(found, "cross_tenant");
+  CHECK_THAT(found.output, Catch::Contains("no secret word in 64 MiB"));
+}
+
 TEST_CASE("several VMs run at once and all get correct results") {
   Daemon d;
   std::vector<std::unique_ptr<Process>> procs;

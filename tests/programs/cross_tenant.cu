@@ -17,10 +17,18 @@
 //
 // The harness starts the owner, waits for FILE, runs the thief, removes FILE
 // and waits for the owner.
+//
+//   cross_tenant leave MIB      fills MIB MiB with the secret and exits
+//                               without freeing them.
+//   cross_tenant scavenge MIB   run next in another VM: allocates MIB MiB and
+//                               reads them; PASS only if no secret word is
+//                               there (what one tenant left in device memory
+//                               must never reach the next).
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -195,10 +203,52 @@ static int thief(const std::string& file) {
   vt::pass();
 }
 
+static size_t parse_mib(const char* s) {
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(s, &end, 10);
+  if (end == s || *end || v == 0 || v > 4096) vt::fail("MIB must be 1 to 4096, not %s", s);
+  return static_cast<size_t>(v) << 20;
+}
+
+static int leave(size_t bytes) {
+  std::vector<u64> secret(kWords);
+  for (size_t i = 0; i < kWords; ++i) secret[i] = secret_word(i);
+  u64* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, bytes));
+  for (size_t off = 0; off < bytes; off += kSize) {
+    CUDA_OK(cudaMemcpy(reinterpret_cast<char*>(d) + off, secret.data(), std::min(kSize, bytes - off),
+                       cudaMemcpyHostToDevice));
+  }
+  CUDA_OK(cudaDeviceSynchronize());
+  vt::check(true, "left %zu MiB of secret words behind, not freed", bytes >> 20);
+  vt::pass();  // exits with the memory still allocated
+}
+
+static int scavenge(size_t bytes) {
+  Thief t;
+  u64* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, bytes));
+  std::vector<u64> host(kWords);
+  size_t looked = 0;
+  for (size_t off = 0; off < bytes; off += kSize) {
+    const size_t n = std::min(kSize, bytes - off);
+    std::fill(host.begin(), host.end(), 0);
+    CUDA_OK(cudaMemcpy(host.data(), reinterpret_cast<char*>(d) + off, n, cudaMemcpyDeviceToHost));
+    t.inspect("a fresh allocation", host);
+    looked += n;
+  }
+  if (t.leaked) vt::fail("a fresh allocation held another tenant's secret words");
+  vt::check(true, "no secret word in %zu MiB of fresh allocation", looked >> 20);
+  CUDA_OK(cudaFree(d));
+  vt::pass();
+}
+
 int main(int argc, char** argv) {
   vt::set_name("cross_tenant");
+  if (argc == 3 && std::strcmp(argv[1], "leave") == 0) return leave(parse_mib(argv[2]));
+  if (argc == 3 && std::strcmp(argv[1], "scavenge") == 0) return scavenge(parse_mib(argv[2]));
   if (argc == 3 && std::strcmp(argv[1], "owner") == 0) return owner(argv[2]);
   if (argc == 3 && std::strcmp(argv[1], "thief") == 0) return thief(argv[2]);
-  std::fprintf(stderr, "usage: %s owner FILE | thief FILE\n", argv[0]);
+  std::fprintf(stderr, "usage: %s owner FILE | thief FILE | leave MIB | scavenge MIB\n", argv[0]);
   vt::fail("bad arguments");
 }
