@@ -27,10 +27,16 @@ TEST_CASE("VMs killed mid-call 100 times leave nothing behind, and the others se
   Bystanders others([&](const std::string& vm, const std::string& p) { return d.start(vm, p); },
                     {"bystander-1", "bystander-2"}, {"saxpy", "streams_events", "vector_add"});
   // What the victims run: endless kernels, streams and events with large
-  // copies, allocations near a cap, short programs.
+  // copies, allocations near a cap, short programs. Half of each wave is
+  // killed at a random moment (it may not have started, or have finished);
+  // the other half once the daemon shows it holding device state (an event,
+  // not a time: on a loaded machine a program can take seconds to start), so
+  // at least half the kills hit a VM that holds something.
   const std::vector<std::vector<std::string>> programs = {
       {"busy", "300", "1000000"}, {"streams_events"}, {"alloc", "64", "8"},
       {"vector_add"},             {"saxpy"},          {"constant_memory"}};
+  const std::vector<std::vector<std::string>> long_programs = {{"busy", "300", "1000000"},
+                                                               {"busy", "20", "1000000", "4"}};
   std::mt19937 rng(std::random_device{}());
   int held_something = 0, finished_first = 0;
   std::vector<double> release_ms;
@@ -38,24 +44,36 @@ TEST_CASE("VMs killed mid-call 100 times leave nothing behind, and the others se
     struct Victim {
       std::string vm;
       std::unique_ptr<Process> proc;
-      int after_ms;
+      int after_ms;  // < 0: once it holds device state
     };
     std::vector<Victim> victims;
     for (int i = 0; i < kAtOnce; ++i) {
-      const auto& p = programs[rng() % programs.size()];
+      const bool once_holding = i % 2 == 0;
+      const auto& p = once_holding ? long_programs[rng() % long_programs.size()]
+                                   : programs[rng() % programs.size()];
       Victim v;
       v.vm = "victim-" + std::to_string(i);
       v.proc = d.start(v.vm, p[0], {p.begin() + 1, p.end()});
-      v.after_ms = std::uniform_int_distribution<int>(30, 900)(rng);
+      v.after_ms = once_holding ? -1 : std::uniform_int_distribution<int>(30, 900)(rng);
       victims.push_back(std::move(v));
     }
     std::sort(victims.begin(), victims.end(),
               [](const Victim& a, const Victim& b) { return a.after_ms < b.after_ms; });
     const auto start = std::chrono::steady_clock::now();
     for (Victim& v : victims) {
-      std::this_thread::sleep_until(start + std::chrono::milliseconds(v.after_ms));
+      bool holds = false;
+      if (v.after_ms < 0) {
+        holds = eventually(
+            [&] { return !holds_nothing(tenant_of(daemon_status(d.runtime_dir()), v.vm)); }, 60s);
+        // Somewhere in its loop of launches and synchronizations.
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 200)(rng)));
+      } else {
+        std::this_thread::sleep_until(start + std::chrono::milliseconds(v.after_ms));
+      }
       // What it holds right before it dies (the status call takes a few ms).
-      if (!holds_nothing(tenant_of(daemon_status(d.runtime_dir()), v.vm))) held_something++;
+      if (holds || !holds_nothing(tenant_of(daemon_status(d.runtime_dir()), v.vm)))
+        held_something++;
       if (!v.proc->running()) finished_first++;
       kill(-v.proc->pid(), SIGKILL);
     }
