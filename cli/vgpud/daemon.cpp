@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <deque>
 
 #include "vgpu/protocol/codec.h"
 #include "vgpu/protocol/handover.h"
@@ -37,12 +38,30 @@ struct Daemon::Channel {
   // look.
   bool admitted = true;
   std::chrono::steady_clock::time_point next_look{};
+  // A slow call of the channel (or its session's context being created) runs
+  // off the loop thread: its ring is not read, and requests read in the same
+  // burst wait behind it, in order, until the answer is sent.
+  bool slow_pending = false;
+  std::deque<std::vector<uint8_t>> behind;
+  // The guest went away meanwhile: the channel closes once the slow call
+  // ends, and the data area it may use stays mapped until then.
+  bool closing = false;
+  std::shared_ptr<const void> closing_mapping;
 };
 
 namespace {
 // How often a refused real VM's requests look again whether it is admitted
 // now (a look reads the database and logs the refusal).
 constexpr auto kRefusedLookInterval = std::chrono::seconds(2);
+
+// A slow call's handler runs on a pool thread and queues nothing: only
+// immediate calls are slow (CallHandler::slow), and TenantUsage, the one
+// call that asks the sink, is not.
+class NoWork final : public executor::WorkSink {
+ public:
+  void submit(executor::TenantId, executor::Work&&, const proto::ReplyTo&) override {}
+  uint64_t gpu_ns(executor::TenantId) override { return 0; }
+};
 }  // namespace
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
@@ -55,7 +74,8 @@ Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
       quotas_(std::make_unique<QuotaControl>(store_.get(), admin_store_.get(),
                                              static_cast<uint32_t>(geteuid()))),
       scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()),
-      calls_(backend_.get(), this) {}
+      calls_(backend_.get(), this),
+      slow_calls_(config_.call_threads) {}
 
 Daemon::~Daemon() { stop(); }
 
@@ -106,6 +126,9 @@ void Daemon::stop() {
   if (libvirt_) libvirt_->stop();  // no more domain events; open sessions end
   quotas_->stop();  // no more admin requests
   loop_->stop();    // closes every channel through on_close
+  // Slow calls still running end; the channels they held open close now.
+  slow_calls_.stop();
+  run_finished();
   dispatcher_->stop();
   {
     std::lock_guard lock(flush_mu_);
@@ -207,7 +230,15 @@ Daemon::Channel* Daemon::find_channel(uint64_t id) {
 void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   Channel* found = find_channel(channel);
   if (!found) return;
-  Channel& ch = *found;
+  if (found->slow_pending) {  // read in the burst after a slow call: served after it
+    found->behind.emplace_back(message.begin(), message.end());
+    return;
+  }
+  serve(*found, message);
+}
+
+void Daemon::serve(Channel& ch, std::span<const uint8_t> message) {
+  const uint64_t channel = ch.id;
   vgpu_msg_header h;
   std::memcpy(&h, message.data(), sizeof h);
 
@@ -234,6 +265,28 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
   }
   if (known == ch.sessions.end()) known = ch.sessions.try_emplace(h.client).first;
   Session& session = known->second;
+  if (session.context == 0 && backend_->immediate_calls_wait()) {
+    // It may start a worker process (seconds): off the loop thread, and this
+    // request is served again once the context exists.
+    ch.behind.emplace_front(message.begin(), message.end());
+    run_slow(ch, [this, tenant = ch.tenant, channel, client = h.client, to] {
+      ContextId context = 0;
+      const Status s = backend_->create_context(tenant, &context);
+      return [this, channel, client, to, s, context] {
+        Channel& c = *find_channel(channel);  // kept while its slow work runs
+        auto it = c.sessions.find(client);
+        if (ok(s)) {
+          it->second.context = context;  // a closing channel releases it with the session
+          return;
+        }
+        c.sessions.erase(it);
+        if (c.closing) return;
+        c.behind.pop_front();
+        send_reply(to, s, {});
+      };
+    });
+    return;
+  }
   if (session.context == 0) {
     if (Status s = backend_->create_context(ch.tenant, &session.context); !ok(s)) {
       ch.sessions.erase(h.client);
@@ -241,8 +294,23 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
       return;
     }
   }
-  executor::Caller caller{ch.tenant, session.context, channel, data_area};
-  const executor::Outcome out = calls_.handle(caller, message);
+  const executor::Caller caller{ch.tenant, session.context, channel, data_area};
+  if (calls_.slow(h.opcode)) {
+    run_slow(ch, [this, caller, to, message = std::vector<uint8_t>(message.begin(), message.end())] {
+      NoWork none;
+      executor::CallHandler handler(backend_.get(), &none);
+      auto out = std::make_shared<const executor::Outcome>(handler.handle(caller, message));
+      return [this, channel = caller.channel, to, out] {
+        Channel& c = *find_channel(channel);  // kept while its slow work runs
+        if (!c.closing) answer(c, to, *out);
+      };
+    });
+    return;
+  }
+  answer(ch, to, calls_.handle(caller, message));
+}
+
+void Daemon::answer(Channel& ch, const proto::ReplyTo& to, const executor::Outcome& out) {
   if (!ok(out.status) && out.status != Status::kNotReady) {  // NotReady: a query's answer
     if (out.malformed) {
       counters_.malformed(ch.tenant);
@@ -250,28 +318,29 @@ void Daemon::on_request(uint64_t channel, std::span<const uint8_t> message) {
       counters_.refused(ch.tenant);
     }
   }
-  const bool answer = out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status));
+  const bool replies = out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status));
   if (out.end_session) {
     // Goodbye is answered once the session is gone: a real VM reuses the
     // process's data-area slot as soon as the answer arrives.
     std::function<void()> then;
-    if (answer) {
+    if (replies) {
       std::vector<uint8_t> reply(out.reply.data(),
                                  out.reply.data() + (ok(out.status) ? out.reply_size : 0));
       then = [this, to, status = out.status, reply = std::move(reply)] {
         send_reply(to, status, reply);
       };
     }
-    end_session(ch, h.client, std::move(then));
+    end_session(ch, to.client, std::move(then));
     return;
   }
-  if (answer) send_reply(to, out.status, {out.reply.data(), ok(out.status) ? out.reply_size : 0});
+  if (replies) send_reply(to, out.status, {out.reply.data(), ok(out.status) ? out.reply_size : 0});
 }
 
 bool Daemon::accepting(uint64_t channel) {
   Channel* found = find_channel(channel);
   if (!found) return true;
   Channel& ch = *found;
+  if (ch.slow_pending) return false;  // resume() serves what it read meanwhile first
   const bool room = dispatcher_->accepting(ch.tenant);
   if (!room && !ch.held) counters_.backpressure(ch.tenant);
   ch.held = !room;
@@ -317,8 +386,67 @@ void Daemon::end_session(Channel& ch, uint32_t client, std::function<void()> the
                              });
 }
 
+void Daemon::run_slow(Channel& ch, std::function<std::function<void()>()> work) {
+  ch.slow_pending = true;
+  slow_calls_.post(ch.tenant, [this, channel = ch.id, work = std::move(work)] {
+    std::function<void()> finish = work();
+    {
+      std::lock_guard lock(finished_mu_);
+      finished_.push_back([this, channel, finish = std::move(finish)] {
+        finish();
+        resume(channel);
+      });
+    }
+    any_finished_.store(true, std::memory_order_release);
+    loop_->wake();
+  });
+}
+
+void Daemon::on_wake() {
+  if (any_finished_.exchange(false, std::memory_order_acq_rel)) run_finished();
+}
+
+void Daemon::run_finished() {
+  std::vector<std::function<void()>> finished;
+  {
+    std::lock_guard lock(finished_mu_);
+    finished.swap(finished_);
+  }
+  for (auto& f : finished) f();
+}
+
+void Daemon::resume(uint64_t channel) {
+  Channel* found = find_channel(channel);
+  if (!found) return;
+  Channel& ch = *found;
+  ch.slow_pending = false;
+  if (ch.closing) {
+    close_now(channel, std::move(ch.closing_mapping));
+    return;
+  }
+  while (!ch.slow_pending && !ch.behind.empty()) {
+    const std::vector<uint8_t> message = std::move(ch.behind.front());
+    ch.behind.pop_front();
+    serve(ch, message);
+  }
+  hand_on_burst();
+}
+
 void Daemon::on_close(uint64_t channel, std::shared_ptr<const void> mapping) {
   hand_on_burst();
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& ch = *it->second;
+  if (ch.slow_pending) {  // its slow work may use the data area: closed when it ends
+    ch.closing = true;
+    ch.closing_mapping = std::move(mapping);
+    ch.behind.clear();
+    return;
+  }
+  close_now(channel, std::move(mapping));
+}
+
+void Daemon::close_now(uint64_t channel, std::shared_ptr<const void> mapping) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& ch = *it->second;

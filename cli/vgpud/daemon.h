@@ -22,6 +22,7 @@
 #include "vgpu/policy/store.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "scheduler_control.h"
+#include "tenant_task_pool.h"
 #include "vgpu/transport/host_loop.h"
 
 namespace vgpu::daemon {
@@ -36,6 +37,8 @@ struct DaemonConfig {
   std::string libvirt_uri;  // whose domains to watch (docs/libvirt.md); "" or "none": none
   int vm_gid = -1;          // group of the VM sockets (QEMU's); -1: the daemon's
   std::chrono::milliseconds flush_interval{1000};
+  // Threads answering slow calls (CallHandler::slow), one per VM at a time.
+  int call_threads = 2;
 };
 
 // Three connections to one database, so that the transport thread (every
@@ -75,7 +78,20 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   bool accepting(uint64_t channel) override;
   void on_burst_end(uint64_t channel) override;
   void on_pass_end() override;
+  void on_wake() override;
   void on_close(uint64_t channel, std::shared_ptr<const void> mapping) override;
+
+  // One request of an admitted or refused channel with no slow call pending.
+  void serve(Channel& ch, std::span<const uint8_t> message);
+  // The call handler's outcome: counted, answered (Goodbye: once the session is gone).
+  void answer(Channel& ch, const proto::ReplyTo& to, const executor::Outcome& out);
+  // Slow work of `ch` (a call, or creating a session's context) runs on
+  // slow_calls_; `finish` runs on the loop thread afterwards, then the
+  // channel's requests held meanwhile are served in order (resume).
+  void run_slow(Channel& ch, std::function<std::function<void()>()> work);
+  void resume(uint64_t channel);
+  void run_finished();  // loop thread, or stop() once the loop has ended
+  void close_now(uint64_t channel, std::shared_ptr<const void> mapping);
 
   // executor::WorkSink (loop thread)
   void submit(executor::TenantId tenant, executor::Work&& work,
@@ -117,6 +133,12 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   executor::CallHandler calls_;
 
   TenantCounters counters_;  // what each VM did wrong (daemon_status.h)
+  // Slow calls (CallHandler::slow), off the loop thread: one VM's module
+  // load or worker call never holds up the others' calls or the heartbeat.
+  TenantTaskPool slow_calls_;
+  std::mutex finished_mu_;
+  std::vector<std::function<void()>> finished_;  // for the loop thread (guarded by finished_mu_)
+  std::atomic<bool> any_finished_{false};
   std::chrono::steady_clock::time_point started_;
 
   // Loop thread only.

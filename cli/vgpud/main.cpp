@@ -114,6 +114,18 @@ int main(int argc, char** argv) {
                  "up to three quarters of it for pinned host memory")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+  uint64_t module_limit_mib = executor::kDefaultModuleImageLimit >> 20;
+  app.add_option("--module-limit-mib", module_limit_mib,
+                 "image bytes one module a guest loads may hold, decompressed: bounds what "
+                 "one load costs the host")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  int call_threads = 2;
+  app.add_option("--call-threads", call_threads,
+                 "threads answering slow calls (module loads; on the cuda backend every call "
+                 "that asks a worker), one per VM at a time")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
@@ -166,6 +178,9 @@ int main(int argc, char** argv) {
   executor::SimConfig sim;
   sim.device_memory = sim_memory_gib * executor::kGiB;
   sim.watchdog = watchdog;
+  sim.module_image_limit = module_limit_mib << 20;
+  cuda.module_image_limit = module_limit_mib << 20;
+  config.call_threads = call_threads;
   sim.plugin_paths = split_paths(std::getenv("VGPU_SIM_KERNELS"));
   sim.plugin_paths.insert(sim.plugin_paths.end(), sim_kernels.begin(), sim_kernels.end());
 

@@ -266,6 +266,7 @@ void HostLoop::handle_events(int timeout_us) {
       case kWake:
         wake_.drain();
         apply_pending_vms();
+        events_->on_wake();
         break;
       case kVmListen:
         accept_vm(fd);

@@ -22,6 +22,27 @@ Outcome CallHandler::handle(const Caller& caller, std::span<const uint8_t> messa
   return proto::dispatch(h, message.subspan(sizeof h, h.payload_len), *this);
 }
 
+bool CallHandler::slow(uint16_t opcode) const {
+  using proto::Op;
+  if (!proto::is_known_op(opcode) || proto::where_of(opcode) != proto::Where::kImmediate) {
+    return false;
+  }
+  switch (static_cast<Op>(opcode)) {
+    case Op::ModuleLoad:  // decompress and parse what the guest chose (bounded by the backend)
+      return true;
+    // Answered from what the backend knows of the device, or by the session.
+    case Op::Goodbye:
+    case Op::GetDeviceCount:
+    case Op::GetDeviceProperties:
+    case Op::DeviceGetAttribute:
+    case Op::DriverGetVersion:
+    case Op::TenantUsage:
+      return false;
+    default:
+      return backend_->immediate_calls_wait();
+  }
+}
+
 Outcome CallHandler::reject(const vgpu_msg_header&, proto::DecodeError error) {
   Outcome o;
   o.status = proto::status_for(error);

@@ -25,6 +25,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   std::string_view name() const override { return "cuda"; }
+  bool immediate_calls_wait() const override { return true; }  // each asks its worker
   const DeviceInfo& device() const override { return device_; }
 
   Status create_context(TenantId tenant, ContextId* out) override;

@@ -110,7 +110,7 @@ Status CudaBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Ha
     if (!ok(ctx->fault)) return ctx->fault;
   }
   ModuleState module;
-  const fatbin::Error err = fatbin::parse(bytes, &module.image);
+  const fatbin::Error err = fatbin::parse(bytes, &module.image, {config_.module_image_limit});
   if (err != fatbin::Error::kNone) {
     spdlog::warn("cuda: context {}: module rejected: {}", id, fatbin::error_name(err));
     return Status::kInvalidKernelImage;

@@ -2,6 +2,7 @@
 // before PTX, into one Module. Also the small public helpers.
 #include "vgpu/fatbin/fatbin.h"
 
+#include <algorithm>
 #include <new>
 #include <stdexcept>
 
@@ -45,15 +46,11 @@ const Variable* Module::find_variable(std::string_view name) const {
 
 namespace {
 
-// Reads every image of one kind. `total` counts image bytes across calls: a
-// small input could otherwise announce many highly compressed entries.
+// Reads every image of one kind (their sizes were checked against the limit).
 Error read_images(const std::vector<detail::Entry>& entries, uint16_t kind, detail::ModuleBuilder* b,
-                  uint64_t* total, bool* found) {
+                  bool* found) {
   for (const detail::Entry& e : entries) {
     if (e.kind != kind) continue;
-    const uint64_t size = e.decompressed_size != 0 ? e.decompressed_size : e.payload.size();
-    if (size > kMaxTotalImageBytes - *total) return Error::kTooLarge;
-    *total += size;
     detail::Image image;
     if (Error err = detail::entry_image(e, &image); err != Error::kNone) return err;
     const Error err = kind == detail::kKindElf ? detail::read_cubin(image.bytes, b)
@@ -64,14 +61,26 @@ Error read_images(const std::vector<detail::Entry>& entries, uint16_t kind, deta
   return Error::kNone;
 }
 
-Error parse_unguarded(std::span<const uint8_t> bytes, Module* out) {
+Error parse_unguarded(std::span<const uint8_t> bytes, Module* out, const Limits& limits) {
   std::vector<detail::Entry> entries;
   if (Error e = detail::read_entries(bytes, &entries); e != Error::kNone) return e;
+  // All announced sizes first (a small input could announce many highly
+  // compressed entries): nothing is decompressed for a fat binary that would
+  // go over the limit at its last entry.
+  const uint64_t limit = std::min(limits.max_total_image_bytes, kMaxTotalImageBytes);
+  uint64_t announced = 0;
+  for (const detail::Entry& e : entries) {
+    if (e.kind != detail::kKindElf && e.kind != detail::kKindPtx) continue;
+    const uint64_t size = e.decompressed_size != 0 ? e.decompressed_size : e.payload.size();
+    if (size > limit - announced) return Error::kTooLarge;
+    announced += size;
+  }
   detail::ModuleBuilder builder;
-  uint64_t total = 0;
   bool found = false;
   for (uint16_t kind : {detail::kKindElf, detail::kKindPtx}) {  // cubins first
-    if (Error e = read_images(entries, kind, &builder, &total, &found); e != Error::kNone) return e;
+    if (Error e = read_images(entries, kind, &builder, &found); e != Error::kNone) {
+      return e;
+    }
   }
   if (!found) return Error::kNoKernelMetadata;
   *out = builder.take();
@@ -80,10 +89,10 @@ Error parse_unguarded(std::span<const uint8_t> bytes, Module* out) {
 
 }  // namespace
 
-Error parse(std::span<const uint8_t> bytes, Module* out) {
+Error parse(std::span<const uint8_t> bytes, Module* out, const Limits& limits) {
   if (out == nullptr) return Error::kBadEntry;
   try {
-    return parse_unguarded(bytes, out);
+    return parse_unguarded(bytes, out, limits);
   } catch (const std::bad_alloc&) {  // every size is bounded, but memory may still run out
     return Error::kTooLarge;
   } catch (const std::length_error&) {

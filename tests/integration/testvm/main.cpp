@@ -12,6 +12,7 @@
 //            request answered exactly once
 //   flood    as many queued requests (quiet memsets) as it can send
 //   noread   requests whose replies it never reads, then it holds on
+//   bomb     module loads that cost the host as much as it allows (module_bomb.h)
 //   latency  one inline call (GetDeviceCount) after another for SECONDS: how
 //            many, and the slowest (what holds up the host's loop shows here)
 //
@@ -28,6 +29,7 @@
 
 #include "attacks.h"
 #include "channel.h"
+#include "module_bomb.h"
 #include "pipeline.h"
 #include "vgpu/protocol/vm_region.h"
 
@@ -351,7 +353,7 @@ int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: vgpu-test-vm fields|framing|slots|honest|flood|noread|latency "
+                 "usage: vgpu-test-vm fields|framing|slots|honest|flood|noread|latency|bomb "
                  "[--socket PATH] "
                  "[--vm NAME] [--region FILE] [--seconds S] [--foreign 0xPTR] [--seed N] "
                  "[--count N]\n");
@@ -369,5 +371,6 @@ int main(int argc, char** argv) {
   if (o.mode == "flood") return run_flood(o, *ch);
   if (o.mode == "noread") return run_noread(o, *ch);
   if (o.mode == "latency") return run_latency(o, *ch);
+  if (o.mode == "bomb") return run_bomb(*ch, o.seconds);
   return fail("unknown mode " + o.mode);
 }

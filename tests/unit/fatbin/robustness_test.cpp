@@ -252,3 +252,25 @@ TEST_CASE("robustness: many entries", "[fatbin][robustness]") {
 }
 
 }  // namespace vgpu::fatbin::test
+
+namespace vgpu::fatbin::test {
+
+TEST_CASE("robustness: a fat binary announcing more image bytes than the caller allows is refused "
+          "before anything is decompressed", "[fatbin][robustness]") {
+  // Four zstd entries announcing 64 MiB each; their payload is no zstd frame,
+  // so an attempt to decompress would fail differently (kDecompress).
+  std::vector<EntrySpec> entries(4, EntrySpec{2, std::vector<uint8_t>(64, 0x5a)});
+  std::vector<uint8_t> b = make_fatbin(entries);
+  for (const EntryInfo& e : list_entries(b)) {
+    put_le(&b, e.header + 16, 4, 64);         // compressed size
+    put_le(&b, e.header + 40, 8, 0x8011);     // zstd
+    put_le(&b, e.header + 56, 8, 64u << 20);  // decompressed size
+  }
+  Module m;
+  CHECK(parse(b, &m) == Error::kDecompress);  // within the default limit: it tries
+  CHECK(parse(b, &m, Limits{256u << 20}) == Error::kDecompress);  // exactly fits
+  CHECK(parse(b, &m, Limits{200u << 20}) == Error::kTooLarge);     // the last one does not
+  CHECK(parse(b, &m, Limits{0}) == Error::kTooLarge);
+}
+
+}  // namespace vgpu::fatbin::test

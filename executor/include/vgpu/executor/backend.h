@@ -34,6 +34,10 @@ using Handle = uint64_t;  // stream, event, module or function, per context
 
 inline constexpr Handle kDefaultStream = 0;
 inline constexpr int kDeviceAttributeCount = 160;  // indexed by cudaDeviceAttr
+// Decompressed image bytes one module may hold unless configured otherwise
+// (SimConfig, CudaConfig): a class's modules are a few MiB; a CUDA library's
+// largest fat binaries tens of MiB.
+inline constexpr uint64_t kDefaultModuleImageLimit = 256ull << 20;
 
 struct DeviceInfo {
   std::string name;
@@ -126,6 +130,11 @@ class Backend {
 
   virtual std::string_view name() const = 0;
   virtual const DeviceInfo& device() const = 0;
+
+  // True when an immediate call may wait on another process (a worker that
+  // talks to the driver): the host then answers those calls, and creates
+  // contexts, off the thread that reads every VM's requests.
+  virtual bool immediate_calls_wait() const { return false; }
 
   // --- contexts ---
   virtual Status create_context(TenantId tenant, ContextId* out) = 0;

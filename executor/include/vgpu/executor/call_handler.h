@@ -81,7 +81,15 @@ class CallHandler {
   CallHandler(Backend* backend, WorkSink* sink) : backend_(backend), sink_(sink) {}
 
   // `message` is a whole message (header + payload) in host-private memory.
+  // One CallHandler serves one thread at a time: a thread that answers calls
+  // elsewhere has its own (they share the backend).
   Outcome handle(const Caller& caller, std::span<const uint8_t> message);
+
+  // Whether answering `opcode` may take long: parsing a module a guest
+  // chose, or (with a backend whose immediate calls wait on a worker) any
+  // immediate call the backend answers. The host answers those off the
+  // thread that reads every VM's requests. Never a queued call or Goodbye.
+  bool slow(uint16_t opcode) const;
 
   // The per-call handlers, one per entry of calls.def (called via proto::dispatch).
 #define VGPU_CALL(id, Name, ...)                                                  \

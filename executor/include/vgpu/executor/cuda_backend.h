@@ -39,6 +39,9 @@ struct CudaConfig {
   std::chrono::milliseconds call_limit{30000};
   // Starting a worker (process, cuInit, context).
   std::chrono::milliseconds start_limit{60000};
+  // Image bytes (decompressed) one module may hold, all its entries together:
+  // what one module load may cost the host in time and memory.
+  uint64_t module_image_limit = kDefaultModuleImageLimit;
   uint64_t staging_slot_bytes = 4ull << 20;  // x2 per context, page-locked
   bool pin_staging = true;
   size_t spare_workers = 2;  // started ahead, so a new context does not wait for one

@@ -51,6 +51,9 @@ struct SimConfig {
   // A launch that runs (or is modeled to run) longer than this is killed:
   // kLaunchTimeout, and the context is faulted.
   std::chrono::milliseconds watchdog{10000};
+  // Image bytes (decompressed) one module may hold, all its entries together:
+  // what one module load may cost the host in time and memory.
+  uint64_t module_image_limit = kDefaultModuleImageLimit;
 };
 
 // Bytes of device address space a context's slot spans: device_memory rounded

@@ -67,6 +67,9 @@ class ChannelEvents {
   virtual void on_burst_end(uint64_t channel) { (void)channel; }
   // The end of a pass over all channels in which at least one burst was read.
   virtual void on_pass_end() {}
+  // The loop was woken by wake(): work another thread finished may have
+  // something for the loop thread to do (answers, channels to read again).
+  virtual void on_wake() {}
   // The client went away or broke the protocol: everything it held is to be
   // released. The region stays mapped while a copy of `mapping` lives: work
   // of the channel still running may need one.

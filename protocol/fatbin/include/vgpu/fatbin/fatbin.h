@@ -94,6 +94,13 @@ Error locate_prelinked(const void* wrapper, std::vector<std::span<const uint8_t>
 // variable described by several images keeps the first description, and the
 // others must agree with it (else kConflict). Bytes after the announced size are ignored.
 // *out is written only on success. The format is in protocol/fatbin/FORMAT.md.
-Error parse(std::span<const uint8_t> bytes, Module* out);
+//
+// `limits` bounds the work one fat binary may cost: the image bytes of all
+// its entries together (decompressed), checked against each entry's
+// announced size before it is decompressed.
+struct Limits {
+  uint64_t max_total_image_bytes = kMaxTotalImageBytes;
+};
+Error parse(std::span<const uint8_t> bytes, Module* out, const Limits& limits = {});
 
 }  // namespace vgpu::fatbin
