@@ -106,7 +106,7 @@ Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, s
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers too big
     *why = std::string("not valid JSON: ") + e.what();
     return Status::kInvalidValue;
   }

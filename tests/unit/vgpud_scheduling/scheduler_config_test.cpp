@@ -66,6 +66,8 @@ TEST_CASE("config: a full file is read") {
 TEST_CASE("config: mistakes are refused with a reason that names the value") {
   const std::pair<const char*, const char*> cases[] = {
       {"{", "JSON"},
+      {"44e444444444", "JSON"},  // a number too big: nlohmann throws out_of_range, not parse_error
+      {R"({"slice_ms": 1e999})", "JSON"},
       {"[1, 2]", "object"},
       {R"({"polcy": "fair"})", "polcy"},
       {R"({"policy": "lottery"})", "lottery"},
