@@ -46,6 +46,14 @@ TEST_CASE("the driver API program runs with a cubin, a fat binary and PTX") {
   }
 }
 
+TEST_CASE("destroying a created context frees what it made, and only that") {
+  Daemon d;
+  const RunResult r = d.run("alice", "driver_contexts", {program_path("driver_kernels.fatbin")});
+  require_pass(r, "driver_contexts");
+  CHECK_THAT(r.output, Catch::Contains("ok   6 rounds of 40% of the device's memory"));
+  CHECK_THAT(r.output, Catch::Contains("ok   the primary context's allocation is untouched"));
+}
+
 TEST_CASE("a file that is not a module image is refused by cuModuleLoad") {
   Daemon d;
   const RunResult r = d.run("alice", "driver_api", {program_path("saxpy") + ".no-such-file"});

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "context_objects.h"
 #include "driver_state.h"
 #include "memory_ops.h"
 
@@ -104,6 +105,7 @@ CUresult create_array(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR* a) {
   reg.live[p] = p;
   reg.arrays[p] = std::move(array);
   *out = reinterpret_cast<CUarray>(p);
+  owned::add(owned::Kind::kArray, p);
   return CUDA_SUCCESS;
 }
 
@@ -238,6 +240,7 @@ CUresult cuArrayDestroy(CUarray handle) {
   std::lock_guard lock(reg.mu);
   reg.live.erase(handle);
   reg.arrays.erase(handle);
+  owned::remove(owned::Kind::kArray, handle);
   return CUDA_SUCCESS;
 }
 
@@ -289,6 +292,7 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray* out, const CUDA_ARRAY3D_DESCRI
   Mipmapped* p = m.get();
   reg.mipmapped[p] = std::move(m);
   *out = reinterpret_cast<CUmipmappedArray>(p);
+  owned::add(owned::Kind::kMipmappedArray, p);
   return CUDA_SUCCESS;
 }
 
@@ -310,6 +314,7 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
   std::lock_guard lock(reg.mu);
   for (auto& level : m->level_arrays) reg.live.erase(level.get());
   reg.mipmapped.erase(handle);
+  owned::remove(owned::Kind::kMipmappedArray, handle);
   return CUDA_SUCCESS;
 }
 

@@ -1,11 +1,13 @@
 // Contexts: the primary context, created ones, the calling thread's stack of
 // current contexts. Every context shares the process's one session on the
-// host, so these calls are answered in the guest (but synchronisation).
+// host, so these calls are answered in the guest (but synchronisation, and
+// destroying a created context, which frees what it made: context_objects.h).
 #include <atomic>
 #include <type_traits>
 #include <vector>
 
 #include "device_output.h"
+#include "context_objects.h"
 #include "driver_state.h"
 
 namespace vgpu::driver {
@@ -190,6 +192,7 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   proto::DeviceResetReply rep{};
   const Status s = intercept::with_async_errors(c, c.call(proto::DeviceResetRequest{}, {}, &rep));
   if (ok(s)) {
+    owned::forget_all();  // the reset freed every context's objects: one session
     Context* p = primary_context(dev);
     std::lock_guard clock(context_mutex());
     for (auto& [key, stored] : p->storage) {
@@ -226,6 +229,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
   Context* c = as_context(ctx);
   if (!c || c->primary) return CUDA_ERROR_INVALID_CONTEXT;
   (void)synchronize();  // its work finishes first; a failure of it was reported already
+  owned::release(c);    // then what it made is freed, as CUDA frees a context's objects
   {
     std::lock_guard lock(context_mutex());
     for (auto& [key, stored] : c->storage) {

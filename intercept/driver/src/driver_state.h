@@ -50,7 +50,8 @@ bool initialized();
 // ---- contexts ---------------------------------------------------------------
 // Every context of a process shares its one session on the host (its device
 // memory, streams, modules): a VM has one virtual GPU. Contexts here carry
-// what the API lets a program observe: flags, limits, context-local storage.
+// what the API lets a program observe: flags, limits, context-local storage;
+// which created context made which object is kept in context_objects.h.
 struct Context {
   CUdevice device = 0;
   unsigned flags = 0;

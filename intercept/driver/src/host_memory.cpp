@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "device_memory.h"
+#include "context_objects.h"
 #include "driver_state.h"
 #include "managed_memory.h"
 #include "log.h"
@@ -85,8 +86,13 @@ bool host_range(const void* p, const void** base, HostRange* out) {
 
 extern "C" {
 
-CUresult cuMemAllocHost_v2(void** ptr, size_t size) { return host_alloc(ptr, size, 0); }
-CUresult cuMemHostAlloc(void** ptr, size_t size, unsigned flags) { return host_alloc(ptr, size, flags); }
+CUresult cuMemHostAlloc(void** ptr, size_t size, unsigned flags) {
+  if (CUresult r = host_alloc(ptr, size, flags); r != CUDA_SUCCESS) return r;
+  owned::add(owned::Kind::kHostMemory, *ptr);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost_v2(void** ptr, size_t size) { return cuMemHostAlloc(ptr, size, 0); }
 
 CUresult cuMemFreeHost(void* ptr) {
   {
@@ -95,6 +101,7 @@ CUresult cuMemFreeHost(void* ptr) {
     if (it == ranges().end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
     const bool mapped = it->second.mapped;
     ranges().erase(it);
+    owned::remove(owned::Kind::kHostMemory, ptr);
     if (mapped) return managed::release(reinterpret_cast<CUdeviceptr>(ptr));
   }
   Connection& c = Connection::instance();
@@ -112,7 +119,9 @@ CUresult cuMemHostRegister_v2(void* ptr, size_t size, unsigned flags) {
     return refuse("cuMemHostRegister with DEVICEMAP or IOMEMORY (mapped host memory)");
   std::lock_guard lock(host_mutex());
   auto [it, inserted] = ranges().emplace(ptr, HostRange{size, flags, false});
-  return inserted ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  if (!inserted) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  owned::add(owned::Kind::kHostRegistered, ptr);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemHostRegister(void* ptr, size_t size, unsigned flags) {
@@ -124,6 +133,7 @@ CUresult cuMemHostUnregister(void* ptr) {
   auto it = ranges().find(ptr);
   if (it == ranges().end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   ranges().erase(it);
+  owned::remove(owned::Kind::kHostRegistered, ptr);
   return CUDA_SUCCESS;
 }
 

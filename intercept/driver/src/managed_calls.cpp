@@ -2,6 +2,7 @@
 // attributes, stream attachment. The coherence itself is managed_memory.cpp.
 #include <cstring>
 
+#include "context_objects.h"
 #include "driver_state.h"
 #include "managed_memory.h"
 
@@ -89,7 +90,9 @@ CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned flags) {
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
   if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  return managed::allocate(size, dptr);
+  if (CUresult r = managed::allocate(size, dptr); r != CUDA_SUCCESS) return r;
+  owned::add(owned::Kind::kDeviceMemory, *dptr);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemPrefetchAsync(CUdeviceptr ptr, size_t count, CUdevice device, CUstream stream) {

@@ -11,6 +11,7 @@
 #include "copy.h"
 #include "device_memory.h"
 #include "device_output.h"
+#include "context_objects.h"
 #include "driver_state.h"
 #include "managed_memory.h"
 #include "memory_ops.h"
@@ -173,6 +174,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
   proto::MallocReply rep{};
   if (Status s = c.call(proto::MallocRequest{size}, {}, &rep); !ok(s)) return to_cu(s);
   DeviceMemory::instance().add(rep.dptr, size);
+  owned::add(owned::Kind::kDeviceMemory, rep.dptr);
   *dptr = rep.dptr;
   return CUDA_SUCCESS;
 }
@@ -191,12 +193,18 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (dptr == 0) return CUDA_SUCCESS;
-  if (CUresult r = managed::release(dptr); r != CUDA_ERROR_NOT_FOUND) return r;
+  if (CUresult r = managed::release(dptr); r != CUDA_ERROR_NOT_FOUND) {
+    if (r == CUDA_SUCCESS) owned::remove(owned::Kind::kDeviceMemory, dptr);
+    return r;
+  }
   Connection& c = Connection::instance();
   auto lock = c.lock();
   proto::FreeReply rep{};
   const Status s = intercept::with_async_errors(c, c.call(proto::FreeRequest{dptr}, {}, &rep));
-  if (ok(s)) DeviceMemory::instance().remove(dptr);
+  if (ok(s)) {
+    DeviceMemory::instance().remove(dptr);
+    owned::remove(owned::Kind::kDeviceMemory, dptr);
+  }
   return to_cu(s);
 }
 

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "device_output.h"
+#include "context_objects.h"
 #include "driver_state.h"
 #include "managed_memory.h"
 #include "device_memory.h"
@@ -181,6 +182,8 @@ CUresult load_module_now(CUmodule* module, const void* image) {
     o.remove_module(m);
     return r;
   }
+  // A module belongs to the context it was loaded in (a library to none).
+  owned::add(owned::Kind::kModule, m);
   *module = reinterpret_cast<CUmodule>(m);
   return CUDA_SUCCESS;
 }
@@ -205,6 +208,7 @@ CUresult unload(void* handle) {
       }
     }
     o.remove_module(m);
+    owned::remove(owned::Kind::kModule, handle);
   }
   for (uint64_t g : managed_globals) managed::forget(g);
   return to_cu(s);
@@ -313,8 +317,10 @@ CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path, CUjit_optio
   if (!library) return CUDA_ERROR_INVALID_VALUE;
   CUmodule m = nullptr;
   CUresult r = cuModuleLoad(&m, path);
-  if (r == CUDA_SUCCESS) *library = reinterpret_cast<CUlibrary>(m);
-  return r;
+  if (r != CUDA_SUCCESS) return r;
+  owned::remove(owned::Kind::kModule, m);  // a library is context-independent
+  *library = reinterpret_cast<CUlibrary>(m);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuLibraryUnload(CUlibrary library) {

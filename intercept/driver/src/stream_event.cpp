@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "device_output.h"
+#include "context_objects.h"
 #include "driver_state.h"
 #include "stream_capture.h"
 
@@ -54,6 +55,7 @@ CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned flags, int priori
   static unsigned long long next_id = 1;
   streams()[rep.stream] = {flags, priority, ++next_id};
   *stream = reinterpret_cast<CUstream>(rep.stream);
+  owned::add(owned::Kind::kStream, rep.stream);
   return CUDA_SUCCESS;
 }
 
@@ -69,6 +71,7 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
   if (Status s = c.post(proto::StreamDestroyRequest{h}, {}, nullptr); !ok(s)) return to_cu(s);
   std::lock_guard slock(stream_mutex());
   streams().erase(h);
+  owned::remove(owned::Kind::kStream, h);
   return CUDA_SUCCESS;
 }
 
@@ -210,6 +213,7 @@ CUresult cuEventCreate(CUevent* event, unsigned flags) {
   proto::EventCreateReply rep{};
   if (Status s = c.call(proto::EventCreateRequest{flags, 0}, {}, &rep); !ok(s)) return to_cu(s);
   *event = reinterpret_cast<CUevent>(rep.event);
+  owned::add(owned::Kind::kEvent, rep.event);
   return CUDA_SUCCESS;
 }
 
@@ -266,7 +270,9 @@ CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
 CUresult cuEventDestroy_v2(CUevent event) {
   Connection& c = Connection::instance();
   auto lock = c.lock();
-  return to_cu(c.post(proto::EventDestroyRequest{event_handle(event)}, {}, nullptr));
+  const Status s = c.post(proto::EventDestroyRequest{event_handle(event)}, {}, nullptr);
+  if (ok(s)) owned::remove(owned::Kind::kEvent, event_handle(event));
+  return to_cu(s);
 }
 
 }  // extern "C"

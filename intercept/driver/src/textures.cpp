@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "arrays.h"
+#include "context_objects.h"
 #include "driver_state.h"
 
 using namespace vgpu;
@@ -120,6 +121,7 @@ CUresult create(const TextureDesc& d, const ObjectInfo& info, unsigned long long
   std::lock_guard lock(reg.mu);
   reg.objects[rep.handle] = info;
   *out = rep.handle;
+  owned::add(info.surface ? owned::Kind::kSurface : owned::Kind::kTexture, rep.handle);
   return CUDA_SUCCESS;
 }
 
@@ -141,6 +143,7 @@ CUresult destroy(unsigned long long handle, bool surface) {
   if (ok(s)) {
     std::lock_guard lock(reg.mu);
     reg.objects.erase(handle);
+    owned::remove(surface ? owned::Kind::kSurface : owned::Kind::kTexture, handle);
   }
   return to_cu(s);
 }
