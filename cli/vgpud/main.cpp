@@ -120,6 +120,12 @@ int main(int argc, char** argv) {
                  "one load costs the host")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  uint64_t tenant_host_mib = executor::kDefaultTenantHostLimit >> 20;
+  app.add_option("--tenant-host-mib", tenant_host_mib,
+                 "host memory the modules of one VM may hold, all its processes together "
+                 "(their parsed metadata; on the cuda backend their images too); 0: no limit")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   int call_threads = 2;
   app.add_option("--call-threads", call_threads,
                  "threads answering slow calls (module loads; on the cuda backend every call "
@@ -180,6 +186,8 @@ int main(int argc, char** argv) {
   sim.watchdog = watchdog;
   sim.module_image_limit = module_limit_mib << 20;
   cuda.module_image_limit = module_limit_mib << 20;
+  sim.tenant_host_limit = tenant_host_mib << 20;
+  cuda.tenant_host_limit = tenant_host_mib << 20;
   config.call_threads = call_threads;
   sim.plugin_paths = split_paths(std::getenv("VGPU_SIM_KERNELS"));
   sim.plugin_paths.insert(sim.plugin_paths.end(), sim_kernels.begin(), sim_kernels.end());

@@ -19,6 +19,7 @@
 #include "common/allocation_map.h"
 #include "common/context_tables.h"
 #include "common/device_output.h"
+#include "common/host_budget.h"
 #include "common/tenant_ledger.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/fatbin/fatbin.h"
@@ -50,6 +51,7 @@ struct ModuleState {
   std::map<std::string, uint64_t, std::less<>> variables;  // name -> device address
   std::map<std::string, Handle, std::less<>> functions;    // name -> function handle
   bool unloading = false;                                  // an UnloadModule is queued
+  common::HostCharge charge;  // its host memory (image included), charged to the tenant while it lives
 };
 
 struct FunctionState {

@@ -152,6 +152,7 @@ CudaBackend::CudaBackend(const CudaConfig& config, const WorkerSpec& spec, Devic
     : config_(config),
       device_(std::move(device)),
       ledger_(device_.total_memory),
+      host_budget_(common::HostBudget::create(config.tenant_host_limit)),
       pool_(spec, &reaper_, config.spare_workers, config.start_limit) {}
 
 CudaBackend::~CudaBackend() {

@@ -103,6 +103,8 @@ class CudaBackend final : public Backend {
 
   Reaper reaper_;  // outlives every worker (declared before the pool and contexts)
   TenantLedger ledger_;  // internally locked
+  // Shared with the charges modules keep; internally locked.
+  const std::shared_ptr<common::HostBudget> host_budget_;
   WorkerPool pool_;      // internally locked
   std::atomic<bool> warned_no_param_info_{false};
   common::ContextRegistry<Context> contexts_;  // internally locked

@@ -80,6 +80,7 @@ SimBackend::SimBackend(const SimConfig& config, WorkerSpec worker)
       device_(make_device_info(config)),
       slot_bytes_(sim_slot_bytes(config)),
       ledger_(config.device_memory),
+      host_budget_(common::HostBudget::create(config.tenant_host_limit)),
       slots_(kSimSlotRegionBase, kSimSlotRegionEnd, slot_bytes_, kSimSlotGuard) {}
 
 SimBackend::~SimBackend() {

@@ -79,6 +79,8 @@ class SimBackend final : public Backend {
   const uint64_t slot_bytes_;
 
   TenantLedger ledger_;  // internally locked
+  // Shared with the charges modules keep; internally locked.
+  const std::shared_ptr<common::HostBudget> host_budget_;
   SlotPool slots_;       // internally locked
   common::ContextRegistry<Context> contexts_;  // internally locked
 };

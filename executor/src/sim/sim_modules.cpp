@@ -42,6 +42,11 @@ Status SimBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Han
     spdlog::warn("sim: context {}: module rejected: a name or parameter list is too long", id);
     return Status::kInvalidKernelImage;
   }
+  if (!host_budget_->charge(ctx->tenant, fatbin::host_bytes(module.image), &module.charge)) {
+    spdlog::warn("sim: context {}: module refused: the tenant's modules would hold more than "
+                 "{} MiB of host memory (--tenant-host-mib)", id, host_budget_->limit() >> 20);
+    return Status::kMemoryAllocation;
+  }
 
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;

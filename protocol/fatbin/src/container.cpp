@@ -44,6 +44,22 @@ Error read_entry(Bytes region, uint64_t off, Entry* e, uint64_t* next) {
 
 }  // namespace
 
+}  // namespace vgpu::fatbin::detail
+
+namespace vgpu::fatbin {
+
+uint64_t announced_size(std::span<const uint8_t> bytes) {
+  uint16_t header_size = 0;
+  uint64_t fat_size = 0;
+  if (!detail::load_le(bytes, 6, &header_size) || !detail::load_le(bytes, 8, &fat_size)) return bytes.size();
+  if (fat_size > bytes.size() || header_size > bytes.size() - fat_size) return bytes.size();
+  return header_size + fat_size;
+}
+
+}  // namespace vgpu::fatbin
+
+namespace vgpu::fatbin::detail {
+
 Error read_entries(Bytes bytes, std::vector<Entry>* out) {
   uint32_t magic = 0;
   uint16_t version = 0, header_size = 0;

@@ -30,18 +30,43 @@ std::string_view error_name(Error e) {
   return "unknown error";
 }
 
-const Kernel* Module::find_kernel(std::string_view name) const {
-  for (const Kernel& k : kernels) {
-    if (k.name == name) return &k;
+namespace {
+
+template <typename T>
+const T* find_named(const std::vector<T>& items, const NameIndex& index, std::string_view name) {
+  if (!index.empty()) {
+    auto it = index.find(name);
+    return it == index.end() || it->second >= items.size() ? nullptr : &items[it->second];
+  }
+  for (const T& item : items) {
+    if (item.name == name) return &item;
   }
   return nullptr;
 }
 
+// An index's nodes (each with its own copy of the name) and bucket array.
+uint64_t index_bytes(const NameIndex& index) {
+  uint64_t n = index.bucket_count() * sizeof(void*);
+  for (const auto& [name, at] : index) n += sizeof(NameIndex::value_type) + 2 * sizeof(void*) + name.capacity();
+  return n;
+}
+
+}  // namespace
+
+const Kernel* Module::find_kernel(std::string_view name) const {
+  return find_named(kernels, kernel_index, name);
+}
+
 const Variable* Module::find_variable(std::string_view name) const {
-  for (const Variable& v : variables) {
-    if (v.name == name) return &v;
-  }
-  return nullptr;
+  return find_named(variables, variable_index, name);
+}
+
+uint64_t host_bytes(const Module& m) {
+  uint64_t n = sizeof(Module) + m.kernels.capacity() * sizeof(Kernel) +
+               m.variables.capacity() * sizeof(Variable);
+  for (const Kernel& k : m.kernels) n += k.name.capacity() + k.params.capacity() * sizeof(Param);
+  for (const Variable& v : m.variables) n += v.name.capacity() + v.init.capacity();
+  return n + index_bytes(m.kernel_index) + index_bytes(m.variable_index);
 }
 
 namespace {

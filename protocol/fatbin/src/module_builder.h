@@ -29,12 +29,17 @@ class ModuleBuilder {
   Error add_variable(Variable v, bool local = false);
 
   void calls_printf() { module_.calls_printf = true; }
-  Module take() { return std::move(module_); }
+  // The module, with the name indexes built on the way.
+  Module take() {
+    module_.kernel_index = std::move(kernels_);
+    module_.variable_index = std::move(variables_);
+    return std::move(module_);
+  }
 
  private:
   Module module_;
-  std::unordered_map<std::string, size_t> kernels_;    // name -> index in module_.kernels
-  std::unordered_map<std::string, size_t> variables_;  // name -> index in module_.variables
+  NameIndex kernels_;    // name -> index in module_.kernels
+  NameIndex variables_;  // name -> index in module_.variables
   uint64_t used_ = 0;
 };
 

@@ -182,9 +182,13 @@ TEST_CASE("container: headers, entry kinds, trailing bytes", "[fatbin][container
   Module m;
   SECTION("bytes after the announced size are ignored") {
     auto b = ptx_fatbin(ptx);
+    const size_t size = b.size();
+    CHECK(announced_size(b) == size);
     b.insert(b.end(), 100, 0xEE);
     CHECK(parse(b, &m) == Error::kNone);
     CHECK(m.find_kernel("k") != nullptr);
+    CHECK(announced_size(b) == size);  // what a host keeps of it
+    CHECK(announced_size(std::span(b).first(12)) == 12);
   }
   SECTION("no entries, or only unknown kinds: no metadata") {
     CHECK(parse(make_fatbin({}), &m) == Error::kNoKernelMetadata);
@@ -224,6 +228,35 @@ TEST_CASE("container: headers, entry kinds, trailing bytes", "[fatbin][container
     CHECK(parse(b, &m) == Error::kBadEntry);    // compressed size past the payload
   }
   SECTION("null output") { CHECK(parse(ptx_fatbin(ptx), nullptr) != Error::kNone); }
+}
+
+TEST_CASE("names are looked up through an index; a module's host bytes grow with it", "[fatbin]") {
+  std::string ptx;
+  constexpr int kKernels = 3000;
+  for (int i = 0; i < kKernels; ++i)
+    ptx += ".entry kernel_with_a_long_name_" + std::to_string(i) + "(.param .u64 p, .param .u32 n) {}\n";
+  ptx += ".global .align 4 .u32 counter_a;\n.global .align 4 .u32 counter_b = 7;\n";
+  const Module m = ptx_ok(ptx);
+  REQUIRE(m.kernels.size() == kKernels);
+  CHECK(m.kernel_index.size() == kKernels);
+  CHECK(m.variable_index.size() == 2);
+  for (int i : {0, 1, 1234, kKernels - 1}) {
+    const std::string name = "kernel_with_a_long_name_" + std::to_string(i);
+    const Kernel* k = m.find_kernel(name);
+    REQUIRE(k != nullptr);
+    CHECK(k->name == name);
+    CHECK(layout(*k) == Layout{{0, 8}, {8, 4}});
+  }
+  CHECK(m.find_kernel("kernel_with_a_long_name_3000") == nullptr);
+  CHECK(m.find_variable("counter_b") != nullptr);
+  CHECK(m.find_variable("counter_c") == nullptr);
+  // A copy keeps working lookups (the index holds positions, not pointers).
+  const Module copy = m;
+  CHECK(copy.find_kernel("kernel_with_a_long_name_42") == &copy.kernels[42]);
+
+  const Module small = ptx_ok(".entry k(.param .u32 x) {}");
+  // Each kernel holds its name twice (vector and index) and its parameters.
+  CHECK(host_bytes(m) > host_bytes(small) + kKernels * 2 * std::string("kernel_with_a_long_name_0").size());
 }
 
 }  // namespace vgpu::fatbin::test

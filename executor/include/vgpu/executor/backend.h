@@ -38,6 +38,10 @@ inline constexpr int kDeviceAttributeCount = 160;  // indexed by cudaDeviceAttr
 // (SimConfig, CudaConfig): a class's modules are a few MiB; a CUDA library's
 // largest fat binaries tens of MiB.
 inline constexpr uint64_t kDefaultModuleImageLimit = 256ull << 20;
+// Host memory the modules of one tenant (all its contexts) may hold unless
+// configured otherwise: their parsed metadata, and on the cuda backend the
+// images kept to load them again into a fresh worker.
+inline constexpr uint64_t kDefaultTenantHostLimit = 1024ull << 20;
 
 struct DeviceInfo {
   std::string name;

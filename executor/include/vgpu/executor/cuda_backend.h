@@ -42,6 +42,9 @@ struct CudaConfig {
   // Image bytes (decompressed) one module may hold, all its entries together:
   // what one module load may cost the host in time and memory.
   uint64_t module_image_limit = kDefaultModuleImageLimit;
+  // Host bytes one tenant's modules may hold, all its contexts together (0:
+  // no limit); a load past it is refused with kMemoryAllocation.
+  uint64_t tenant_host_limit = kDefaultTenantHostLimit;
   uint64_t staging_slot_bytes = 4ull << 20;  // x2 per context, page-locked
   bool pin_staging = true;
   size_t spare_workers = 2;  // started ahead, so a new context does not wait for one

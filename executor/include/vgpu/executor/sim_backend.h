@@ -54,6 +54,9 @@ struct SimConfig {
   // Image bytes (decompressed) one module may hold, all its entries together:
   // what one module load may cost the host in time and memory.
   uint64_t module_image_limit = kDefaultModuleImageLimit;
+  // Host bytes one tenant's modules may hold, all its contexts together (0:
+  // no limit); a load past it is refused with kMemoryAllocation.
+  uint64_t tenant_host_limit = kDefaultTenantHostLimit;
 };
 
 // Bytes of device address space a context's slot spans: device_memory rounded

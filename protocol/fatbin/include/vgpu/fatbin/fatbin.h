@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace vgpu::fatbin {
@@ -56,16 +58,38 @@ struct Variable {
   std::vector<uint8_t> init;  // initial bytes; empty means zero-filled, else exactly `size` bytes
 };
 
+// Names to their index in a Module's vectors (looked up by string_view).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using NameIndex = std::unordered_map<std::string, size_t, NameHash, std::equal_to<>>;
+
 struct Module {
   std::vector<Kernel> kernels;
   std::vector<Variable> variables;
   // Some kernel calls device printf or assert (the image references vprintf
   // or __assertfail): what they print must be collected for the program.
   bool calls_printf = false;
+  // Filled by parse(), so a lookup costs the same in a module of a hundred
+  // thousand kernels as in one of three. A Module built by hand (tests) has
+  // none and is searched in order.
+  NameIndex kernel_index;
+  NameIndex variable_index;
 
   const Kernel* find_kernel(std::string_view name) const;
   const Variable* find_variable(std::string_view name) const;
 };
+
+// The bytes of host memory a parsed module holds (its vectors, names,
+// parameters, initial values and indexes): what a host charges the tenant
+// that loaded it.
+uint64_t host_bytes(const Module& m);
+
+// The bytes a fat binary occupies as its header announces them (what parse()
+// reads; bytes after them are ignored): at most bytes.size(), and
+// bytes.size() when the header cannot be read.
+uint64_t announced_size(std::span<const uint8_t> bytes);
 
 // The fat binary that a registration wrapper (the pointer passed to
 // __cudaRegisterFatBinary: {magic 0x466243b1, version, data, ...}) points at,
