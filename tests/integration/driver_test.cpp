@@ -93,3 +93,23 @@ TEST_CASE("cuBLAS runs on vgpu's driver; on sim its kernel is named as missing")
   CHECK(r.exit_code == 1);
   CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel sm80_xmma_gemm"));
 }
+
+TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel is named as missing") {
+  Daemon d;
+  const RunResult r = d.run("alice", "cufft_c2c");
+  INFO(r.output);
+  REQUIRE_FALSE(r.timed_out);
+  if (!on_sim()) {
+    require_pass(r, "cufft_c2c");
+    return;
+  }
+  // cuFFT plans (it walks each module's functions through a private table,
+  // 6e163fbe slot 7) and launches; the sim has no CPU implementation of its
+  // FFT kernel.
+  CHECK_THAT(r.output, Catch::Contains("ok   cufftPlan1d"));
+  CHECK_THAT(r.output, Catch::Contains("ok   forward transform launched"));
+  CHECK_THAT(r.output, !Catch::Contains("is unknown to vgpu"));
+  CHECK_THAT(r.output, Catch::Contains("cudaErrorNoKernelImageForDevice"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel _Z10vector_fft"));
+}

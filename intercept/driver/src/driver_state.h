@@ -137,6 +137,10 @@ class Objects {
   std::atomic<uint64_t> generation_{0};
 };
 
+// Every function of a module or library (the handle a program holds),
+// resolved on the host: what cuFFT asks for through a private table.
+CUresult module_functions(void* module, std::vector<Function*>* out);
+
 // Turns what cuModuleLoadData / cuLibraryLoadData were given (a registration
 // wrapper, a fat binary, a cubin, or PTX text) into fat binary bytes the host
 // parses. CUDA_ERROR_INVALID_IMAGE for anything else.

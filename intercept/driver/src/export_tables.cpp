@@ -143,6 +143,24 @@ uint32_t context_check_zero() { return 0; }
 
 CUresult succeed() { return CUDA_SUCCESS; }
 
+// ---- 6e163fbe: functions of a module (cuFFT) ----------------------------------------------
+
+// Slot 7: calls each(opaque, function, owner) for every function of `module`
+// and returns how many there are. cuFFT calls it after each module it loads
+// and launches the functions it is given, without cuModuleGetFunction. The
+// meaning of the last two arguments is not known: `owner` is passed on.
+using EachFunction = void (*)(void* opaque, void* function, uint64_t owner);
+uint64_t module_function_walk(uint64_t /*context*/, uint64_t module, uint64_t each, uint64_t opaque,
+                              uint64_t owner, uint64_t) {
+  std::vector<Function*> functions;
+  if (module_functions(reinterpret_cast<void*>(module), &functions) != CUDA_SUCCESS) return 0;
+  auto* call = reinterpret_cast<EachFunction>(each);
+  if (call) {
+    for (Function* f : functions) call(reinterpret_cast<void*>(opaque), f, owner);
+  }
+  return functions.size();
+}
+
 // ---- d4082055: the integrity check --------------------------------------------------------
 
 CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_t out[2]);
@@ -155,6 +173,7 @@ struct Tables {
   TableOf<5, 4> context_checks;
   TableOf<6, 3> integrity;
   TableOf<7, 8> library_hooks;
+  TableOf<8, 64> module_functions;
 
   Tables() {
     runtime.slots[1] = reinterpret_cast<void*>(&runtime_module_from_wrapper);
@@ -174,6 +193,7 @@ struct Tables {
     context_checks.slots[3] = reinterpret_cast<void*>(&context_check_zero);
     integrity.slots[1] = reinterpret_cast<void*>(&integrity_check);
     library_hooks.slots[4] = reinterpret_cast<void*>(&succeed);
+    module_functions.slots[7] = reinterpret_cast<void*>(&module_function_walk);
   }
 };
 
@@ -217,6 +237,7 @@ void** cls_table() { return tables().cls.slots; }
 void** context_checks_table() { return tables().context_checks.slots; }
 void** integrity_table() { return tables().integrity.slots; }
 void** library_hooks_table() { return tables().library_hooks.slots; }
+void** module_functions_table() { return tables().module_functions.slots; }
 
 // Byte order as the caller passes them (the first three groups little-endian).
 constexpr Known kKnown[] = {
@@ -234,6 +255,8 @@ constexpr Known kKnown[] = {
      &integrity_table, "integrity check"},
     {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
      &library_hooks_table, "library hooks (cuBLAS, cuFFT)"},
+    {{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e},
+     &module_functions_table, "functions of a module (cuFFT)"},
 };
 
 }  // namespace

@@ -244,6 +244,19 @@ CUresult global_by_name(CUdeviceptr* dptr, size_t* bytes, void* module, const ch
 
 }  // namespace
 
+CUresult vgpu::driver::module_functions(void* module, std::vector<Function*>* out) {
+  return with_module(module, [&](Module& m, Connection& c) {
+    Objects& o = Objects::instance();
+    if (CUresult r = o.load(c, m); r != CUDA_SUCCESS) return r;
+    for (const fatbin::Kernel& k : m.info.kernels) {
+      Function* f = nullptr;
+      if (CUresult r = o.get_function(c, m, k.name, &f); r != CUDA_SUCCESS) return r;
+      out->push_back(f);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
 extern "C" {
 
 // ---- modules ------------------------------------------------------------------------
