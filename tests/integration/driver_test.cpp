@@ -113,3 +113,30 @@ TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel is named as missing") 
   CHECK(r.exit_code == 1);
   CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel _Z10vector_fft"));
 }
+
+TEST_CASE("cuRAND, cuSPARSE and cuSOLVER run on vgpu's driver; on sim their kernels are named") {
+  Daemon d;
+  const std::pair<const char*, const char*> libraries[] = {
+      {"curand", "ok   curandCreateGenerator"},
+      {"cusparse", "ok   cusparseSpMV_bufferSize"},
+      {"cusolver", "ok   cusolverDnSpotrf_bufferSize"},
+  };
+  for (const auto& [library, started] : libraries) {
+    SECTION(library) {
+      const RunResult r = d.run(std::string("vm-") + library, "cuda_libraries", {library});
+      INFO(r.output);
+      REQUIRE_FALSE(r.timed_out);
+      if (!on_sim()) {
+        require_pass(r, "cuda_libraries");
+        continue;
+      }
+      // The library starts (its private tables, its handles, its workspace)
+      // and launches; the sim has no CPU implementation of its kernels.
+      CHECK_THAT(r.output, Catch::Contains(started));
+      CHECK_THAT(r.output, !Catch::Contains("is unknown to vgpu"));
+      CHECK_THAT(r.output, !Catch::Contains("not supported by vgpu"));
+      CHECK(r.exit_code == 1);
+      CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel"));
+    }
+  }
+}
