@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the vgpu test/demo guest: a small initramfs holding busybox (static),
-# the guest kernel module, our libcuda.so.1 as the system's CUDA driver, our
-# runtime shim libcudart.so.13 as the system's CUDA runtime, CUDA programs
+# the guest kernel module, our libcuda.so.1 as the system's CUDA driver,
+# NVIDIA's libcudart.so.13 (from the toolkit) as the system's CUDA runtime, as
+# a student's VM has them (or, for comparison, vgpu's runtime shim), CUDA programs
 # (built with plain nvcc: --static-program; with `-cudart shared`: --program),
 # data files they read (--file), and the glibc/libstdc++ they need (found
 # with ldd). Boots Debian's kernel (the linux-image matching the installed
@@ -53,8 +54,8 @@ cp "$root/tests/kmod/guest/init" "$stage/init"
 chmod 755 "$stage/init"
 cp "$root/tests/kmod/guest/guest-tests.sh" "$stage/opt/vgpu/"
 cp "$module" "$stage/opt/vgpu/vgpu.ko"
-# Our runtime is the guest's CUDA runtime: programs find it as the system's.
-cp "$cudart" "$stage/lib/x86_64-linux-gnu/libcudart.so.13"
+# The guest's CUDA runtime: `-cudart shared` programs find it as the system's.
+cp -L "$cudart" "$stage/lib/x86_64-linux-gnu/libcudart.so.13"
 # Our driver is the guest's CUDA driver: NVIDIA's runtime inside a plain-nvcc
 # program (and any other) opens it as libcuda.so.1.
 cp "$driver" "$stage/lib/x86_64-linux-gnu/libcuda.so.1"
