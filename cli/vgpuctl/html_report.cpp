@@ -52,15 +52,21 @@ std::string label_of(const json& row) {
   return row.value("student", "");
 }
 
-// Bars of this period's GPU time, each with its budget marked.
+// This period's GPU time of each student as a share of their own budget
+// (one scale for all: 100% is each one's budget), so the student who spent a
+// small budget stands out next to large ones. Those who spent it come first,
+// in red; then the most used share; students without a budget last, on the
+// scale of the largest of their uses.
 std::string quota_chart(const json& rows) {
   struct Bar {
     std::string name, caption;
     double used = 0, budget = 0;
     bool limited = false;
+    double share() const { return limited && budget > 0 ? used / budget : 0; }
+    bool spent() const { return limited && used >= budget; }
   };
   std::vector<Bar> bars;
-  double scale = 1;
+  double unlimited_scale = 1;
   for (const json& row : rows) {
     if (!row.contains("period")) continue;
     Bar b;
@@ -70,9 +76,15 @@ std::string quota_chart(const json& rows) {
     b.budget = static_cast<double>(row["quota"].value("budget_ns", int64_t{0}));
     b.caption = format_duration(static_cast<int64_t>(b.used)) + " of " +
                 row["quota"].value("gpu_time", std::string("unlimited"));
-    scale = std::max({scale, b.used, b.limited ? b.budget : 0.0});
+    if (b.limited && b.budget > 0) b.caption += " (" + num(100 * b.share()) + "%)";
+    if (!b.limited) unlimited_scale = std::max(unlimited_scale, b.used);
     bars.push_back(b);
   }
+  std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) {
+    if (a.spent() != b.spent()) return a.spent();
+    if (a.limited != b.limited) return a.limited;
+    return a.limited ? a.share() > b.share() : a.used > b.used;
+  });
   const int row_h = 30, left = 140, width = 520;
   const int height = std::max<int>(40, static_cast<int>(bars.size()) * row_h + 20);
   std::string svg = "<svg class=\"chart\" id=\"quota-chart\" role=\"img\" width=\"" +
@@ -83,18 +95,18 @@ std::string quota_chart(const json& rows) {
   }
   int y = 10;
   for (const Bar& b : bars) {
-    const double w = b.used / scale * width;
-    const bool over = b.limited && b.used >= b.budget;
+    // Budgets at 100% of the width; a use past its budget stops there.
+    const double w = std::min(1.0, b.limited ? b.share() : b.used / unlimited_scale) * width;
     svg += "<text x=\"" + std::to_string(left - 8) + "\" y=\"" + std::to_string(y + 17) +
            "\" text-anchor=\"end\">" + esc(b.name) + "</text>\n";
     svg += "<rect class=\"bar\" x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(y + 4) +
            "\" width=\"" + num(std::max(w, 1.0)) + "\" height=\"18\" fill=\"" +
-           (over ? "#e15759" : "#4e79a7") + "\"><title>" + esc(b.name + ": " + b.caption) +
-           "</title></rect>\n";
+           (b.spent() ? "#e15759" : b.limited ? "#4e79a7" : "#9c9c9c") + "\"><title>" +
+           esc(b.name + ": " + b.caption) + "</title></rect>\n";
     if (b.limited) {
-      const double x = left + b.budget / scale * width;
-      svg += "<line class=\"quota\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" +
-             std::to_string(y) + "\" y2=\"" + std::to_string(y + 26) +
+      const int x = left + width;
+      svg += "<line class=\"quota\" x1=\"" + std::to_string(x) + "\" x2=\"" + std::to_string(x) +
+             "\" y1=\"" + std::to_string(y) + "\" y2=\"" + std::to_string(y + 26) +
              "\" stroke=\"#222\" stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n";
     }
     svg += "<text x=\"" + num(left + std::max(w, 1.0) + 6) + "\" y=\"" + std::to_string(y + 17) +
@@ -104,7 +116,6 @@ std::string quota_chart(const json& rows) {
   return svg + "</svg>\n";
 }
 
-// Stacked columns: GPU time per bucket, one colour per student.
 std::string time_chart(const json& series, int64_t bucket) {
   std::vector<std::string> names;
   std::set<std::string> seen;
@@ -260,8 +271,9 @@ std::string html_report(const json& r) {
           " (UTC); generated " + esc(when(r.value("generated_at", int64_t{0}))) + ".</p>\n";
   html += "<h2>GPU time this period, against each student's quota</h2>\n";
   html +=
-      "<p class=\"note\">Bars: GPU time used in the student's current quota period (red: "
-      "budget spent). Dashed line: the budget.</p>\n";
+      "<p class=\"note\">Bars: GPU time used in the student's current quota period, as a "
+      "share of their own budget (the dashed line: 100%). Red: budget spent; those come first. "
+      "Grey: no budget, on the scale of the largest such use.</p>\n";
   html += quota_chart(r["rows"]);
   html += "<h2>GPU time over time</h2>\n";
   html += "<p class=\"note\">Per " +

@@ -66,4 +66,17 @@ TEST_CASE("the HTML report renders in headless Chromium with its charts and no e
   CHECK_THAT(dom, Catch::Contains("alice"));
   CHECK_THAT(dom, Catch::Contains("(stray-vm)"));  // an unassigned VM in the time chart
   CHECK_THAT(dom, Catch::Contains("2h/week"));
+
+  // The quota chart: bob spent his 50 ms a day (red, first, a full-width
+  // bar) while alice's 2h/week is barely begun; on one absolute scale his
+  // bar would be the sliver.
+  const size_t chart = page.find("id=\"quota-chart\"");
+  REQUIRE(chart != std::string::npos);
+  const std::string quota = page.substr(chart, page.find("</svg>", chart) - chart);
+  std::smatch first;
+  REQUIRE(std::regex_search(quota, first, std::regex("text-anchor=\"end\">([^<]+)</text>\\s*<rect[^>]*width=\"([0-9.]+)\"[^>]*fill=\"([^\"]+)\"")));
+  CHECK(first[1] == "bob");
+  CHECK(std::stod(first[2]) == 520.0);
+  CHECK(first[3] == "#e15759");
+  CHECK(quota.find(">bob<") < quota.find(">alice<"));
 }
