@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "../common/runtime_dir.h"
+#include "../common/version.h"
 #include "elf_inspect.h"
 #include "vgpu/protocol/handover.h"
 
@@ -64,6 +65,7 @@ void prepend_env(const char* name, const std::string& value) {
 
 int main(int argc, char** argv) {
   CLI::App app{"vgpu-run: run a CUDA program as a simulated VM of vgpud"};
+  app.set_version_flag("--version", vgpu::cli::version_line("vgpu-run"));
   std::string vm, runtime_dir, runtime = "nvidia";
   std::vector<std::string> command;
   app.add_option("--vm", vm, "the VM name this program runs as (its tenant)")->required();

@@ -6,12 +6,14 @@
 #include <cstdio>
 
 #include "../common/runtime_dir.h"
+#include "../common/version.h"
 #include "context.h"
 
 int main(int argc, char** argv) {
   using namespace vgpu;
   ctl::Context ctx;
   CLI::App app{"vgpuctl: courses, students, GPU quotas and usage reports for vgpu"};
+  app.set_version_flag("--version", cli::version_line("vgpuctl"));
   app.require_subcommand(1);
   app.add_option(
       "--runtime-dir", ctx.runtime_dir,
@@ -36,6 +38,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, whatever CLI11 would have said over several.

@@ -11,6 +11,7 @@
 
 #include "../common/db_path.h"
 #include "../common/runtime_dir.h"
+#include "../common/version.h"
 #include "backend_choice.h"
 #include "daemon.h"
 #include "vm_sockets.h"
@@ -60,6 +61,7 @@ bool prepare_default_db(const std::string& runtime_dir, const std::string& path)
 int main(int argc, char** argv) {
   using namespace vgpu;
   CLI::App app{"vgpud: shares one GPU among many VMs"};
+  app.set_version_flag("--version", cli::version_line("vgpud"));
   std::string backend = "auto", runtime_dir, db, log_level = "info";
   std::vector<std::string> sim_kernels, vm_sockets, vm_plain;
   uint64_t sim_memory_gib = 16;

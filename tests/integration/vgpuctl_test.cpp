@@ -291,3 +291,14 @@ TEST_CASE("teachers are told apart by uid and change only their own courses", "[
   CHECK_THAT(c.ctl({"course", "list"}).output, Catch::Contains("ml200"));
   CHECK_THAT(c.ctl({"user", "list"}).output, !Catch::Contains("tina"));
 }
+
+TEST_CASE("every command says its release and the protocols it speaks", "[vgpuctl]") {
+  for (const auto& [name, path] : std::vector<std::pair<std::string, std::string>>{
+           {"vgpud", vgpud_path()}, {"vgpuctl", vgpuctl_path()}, {"vgpu-run", vgpu_run_path()}}) {
+    const RunResult r = run_command({path, "--version"});
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::StartsWith(name + " 0."));
+    CHECK_THAT(r.output, Catch::Contains("(wire protocol 1, hand-over 1, region 2)"));
+  }
+}

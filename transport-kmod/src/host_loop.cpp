@@ -321,7 +321,11 @@ void HostLoop::handle_hello(int sock) {
     return;
   }
   if (hello.version != VGPU_HANDOVER_VERSION) {
-    refuse(sock, Status::kInsufficientDriver, "unsupported hand-over version");
+    // The reader is the guest's user: say which side to update.
+    refuse(sock, Status::kInsufficientDriver,
+           "this guest library speaks hand-over version " + std::to_string(hello.version) +
+               ", vgpud speaks " + std::to_string(VGPU_HANDOVER_VERSION) +
+               ": install the same vgpu release on both sides");
     close(sock);
     return;
   }
