@@ -123,6 +123,14 @@ vgpud_up() {
   kill -0 "$vgpud_pid" 2>/dev/null || fail "vgpud exited"
   grep -q "connected to libvirt at" "$vgpud_log"
 }
+# stop_vgpud: SIGTERM, and it must exit cleanly; each phase ends its own.
+stop_vgpud() {
+  kill "$vgpud_pid"
+  local rc=0
+  wait "$vgpud_pid" || rc=$?
+  vgpud_pid=""
+  [ "$rc" -eq 0 ] || fail "vgpud exited with $rc on SIGTERM"
+}
 start_vgpud vgpud.log
 
 ctl() { "$vgpuctl" --runtime-dir "$T/vgpu" --libvirt "$LIBVIRT_URI" "$@"; }
@@ -215,11 +223,7 @@ kill -0 "$vgpud_pid" 2>/dev/null || fail "vgpud is gone"
 ctl vm sessions
 
 step "stopping vgpud"
-kill "$vgpud_pid"
-rc=0
-wait "$vgpud_pid" || rc=$?
-vgpud_pid=""
-[ "$rc" -eq 0 ] || fail "vgpud exited with $rc on SIGTERM"
+stop_vgpud
 
 # --- A running domain attached: the device is plugged in at once (PCI
 # hot-plug), the guest's module, loaded before, takes it up, and a program
@@ -245,6 +249,7 @@ if grep "^VGPU-RESULT" "$guest" | grep -v " PASS\$"; then fail "a guest check fa
 if grep "^VGPU-KERNEL" "$guest"; then fail "the guest kernel complained"; fi
 grep -q "domain $hot_domain .* stopped (shutdown)" "$vgpud_log" ||
   fail "$hot_domain did not shut down cleanly (QEMU crashed?)"
+stop_vgpud
 
 # --- vgpud killed under a running domain and started again: the domain's
 # QEMU lost its ivshmem connection with the old vgpud for good, so the new
