@@ -143,6 +143,18 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
     };
   });
 
+  auto* flush = usage->add_subcommand(
+      "flush", "have vgpud write the usage it has measured to the database now (it does every second)");
+  flush->callback([&ctx] {
+    ctx.action = [&ctx] {
+      if (!ctx.db.empty()) {
+        std::fprintf(stderr, "vgpuctl: usage flush asks vgpud; with --db there is no daemon to ask\n");
+        return 1;
+      }
+      return ctx.run({{"op", "usage.flush"}}, [](const json&) { std::printf("usage written\n"); });
+    };
+  });
+
   auto* audit = app.add_subcommand("audit", "every change: who, when, old -> new");
   static std::string audit_since, audit_format = "table";
   audit->add_option("--since", audit_since, "from this DATE (UTC)")

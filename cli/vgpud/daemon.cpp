@@ -90,6 +90,7 @@ Status Daemon::start(std::string* why) {
   scheduling_->attach(dispatcher_.get());
   loop_ = std::make_unique<transport::HostLoop>(socket_path(), config_.geometry, this);
   started_ = std::chrono::steady_clock::now();
+  quotas_->set_flush([this] { flush_usage(); });
   quotas_->set_status_source([this] {
     return daemon_status({loop_.get(), backend_.get(), dispatcher_.get(), &counters_, started_});
   });
@@ -509,6 +510,7 @@ void Daemon::send_reply(const proto::ReplyTo& to, Status status, std::span<const
 }
 
 void Daemon::flush_usage() {
+  std::lock_guard one_at_a_time(flushing_);
   const int64_t hour = static_cast<int64_t>(std::time(nullptr)) / 3600 * 3600;
   std::vector<policy::UsageRecord> batch;
   for (const auto& [tenant, now] : dispatcher_->usage_all()) {

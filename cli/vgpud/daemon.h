@@ -116,6 +116,8 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   // then `then` runs, once a command of it running now has finished (on the
   // dispatcher thread then).
   void end_session(Channel& ch, uint32_t client, std::function<void()> then = {});
+  // Writes the usage measured since the last flush (the flusher thread each
+  // interval; the admin thread for `usage.flush`; stop()).
   void flush_usage();
   void flusher();
 
@@ -156,7 +158,9 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   scheduler::TenantId burst_tenant_ = 0;
   bool handed_this_pass_ = false;  // the loop's pass handed work to the dispatcher
 
-  // Usage already written to the store, per tenant (flusher thread only).
+  // One flush at a time; guards flushed_.
+  std::mutex flushing_;
+  // Usage already written to the store, per tenant.
   std::unordered_map<scheduler::TenantId, scheduler::TenantUsage> flushed_;
   std::mutex flush_mu_;
   // VMs that opened a channel since the last flush: the flusher writes their

@@ -147,6 +147,11 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
     }
     return admin::ok_answer(status_()).dump();
   }
+  if (op == "usage.flush") {  // harmless: writes now what the flusher would write within a second
+    if (!flush_) return admin::error_answer("this daemon cannot flush its usage").dump();
+    flush_();
+    return admin::ok_answer(json{{"flushed", true}}).dump();
+  }
   const admin::OpResult r = admin::execute(*admin_store_, actor, request, unix_now());
   if (r.changed) {
     // Changes apply at once: new caps, weights and budgets for every

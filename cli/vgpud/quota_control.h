@@ -64,6 +64,9 @@ class QuotaControl final : public scheduler::QuotaGate {
   // The answer to the admins-only `status` operation (daemon_status.h); set
   // before start().
   void set_status_source(std::function<nlohmann::json()> source) { status_ = std::move(source); }
+  // Writes the usage measured so far to the store and returns once it is
+  // there (`usage.flush`: reports read from the file, tests); set before start().
+  void set_flush(std::function<void()> flush) { flush_ = std::move(flush); }
   // Runs after each request the store answered (admin thread), and may add to
   // the answer (libvirt_control.h: vm.attach, vm.detach); set before start().
   using RequestHook = std::function<void(const nlohmann::json& request, nlohmann::json* answer)>;
@@ -81,6 +84,7 @@ class QuotaControl final : public scheduler::QuotaGate {
   executor::Backend* backend_ = nullptr;
   std::unique_ptr<AdminServer> server_;
   std::function<nlohmann::json()> status_;
+  std::function<void()> flush_;
   RequestHook request_hook_;
 
   std::mutex mu_;  // guards connected_ and announced_

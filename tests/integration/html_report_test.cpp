@@ -30,7 +30,7 @@ TEST_CASE("the HTML report renders in headless Chromium with its charts and no e
   REQUIRE(d.run("alice-vm", "busy", {"2000", "40"}).exit_code == 0);
   REQUIRE(d.run("bob-vm", "busy", {"2000", "60"}).exit_code == 0);
   REQUIRE(d.run("stray-vm", "saxpy").exit_code == 0);
-  std::this_thread::sleep_for(1500ms);
+  REQUIRE(d.ctl({"usage", "flush"}).exit_code == 0);
 
   const std::string html = dir.path() + "/report.html";
   const RunResult report = d.ctl({"usage", "report", "--html", html});

@@ -46,7 +46,7 @@ struct Course {
     return json::parse(r.output)["period"]["used_ns"].get<int64_t>();
   }
   int64_t used_after_flush() {
-    std::this_thread::sleep_for(1500ms);  // batches are written at most a second apart
+    REQUIRE(daemon.ctl({"usage", "flush"}).exit_code == 0);  // what vgpud measured, written now
     return used_ns();
   }
 };
@@ -145,7 +145,7 @@ TEST_CASE("unassigned VMs run under the default quota, or are refused when the a
   CHECK_THAT(refused.output, Catch::Contains("not bound to a student"));
   CHECK(c.daemon.run("sam-vm", "saxpy").exit_code == 0);
   // The unassigned VM's earlier usage shows in the admin's report.
-  std::this_thread::sleep_for(1500ms);
+  REQUIRE(c.daemon.ctl({"usage", "flush"}).exit_code == 0);
   const RunResult report = c.daemon.ctl({"usage", "report"});
   CHECK_THAT(report.output, Catch::Contains("(unassigned)"));
   CHECK_THAT(report.output, Catch::Contains("stranger"));
