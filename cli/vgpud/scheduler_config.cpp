@@ -143,6 +143,15 @@ Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, s
 }
 
 Status check_scheduler_settings(const SchedulerSettings& s, std::string* why) {
+  // In milliseconds first: a slice of 1e300 ms does not fit in nanoseconds.
+  const double min_ms = static_cast<double>(scheduler::kMinSlice) / 1e6;
+  const double max_ms = static_cast<double>(scheduler::kMaxSlice) / 1e6;
+  if (!(s.slice_ms >= min_ms && s.slice_ms <= max_ms)) {
+    std::ostringstream ms;
+    ms << s.slice_ms;
+    *why = "slice must be between 0.5 and 50 ms, not " + ms.str() + " ms";
+    return Status::kInvalidValue;
+  }
   if (Status st = scheduler::check_policy(s.policy, policy_options(s), why); !ok(st)) return st;
   if (s.overlap_depth < 1 || s.overlap_depth > scheduler::kMaxOverlapDepth) {
     *why = "overlap_depth must be between 1 and " + std::to_string(scheduler::kMaxOverlapDepth);

@@ -68,6 +68,7 @@ TEST_CASE("config: mistakes are refused with a reason that names the value") {
       {"{", "JSON"},
       {"44e444444444", "JSON"},  // a number too big: nlohmann throws out_of_range, not parse_error
       {R"({"slice_ms": 1e999})", "JSON"},
+      {R"({"slice_ms": 5.7e55})", "slice"},  // fuzz_config: did not fit in nanoseconds
       {"[1, 2]", "object"},
       {R"({"polcy": "fair"})", "polcy"},
       {R"({"policy": "lottery"})", "lottery"},
