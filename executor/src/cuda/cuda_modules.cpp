@@ -119,14 +119,15 @@ Status CudaBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Ha
     spdlog::warn("cuda: context {}: module rejected: a name or parameter list is too long", id);
     return Status::kInvalidKernelImage;
   }
-  // Only the fat binary itself is kept (a guest may send more after it).
-  module.bytes.assign(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(fatbin::announced_size(bytes)));
-  if (!host_budget_->charge(ctx->tenant, fatbin::host_bytes(module.image) + module.bytes.capacity(),
-                            &module.charge)) {
+  // Only the fat binary itself is kept (a guest may send more after it), and
+  // only once the tenant can pay for it.
+  const uint64_t kept = fatbin::announced_size(bytes);
+  if (!host_budget_->charge(ctx->tenant, fatbin::host_bytes(module.image) + kept, &module.charge)) {
     spdlog::warn("cuda: context {}: module refused: the tenant's modules would hold more than "
                  "{} MiB of host memory (--tenant-host-mib)", id, host_budget_->limit() >> 20);
     return Status::kMemoryAllocation;
   }
+  module.bytes.assign(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(kept));
   module.unloading = true;  // not usable until loaded and its variables are known
 
   Call call;
