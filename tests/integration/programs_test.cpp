@@ -110,8 +110,8 @@ TEST_CASE("without a daemon, vgpu-run says so instead of hanging") {
 
 TEST_CASE("a daemon that dies mid-run gives its VMs a clear error, not a hang") {
   Daemon d;
-  auto p = d.start("alice", "busy", {"2000", "100000"});  // 200 s of kernels
-  std::this_thread::sleep_for(1500ms);
+  auto p = d.start("alice", "busy", {"2000", "3000"});  // 6 s of kernels
+  REQUIRE(p->wait_for_output("launched", 60s));  // all queued; it waits for them now
   d.kill9();
   const RunResult r = p->wait(30s);
   INFO(r.output);
@@ -122,8 +122,8 @@ TEST_CASE("a daemon that dies mid-run gives its VMs a clear error, not a hang") 
 
 TEST_CASE("a VM process killed mid-run has its device state released") {
   Daemon d;
-  auto p = d.start("alice", "busy", {"2000", "100000"});
-  std::this_thread::sleep_for(1500ms);
+  auto p = d.start("alice", "busy", {"2000", "3000"});  // 6 s of kernels
+  REQUIRE(p->wait_for_output("launched", 60s));  // memory, a module, kernels queued
   p->signal(SIGKILL);
   p->wait(10s);
   // The daemon notices the closed channel and releases everything.
