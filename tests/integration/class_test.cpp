@@ -152,9 +152,19 @@ TEST_CASE("a class of VMs on one GPU: every answer right, shares by weight, quot
     }
     return out;
   };
-  std::this_thread::sleep_for(3s);
+  // The window opens once every VM has run something (not after a guess at
+  // how long starting them takes on this machine).
+  REQUIRE(eventually(
+      [&] {
+        const auto g = gpu_ns();
+        for (int i = 0; i < kShare; ++i) {
+          if (!g.count(vms[i]) || g.at(vms[i]) == 0) return false;
+        }
+        return true;
+      },
+      120s));
   const auto g0 = gpu_ns();
-  std::this_thread::sleep_for(10s);
+  std::this_thread::sleep_for(10s);  // the measurement window
   const auto g1 = gpu_ns();
   for (auto& p : busy) p->signal(SIGKILL);
   for (auto& p : busy) p->wait(10s);

@@ -36,7 +36,7 @@ TEST_CASE("a write lock held outside vgpud holds up no VM, while known VMs come 
   // and go, while another program holds the write lock for 3 s.
   auto steady = start_test_vm("latency", {"--socket", socket, "--vm", "steady", "--seconds", "6"},
                               d.runtime_dir() + "/steady.txt");
-  std::this_thread::sleep_for(500ms);  // the steady VM is connected
+  REQUIRE(eventually([&] { return d.log().find("vm steady: channel") != std::string::npos; }, 60s));
   sqlite3* other = nullptr;
   REQUIRE(sqlite3_open(d.db_path().c_str(), &other) == SQLITE_OK);
   const int64_t locked_at = static_cast<int64_t>(std::time(nullptr));
