@@ -164,7 +164,8 @@ TEST_CASE("a class of VMs on one GPU: every answer right, shares by weight, quot
       },
       120s));
   const auto g0 = gpu_ns();
-  std::this_thread::sleep_for(10s);  // the measurement window
+  // The measurement window: shares over 10 s of the class's work.
+  std::this_thread::sleep_for(10s);
   const auto g1 = gpu_ns();
   for (auto& p : busy) p->signal(SIGKILL);
   for (auto& p : busy) p->wait(10s);
