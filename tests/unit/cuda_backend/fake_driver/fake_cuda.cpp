@@ -11,66 +11,40 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "fake_state.h"
+#include "fake_timeline.h"
 #include "vgpu/fatbin/fatbin.h"
 
-// The driver's opaque handle types, defined by this fake.
-struct CUctx_st {
-  int device = 0;
-};
-struct CUstream_st {
-  unsigned flags = 0;
-};
-struct CUevent_st {
-  unsigned flags = 0;
-  bool recorded = false;
-  uint64_t ns = 0;
-};
-struct CUmod_st {
-  vgpu::fatbin::Module image;
-  std::map<std::string, std::pair<uint8_t*, size_t>> globals;  // name -> storage
-};
-struct CUfunc_st {
-  CUmod_st* module = nullptr;
-  const vgpu::fatbin::Kernel* kernel = nullptr;
-};
-
 namespace vgpu::test::fake_cuda {
-namespace {
-
-struct State {
-  std::mutex mu;
-  Knobs knobs;
-  Stats stats;
-  bool initialized = false;
-  CUresult sticky = CUDA_SUCCESS;   // reported by every call once set
-  CUresult pending = CUDA_SUCCESS;  // a faulting kernel's error, until the next wait
-  std::string printf_fifo;  // what kernels printed, written to stdout at the next wait (as a GPU's driver does)
-  std::map<CUtexObject, CUDA_RESOURCE_DESC> textures;
-  CUtexObject next_texture = 0x1000;
-  std::atomic<bool> hung{false};
-  uint64_t used = 0;
-  std::map<uintptr_t, size_t> allocations;  // address -> size
-  std::set<CUstream_st*> streams;
-  std::set<CUevent_st*> events;
-  std::set<CUmod_st*> modules;
-  std::set<CUfunc_st*> functions;
-  std::map<uintptr_t, size_t> registered;
-  CUctx_st primary;
-};
 
 State& state() {
   static State* s = new State();  // never destroyed: workers exit with it alive
   return *s;
 }
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+namespace {
+
+using timeline::now_ns;
+
+// Where a stream's last end is kept: the special streams (and any handle the
+// fake did not make) share the process's default stream. mu held.
+uint64_t* stream_until(State& s, CUstream st) {
+  if (st && st != CU_STREAM_LEGACY && st != CU_STREAM_PER_THREAD && s.streams.count(st)) return &st->until;
+  return &s.default_until;
+}
+
+// Puts work of cost_ns on the modeled device's timeline. mu held.
+void model(State& s, timeline::Engine engine, CUstream st, uint64_t cost_ns) {
+  s.issued_until = std::max(s.issued_until, timeline::issue(engine, stream_until(s, st), cost_ns));
+}
+
+void model_copy(State& s, CUstream st, size_t n) {
+  model(s, timeline::Engine::kCopy, st, timeline::copy_cost(s.knobs, n));
 }
 
 // Whether [p, p + n) lies in one allocation or module variable. mu held.
@@ -95,8 +69,10 @@ bool device_range(State& s, uintptr_t p, size_t n) {
   if (!s.initialized) return CUDA_ERROR_NOT_INITIALIZED; \
   if (s.sticky != CUDA_SUCCESS) return s.sticky;
 
-// A wait: blocks while a hang() runs, then reports a faulting kernel's error.
-CUresult wait_for_gpu() {
+// A wait: until the modeled time `until`, then while a hang() runs; then
+// reports a faulting kernel's error. Never with mu held.
+CUresult wait_for_gpu(uint64_t until = 0) {
+  timeline::wait_until(until);
   State& s = state();
   while (s.hung.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::lock_guard<std::mutex> lock(s.mu);
@@ -110,6 +86,18 @@ CUresult wait_for_gpu() {
     s.pending = CUDA_SUCCESS;
   }
   return s.sticky;
+}
+
+// wait_for_gpu() until what until_of(s) reads under mu (nothing: a bad handle).
+template <class F>
+CUresult wait_for(F until_of) {
+  std::optional<uint64_t> until;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    until = until_of(s);
+  }
+  return until ? wait_for_gpu(*until) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 }  // namespace
@@ -236,7 +224,10 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
   return ctx == &s.primary ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
-CUresult cuCtxSynchronize() { return wait_for_gpu(); }
+// This process's work: other processes sharing a device file wait for their own.
+CUresult cuCtxSynchronize() {
+  return wait_for([](State& s) -> std::optional<uint64_t> { return s.issued_until; });
+}
 
 CUresult cuMemAlloc(CUdeviceptr* p, size_t bytes) {
   FAKE_GUARD
@@ -280,40 +271,44 @@ CUresult cuMemHostUnregister(void* p) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream) {
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream st) {
   FAKE_GUARD
   if (!device_range(s, dst, n) || !src) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  model_copy(s, st, n);
   ++s.stats.h2d_copies;
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream) {
+CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream st) {
   FAKE_GUARD
   if (!device_range(s, src, n) || !dst) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  model_copy(s, st, n);
   ++s.stats.d2h_copies;
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
+CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream st) {
   FAKE_GUARD
   if (!device_range(s, dst, n) || !device_range(s, src, n)) return CUDA_ERROR_INVALID_VALUE;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  model_copy(s, st, n);
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream) {
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream st) {
   FAKE_GUARD
   if (!device_range(s, dst, n)) return CUDA_ERROR_INVALID_VALUE;
   std::memset(reinterpret_cast<void*>(dst), value, n);
+  model_copy(s, st, n);
   return CUDA_SUCCESS;
 }
 
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   FAKE_GUARD
   if (!stream) return CUDA_ERROR_INVALID_VALUE;
-  *stream = new CUstream_st{flags};
+  *stream = new CUstream_st{flags, 0};
   s.streams.insert(*stream);
   ++s.stats.live_streams;
   return CUDA_SUCCESS;
@@ -328,7 +323,9 @@ CUresult cuStreamDestroy(CUstream stream) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamSynchronize(CUstream) { return wait_for_gpu(); }
+CUresult cuStreamSynchronize(CUstream st) {
+  return wait_for([&](State& s) -> std::optional<uint64_t> { return *stream_until(s, st); });
+}
 
 CUresult cuEventCreate(CUevent* event, unsigned int flags) {
   FAKE_GUARD
@@ -348,21 +345,19 @@ CUresult cuEventDestroy(CUevent event) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuEventRecord(CUevent event, CUstream) {
+CUresult cuEventRecord(CUevent event, CUstream st) {
   FAKE_GUARD
   if (!s.events.count(event)) return CUDA_ERROR_INVALID_HANDLE;
   event->recorded = true;
-  event->ns = now_ns();  // work here completes as it is issued
+  event->ns = std::max(now_ns(), *stream_until(s, st));  // once the work before it ends
   return CUDA_SUCCESS;
 }
 
 CUresult cuEventSynchronize(CUevent event) {
-  {
-    State& s = state();
-    std::lock_guard<std::mutex> lock(s.mu);
-    if (!s.events.count(event)) return CUDA_ERROR_INVALID_HANDLE;
-  }
-  return wait_for_gpu();
+  return wait_for([&](State& s) -> std::optional<uint64_t> {
+    if (!s.events.count(event)) return std::nullopt;
+    return event->recorded ? event->ns : 0;
+  });
 }
 
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
@@ -460,7 +455,7 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* 
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
-                        CUstream, void** params, void** extra) {
+                        CUstream st, void** params, void** extra) {
   std::string name;
   std::vector<uint8_t> buf;
   {
@@ -490,6 +485,9 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     }
     ++s.stats.launches;
     s.stats.last_launch_param_bytes = buf.size();
+    const uint64_t cost = timeline::kernel_cost(s.knobs, k, buf, uint64_t{gx} * gy * gz);
+    s.stats.modeled_kernel_ns += cost;
+    model(s, timeline::Engine::kCompute, st, cost);
     auto has = [&](const char* word) { return name.find(word) != std::string::npos; };
     if (has("fill") && buf.size() >= 16) {
       uintptr_t p = 0;
@@ -597,61 +595,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** par
 
 }  // namespace api
 
-// --- control -------------------------------------------------------------------
-
-void reset(const Knobs& knobs) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  for (auto& [p, n] : s.allocations) std::free(reinterpret_cast<void*>(p));
-  for (CUstream_st* x : s.streams) delete x;
-  for (CUevent_st* x : s.events) delete x;
-  for (CUfunc_st* x : s.functions) delete x;
-  for (CUmod_st* m : s.modules) {
-    for (auto& [name, g] : m->globals) std::free(g.first);
-    delete m;
-  }
-  s.allocations.clear();
-  s.textures.clear();
-  s.streams.clear();
-  s.events.clear();
-  s.functions.clear();
-  s.modules.clear();
-  s.registered.clear();
-  s.knobs = knobs;
-  s.stats = Stats{};
-  s.initialized = false;
-  s.sticky = s.pending = CUDA_SUCCESS;
-  s.hung = false;
-  s.used = 0;
-}
-
-Knobs knobs_from_env() {
-  Knobs k;
-  auto num = [](const char* name, long long fallback) {
-    const char* v = std::getenv(name);
-    return v && *v ? std::atoll(v) : fallback;
-  };
-  auto str = [](const char* name) {
-    const char* v = std::getenv(name);
-    return std::string(v ? v : "");
-  };
-  k.device_count = static_cast<int>(num("VGPU_FAKE_CUDA_DEVICES", k.device_count));
-  k.driver_version = static_cast<int>(num("VGPU_FAKE_CUDA_DRIVER_VERSION", k.driver_version));
-  k.init_fails = num("VGPU_FAKE_CUDA_NO_INIT", 0) != 0;
-  k.missing_entry = str("VGPU_FAKE_CUDA_MISSING");
-  k.skew_kernel = str("VGPU_FAKE_CUDA_SKEW");
-  k.memory_bytes = static_cast<uint64_t>(num("VGPU_FAKE_CUDA_MEMORY_MIB", 1024)) << 20;
-  k.register_fails = num("VGPU_FAKE_CUDA_NO_REGISTER", 0) != 0;
-  return k;
-}
-
-Stats stats() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  return s.stats;
-}
-
-void release_hang() { state().hung = false; }
+// --- ways in ---------------------------------------------------------------------
 
 void install(executor::cuda::DriverApi* out) {
   *out = executor::cuda::DriverApi{};

@@ -16,7 +16,25 @@
 //   fault(...)                       sticky CUDA_ERROR_ILLEGAL_ADDRESS at the next wait
 //   trap(...)                        sticky CUDA_ERROR_LAUNCH_FAILED at the next wait
 //   crash(...)                       raises SIGSEGV in the calling process
+//   work(unsigned long long ns)      takes ns of modeled time (below), not slept in the
+//                                    launch (the first parameter must be an 8-byte unsigned)
 //   anything else                    does nothing, successfully
+//
+// Timing: a modeled GPU on steady_clock, with no device thread, so benchmarks
+// can measure how busy a GPU stays without one. Work is placed when issued:
+// start = max(now, its stream's last end, its engine's last end), end = start
+// + cost. One compute engine (kernels of all streams take turns) and one copy
+// engine (a copy overlaps another stream's kernel); the null stream and
+// CU_STREAM_LEGACY are one process-wide stream. Costs, all 0 by default (work
+// then ends as it is issued): kernel_ns + blocks * block_ns a launch, copy_ns
+// + bytes / copy_bytes_per_ns a copy or memset. What a kernel does to memory
+// (fill, bump, say...) still happens at issue. An event records when the work
+// before it on its stream ends; cuEventSynchronize, cuStreamSynchronize and
+// cuCtxSynchronize (this process's work) sleep until then. spin() alone
+// sleeps for real in the launch (the watchdog's tests need a launch that
+// takes time). With device_file, the engines and counters live in that file
+// (SharedDevice), so worker processes share one modeled GPU and a benchmark
+// reads it.
 //
 // Two ways in: install() fills a DriverApi in this process (unit tests of the
 // engine); libvgpu_fake_cuda.so exports cuGetProcAddress_v2 over the same
@@ -24,6 +42,7 @@
 // (tests of the whole backend). There, the knobs come from VGPU_FAKE_CUDA_*.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -39,6 +58,24 @@ struct Knobs {
   std::string skew_kernel;         // cuFuncGetParamInfo moves this kernel's first parameter by 4
   uint64_t memory_bytes = 1ull << 30;  // device memory; allocations past it fail
   bool register_fails = false;     // cuMemHostRegister -> CUDA_ERROR_NOT_PERMITTED
+  // The timing model's costs (modeled ns; 0: no time).
+  uint64_t kernel_ns = 0;          // every launch but a work() kernel's
+  uint64_t block_ns = 0;           // and this per block of the grid
+  uint64_t copy_ns = 0;            // every copy or memset
+  double copy_bytes_per_ns = 0;    // and its bytes at this rate (GB/s); 0: copy_ns alone
+  std::string device_file;         // the engines and counters live here, shared (else in-process)
+};
+
+// The modeled device: in device_file, mapped MAP_SHARED by every process that
+// names it (a benchmark can map it and read), else in this process. All
+// times are steady_clock ns. Zero-filled is fresh: nothing to initialise.
+struct SharedDevice {
+  std::atomic<uint64_t> compute_until, copy_until;  // when each engine's last work ends
+  std::atomic<uint64_t> kernel_busy_ns;  // modeled kernel time issued (kernels take turns, so
+                                         // busy share = kernel_busy_ns / (last_end - first_start))
+  std::atomic<uint64_t> copy_busy_ns;
+  std::atomic<uint64_t> kernels, copies;  // issued, costly or not
+  std::atomic<uint64_t> first_start_ns, last_end_ns;  // of any work of nonzero cost (first_start: 0 until set)
 };
 
 struct Stats {
@@ -53,14 +90,19 @@ struct Stats {
   int64_t cooperative_launches = 0;  // through cuLaunchKernelEx
   int64_t live_textures = 0;
   uint64_t last_launch_param_bytes = 0;
+  uint64_t modeled_kernel_ns = 0;  // this process's share of kernel_busy_ns
 };
 
-// Resets every knob and all state (no live objects, no sticky error).
+// Resets every knob and all state (no live objects, no sticky error, an idle
+// timeline; a device file's counts are other processes' too, so kept).
 void reset(const Knobs& knobs = {});
 // Reads VGPU_FAKE_CUDA_DEVICES, _DRIVER_VERSION, _NO_INIT, _MISSING, _SKEW,
-// _MEMORY_MIB, _NO_REGISTER.
+// _MEMORY_MIB, _NO_REGISTER, _KERNEL_NS, _BLOCK_NS, _COPY_NS, _COPY_GBPS,
+// _DEVICE_FILE.
 Knobs knobs_from_env();
 Stats stats();
+// This process's view of the modeled device (valid until the next reset()).
+SharedDevice* shared_device();
 // Ends a hang(): blocked waits return (the kernel "finished").
 void release_hang();
 
