@@ -19,8 +19,8 @@ void add_scheduler_flags(CLI::App& app, SchedulerFlags* flags) {
   app.add_option("--slice-ms", flags->slice_ms, "scheduling time slice in milliseconds (default 2)")
       ->check(CLI::Range(0.5, 50.0));
   app.add_option("--overlap-depth", flags->overlap_depth,
-                 "commands of one VM in flight on the GPU at once (default 1; a synchronous "
-                 "backend such as sim runs at 1)")
+                 "kernel launches of one VM in flight on the GPU at once (default 4; the sim "
+                 "backend runs one at a time)")
       ->check(CLI::Range(1u, scheduler::kMaxOverlapDepth));
   app.add_option("--config", flags->config_file,
                  "JSON file with policy, slice_ms, overlap_depth, weights and courses; re-read "

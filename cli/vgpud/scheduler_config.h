@@ -10,7 +10,7 @@
 //   {
 //     "policy": "fair",                    fair | fixed-share | best-effort
 //     "slice_ms": 2,                       0.5 .. 50
-//     "overlap_depth": 1,                  1 .. 16
+//     "overlap_depth": 4,                  1 .. 16
 //     "weights": {"alice": 4, "bob": 1},   VM name -> weight (1 .. 1000000)
 //     "courses": {"gpu101": {"weight": 3, "vms": ["alice", "bob"]}}
 //   }
@@ -42,7 +42,10 @@ struct CourseSetting {
 struct SchedulerSettings {
   std::string policy = "fair";
   double slice_ms = 2.0;
-  uint32_t overlap_depth = 1;
+  // Launches of one VM on the GPU at once: enough to hide the round trip to a
+  // worker behind kernels of tens of microseconds (gpu_model_bench), few
+  // enough that a turn overruns its slice by at most three kernels more.
+  uint32_t overlap_depth = 4;
   std::map<std::string, uint32_t> weights;       // by VM name
   std::map<std::string, CourseSetting> courses;  // by course name
   bool operator==(const SchedulerSettings&) const = default;

@@ -540,8 +540,9 @@ size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
   batch_work_.clear();
   for (const Command& b : batch_) batch_work_.push_back(&b.work);
   batch_results_.resize(batch_.size());
-  size_t ran = backend_->execute_batch(batch_work_, static_cast<uint64_t>(std::max<Nanos>(budget, 0)),
-                                       batch_results_.data());
+  const executor::BatchLimits limits{static_cast<uint64_t>(std::max<Nanos>(budget, 0)),
+                                     effective_overlap_depth()};
+  size_t ran = backend_->execute_batch(batch_work_, limits, batch_results_.data());
   ran = std::clamp<size_t>(ran, 1, batch_.size());
   uint64_t gpu = 0, kernels = 0;
   const bool answered = !is_dead(t, batch_.front().work.context);  // as in run_next

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/context_registry.h"
 #include "common/tenant_ledger.h"
@@ -53,6 +55,9 @@ class CudaBackend final : public Backend {
 
   Status accept(const Work& work) override;
   ExecResult execute(const Work& work) override;
+  size_t execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
+                       ExecResult* results) override;
+  uint32_t max_batch_depth() const override;
   void discard(const Work& work) override;
   BackendStats stats() const override;
 
@@ -92,6 +97,9 @@ class CudaBackend final : public Backend {
   ExecResult run_worker(Context& ctx, const wire::Request& request, std::span<const uint8_t> tail,
                         std::string_view what);
   void settle(Context& ctx, const Work& work, bool executed);
+  // Launches at the front of `works` packed for one batch (cuda_batch.cpp).
+  size_t pack_batch(Context& ctx, std::span<const Work* const> works, std::vector<uint8_t>* tail,
+                    std::string* first);
   // cudaDeviceReset (cuda_recovery.cpp): a healthy context resets in its
   // worker; a faulted one gets a fresh worker with its modules loaded again.
   Status reset(Context& ctx);

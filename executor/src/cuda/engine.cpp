@@ -25,6 +25,9 @@ Engine::~Engine() {
   for (CUevent e : slot_done_) {
     if (e) api_.cuEventDestroy(e);
   }
+  for (CUevent e : ring_) {
+    if (e) api_.cuEventDestroy(e);
+  }
   if (start_) api_.cuEventDestroy(start_);
   if (end_) api_.cuEventDestroy(end_);
   if (stream_) api_.cuStreamDestroy(stream_);
@@ -65,6 +68,11 @@ CUresult Engine::init(int device_ordinal, unsigned ctx_flags, std::string* why) 
   }
   for (CUevent* e : {&start_, &end_}) {
     if (CUresult r = api_.cuEventCreate(e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
+      return fail("cuEventCreate", r);
+    }
+  }
+  for (CUevent& e : ring_) {
+    if (CUresult r = api_.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
       return fail("cuEventCreate", r);
     }
   }
@@ -112,13 +120,16 @@ Timed Engine::timed(const std::function<CUresult()>& issue) {
   const CUresult recorded = api_.cuEventRecord(end_, stream_);
   const CUresult waited = recorded == CUDA_SUCCESS ? wait_event(end_) : recorded;
   t.result = note(issued != CUDA_SUCCESS ? issued : waited);
-  if (waited == CUDA_SUCCESS) {
-    float ms = 0;
-    if (api_.cuEventElapsedTime(&ms, start_, end_) == CUDA_SUCCESS && std::isfinite(ms) && ms > 0) {
-      t.gpu_ns = static_cast<uint64_t>(std::llround(static_cast<double>(ms) * 1e6));
-    }
-  }
+  if (waited == CUDA_SUCCESS) t.gpu_ns = elapsed_ns(start_, end_);
   return t;
+}
+
+uint64_t Engine::elapsed_ns(CUevent start, CUevent end) const {
+  float ms = 0;
+  if (api_.cuEventElapsedTime(&ms, start, end) != CUDA_SUCCESS || !std::isfinite(ms) || ms <= 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(std::llround(static_cast<double>(ms) * 1e6));
 }
 
 // --- control -------------------------------------------------------------------
@@ -266,41 +277,45 @@ Timed Engine::memset(uint64_t dst, uint64_t size, uint8_t value) {
 
 Timed Engine::launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
                      uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative) {
+  LaunchSpec l{function, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_mem,
+               cooperative, params};
+  return timed([&] { return issue_launch(l); });
+}
+
+CUresult Engine::issue_launch(const LaunchSpec& l) {
   CUfunction f = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = functions_.find(function);
-    if (it == functions_.end()) return {CUDA_ERROR_INVALID_HANDLE, 0};
+    auto it = functions_.find(l.function);
+    if (it == functions_.end()) return CUDA_ERROR_INVALID_HANDLE;
     f = it->second.handle;
   }
   // The packed buffer is laid out as the kernel expects (the daemon checked
   // its size against the layout the driver reported); the driver only reads it.
-  size_t bytes = params.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(params.data()),
+  size_t bytes = l.params.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(l.params.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes, CU_LAUNCH_PARAM_END};
-  if (cooperative) {
+  if (l.cooperative) {
     // Only cuLaunchKernelEx takes a packed buffer with the cooperative mark.
-    if (!api_.cuLaunchKernelEx) return {CUDA_ERROR_NOT_SUPPORTED, 0};
+    if (!api_.cuLaunchKernelEx) return CUDA_ERROR_NOT_SUPPORTED;
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     attr.value.cooperative = 1;
     CUlaunchConfig config{};
-    config.gridDimX = grid[0];
-    config.gridDimY = grid[1];
-    config.gridDimZ = grid[2];
-    config.blockDimX = block[0];
-    config.blockDimY = block[1];
-    config.blockDimZ = block[2];
-    config.sharedMemBytes = shared_mem;
+    config.gridDimX = l.grid[0];
+    config.gridDimY = l.grid[1];
+    config.gridDimZ = l.grid[2];
+    config.blockDimX = l.block[0];
+    config.blockDimY = l.block[1];
+    config.blockDimZ = l.block[2];
+    config.sharedMemBytes = l.shared_mem;
     config.hStream = stream_;
     config.attrs = &attr;
     config.numAttrs = 1;
-    return timed([&] { return api_.cuLaunchKernelEx(&config, f, nullptr, bytes > 0 ? extra : nullptr); });
+    return api_.cuLaunchKernelEx(&config, f, nullptr, bytes > 0 ? extra : nullptr);
   }
-  return timed([&] {
-    return api_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                               shared_mem, stream_, nullptr, bytes > 0 ? extra : nullptr);
-  });
+  return api_.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                             l.block[2], l.shared_mem, stream_, nullptr, bytes > 0 ? extra : nullptr);
 }
 
 Timed Engine::record_event(uint64_t event) {

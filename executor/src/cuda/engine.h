@@ -7,9 +7,11 @@
 //
 // Work runs to completion: each call that issues GPU work records an event
 // before and after it on the context's one stream, waits for the second, and
-// reports the time between them (gpu_ns) and the first error. Guest streams do
-// not reach the driver: the daemon executes a context's work one item at a
-// time, in order, so one stream carries it all (docs/cuda-backend.md).
+// reports the time between them (gpu_ns) and the first error. A batch of
+// launches (launch_batch) is the exception that keeps the GPU busy: several
+// launches in flight at once, each timed between the events around it. Guest
+// streams do not reach the driver: the daemon executes a context's work in
+// order, so one stream carries it all (docs/cuda-backend.md).
 //
 // Threads: the worker calls the control half (alloc, module, function,
 // variable, event creation and timing) and the work half from two threads, so
@@ -48,6 +50,18 @@ struct Timed {
   CUresult result = CUDA_SUCCESS;
   uint64_t gpu_ns = 0;
 };
+
+struct LaunchSpec {
+  uint64_t function = 0;
+  uint32_t grid[3] = {};
+  uint32_t block[3] = {};
+  uint32_t shared_mem = 0;
+  bool cooperative = false;
+  std::span<const uint8_t> params;  // packed as the kernel expects
+};
+
+// Launches one batch keeps on the GPU at once, at most.
+inline constexpr uint32_t kMaxLaunchesInFlight = 16;
 
 class Engine {
  public:
@@ -92,6 +106,15 @@ class Engine {
   // driver refuses a grid that cannot be resident at once).
   Timed launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
                uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative = false);
+  // Issues `launches` in order with at most `depth` (1..kMaxLaunchesInFlight)
+  // on the GPU at once, and issues no more once those finished have used
+  // `budget_ns`: so it may run past the budget by up to depth - 1 launches
+  // after the one that reached it. Fills results[i] for each launch issued
+  // (its time between the events before and after it; a sticky error in
+  // flight reaches every launch after it) and returns how many were issued:
+  // at least one. Returns when all of them have finished (engine_batch.cpp).
+  size_t launch_batch(std::span<const LaunchSpec> launches, uint64_t budget_ns, uint32_t depth,
+                      Timed* results);
   Timed record_event(uint64_t event);
   Timed synchronize();
   CUresult free(uint64_t dptr);
@@ -125,6 +148,10 @@ class Engine {
 
   // Records start, runs `issue` on the stream, records end, waits for it.
   Timed timed(const std::function<CUresult()>& issue);
+  // Puts one launch on the stream (no timing, no wait).
+  CUresult issue_launch(const LaunchSpec& l);
+  // Device time between two recorded, completed events (0 if unknown).
+  uint64_t elapsed_ns(CUevent start, CUevent end) const;
   CUresult note(CUresult r);  // remembers sticky errors; returns r
   CUresult wait_event(CUevent e);
 
@@ -136,6 +163,10 @@ class Engine {
   CUstream control_stream_ = nullptr;  // the control half's own copies (never behind a kernel)
   CUevent start_ = nullptr, end_ = nullptr;      // around each work item
   CUevent slot_done_[kStagingSlots] = {};         // last copy through each slot
+  // A batch's events: launch k of it runs between ring_[k % size] and
+  // ring_[(k + 1) % size]; one more than can be in flight, so an event is
+  // reused only once the launch it ended has been timed.
+  CUevent ring_[kMaxLaunchesInFlight + 1] = {};
   StagingArea* staging_ = nullptr;
   bool staging_pinned_ = false;
 

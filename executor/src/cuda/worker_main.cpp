@@ -107,20 +107,21 @@ class Server {
 
   void serve_work() {
     if (engine_.bind_thread() != CUDA_SUCCESS) _exit(4);
-    std::vector<uint8_t> buf(wire::kMaxMessageBytes);
+    std::vector<uint8_t> buf(wire::kMaxMessageBytes), tail;
     for (;;) {
       int fd = -1;
       const ssize_t n = receive(wire::kWorkFd, buf, &fd);
       if (n <= 0) _exit(0);
       if (fd >= 0) close(fd);
       wire::Reply reply;
-      work(buf.data(), static_cast<size_t>(n), &reply);
+      tail.clear();
+      work(buf.data(), static_cast<size_t>(n), &reply, &tail);
       reply.sticky = engine_.sticky() != CUDA_SUCCESS;
       // What the driver printed for this item is in the files before the
       // daemon hears the item is done (it reads them then).
       std::fflush(stdout);
       std::fflush(stderr);
-      if (!send_message(wire::kWorkFd, &reply, sizeof reply)) _exit(0);
+      if (!send_message(wire::kWorkFd, &reply, sizeof reply, tail.data(), tail.size())) _exit(0);
     }
   }
 
@@ -220,7 +221,46 @@ class Server {
     return r;
   }
 
-  void work(const uint8_t* p, size_t n, wire::Reply* reply) {
+  // A batch's records (worker_protocol.h), checked: each whole, its
+  // parameters no larger than a launch's, nothing left over.
+  static bool parse_batch(const wire::Request& req, const uint8_t* t,
+                          std::vector<LaunchSpec>* out) {
+    if (req.a == 0 || req.a > wire::kMaxBatch) return false;
+    size_t at = 0;
+    for (uint64_t i = 0; i < req.a; ++i) {
+      wire::BatchLaunch b;
+      if (req.tail_bytes - at < sizeof b) return false;
+      std::memcpy(&b, t + at, sizeof b);
+      at += sizeof b;
+      const size_t padded = (size_t{b.param_bytes} + 7) / 8 * 8;
+      if (b.param_bytes > wire::kMaxParamBytes || req.tail_bytes - at < padded) return false;
+      LaunchSpec l{b.function, {b.grid[0], b.grid[1], b.grid[2]},
+                   {b.block[0], b.block[1], b.block[2]}, b.shared_mem, b.cooperative != 0,
+                   {t + at, b.param_bytes}};
+      out->push_back(l);
+      at += padded;
+    }
+    return at == req.tail_bytes;
+  }
+
+  void launch_batch(const wire::Request& req, const uint8_t* t, wire::Reply* reply,
+                    std::vector<uint8_t>* tail) {
+    std::vector<LaunchSpec> launches;
+    if (!parse_batch(req, t, &launches)) return;  // CUDA_ERROR_INVALID_VALUE, nothing ran
+    std::vector<Timed> results(launches.size());
+    const size_t issued = engine_.launch_batch(launches, req.b, req.value, results.data());
+    reply->result = CUDA_SUCCESS;
+    reply->count = static_cast<uint32_t>(issued);
+    tail->resize(issued * sizeof(wire::ItemResult));
+    for (size_t i = 0; i < issued; ++i) {
+      const wire::ItemResult r{results[i].result, 0, results[i].gpu_ns};
+      std::memcpy(tail->data() + i * sizeof r, &r, sizeof r);
+      if (reply->result == CUDA_SUCCESS) reply->result = r.result;
+      reply->gpu_ns += r.gpu_ns;
+    }
+  }
+
+  void work(const uint8_t* p, size_t n, wire::Reply* reply, std::vector<uint8_t>* tail) {
     wire::Request req;
     const uint8_t* t = nullptr;
     reply->result = CUDA_ERROR_INVALID_VALUE;
@@ -254,6 +294,9 @@ class Server {
         t_ = engine_.launch(req.a, req.grid, req.block, req.shared_mem, {t, req.tail_bytes},
                             req.value == 1);
         break;
+      case wire::Op::kLaunchBatch:
+        launch_batch(req, t, reply, tail);
+        return;
       case wire::Op::kRecordEvent:
         t_ = engine_.record_event(req.a);
         break;

@@ -5,7 +5,9 @@
 //
 //   control (fd 3): calls the daemon answers at once (alloc, module, function,
 //                   variable, event creation and timing); the loop thread's.
-//   work    (fd 4): queued work, one item at a time; the dispatcher's.
+//   work    (fd 4): queued work, one request at a time; the dispatcher's. A
+//                   request is one item, or a batch of launches the worker
+//                   keeps in flight on the GPU (kLaunchBatch).
 //   staging (fd 5): the memfd of the context's staging area (staging_area.h).
 //
 // Start:  vgpu-cuda-worker run   <driver library> <device> <ctx flags> <slot bytes> <pin 0|1>
@@ -21,7 +23,7 @@
 
 namespace vgpu::executor::cuda::wire {
 
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 inline constexpr int kControlFd = 3;
 inline constexpr int kWorkFd = 4;
 inline constexpr int kStagingFd = 5;
@@ -61,7 +63,16 @@ enum class Op : uint32_t {
   kUnloadModule = 39,    // a = module
   kReset = 40,
   kTextureDestroy = 41,  // a = CUtexObject
+  // a = count (1..kMaxBatch), b = budget ns, value = depth (1..kMaxInFlight);
+  // tail: count BatchLaunch records, each followed by its parameters padded
+  // to 8 bytes. -> count = how many were issued; tail: that many ItemResults
+  kLaunchBatch = 42,
 };
+
+// A batch: at most this many launches, at most kMaxInFlight of them on the
+// GPU at once.
+inline constexpr uint32_t kMaxBatch = 256;
+inline constexpr uint32_t kMaxInFlight = 16;
 
 struct Ready {
   Op op = Op::kReady;
@@ -112,13 +123,32 @@ struct Attributes {
   int32_t reserved = 0;
 };
 
+struct BatchLaunch {  // followed by param_bytes of parameters, padded to 8
+  uint64_t function = 0;
+  uint32_t grid[3] = {};
+  uint32_t block[3] = {};
+  uint32_t shared_mem = 0;
+  uint32_t cooperative = 0;
+  uint32_t param_bytes = 0;
+  uint32_t reserved = 0;
+};
+
+struct ItemResult {
+  int32_t result = 0;  // CUresult
+  uint32_t reserved = 0;
+  uint64_t gpu_ns = 0;  // between the events before and after it
+};
+
 static_assert(std::is_trivially_copyable_v<Ready> && sizeof(Ready) == 512);
 static_assert(std::is_trivially_copyable_v<DeviceReport> && sizeof(DeviceReport) == 928);
 static_assert(std::is_trivially_copyable_v<Request> && sizeof(Request) == 64);
 static_assert(std::is_trivially_copyable_v<Reply> && sizeof(Reply) == 40);
 static_assert(std::is_trivially_copyable_v<ParamSlot> && sizeof(ParamSlot) == 8);
 static_assert(std::is_trivially_copyable_v<Attributes> && sizeof(Attributes) == 32);
+static_assert(std::is_trivially_copyable_v<BatchLaunch> && sizeof(BatchLaunch) == 48);
+static_assert(std::is_trivially_copyable_v<ItemResult> && sizeof(ItemResult) == 16);
 static_assert(sizeof(Request) + kMaxNameBytes <= kMaxMessageBytes);
+static_assert(sizeof(Reply) + kMaxBatch * sizeof(ItemResult) <= kMaxMessageBytes);
 static_assert(sizeof(Request) + kMaxParamBytes <= kMaxMessageBytes);
 static_assert(sizeof(Reply) + kMaxParams * sizeof(ParamSlot) <= kMaxMessageBytes);
 

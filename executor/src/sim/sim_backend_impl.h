@@ -50,7 +50,7 @@ class SimBackend final : public Backend {
 
   Status accept(const Work& work) override;
   ExecResult execute(const Work& work) override;
-  size_t execute_batch(std::span<const Work* const> works, uint64_t budget_ns,
+  size_t execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
                        ExecResult* results) override;
   void discard(const Work& work) override;
   BackendStats stats() const override;

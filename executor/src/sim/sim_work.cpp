@@ -61,8 +61,10 @@ ExecResult SimBackend::execute(const Work& work) {
   return result;
 }
 
-size_t SimBackend::execute_batch(std::span<const Work* const> works, uint64_t budget_ns,
+// The sim device runs one launch at a time: limits.depth changes nothing.
+size_t SimBackend::execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
                                  ExecResult* results) {
+  const uint64_t budget_ns = limits.budget_ns;
   if (works.empty()) return 0;
   auto ctx = find(works[0]->context);
   // Only launches of one context are run together; anything else, one at a time.
@@ -70,7 +72,7 @@ size_t SimBackend::execute_batch(std::span<const Work* const> works, uint64_t bu
   for (const Work* w : works) {
     launches = launches && w->context == works[0]->context && std::holds_alternative<Launch>(w->op);
   }
-  if (!launches) return Backend::execute_batch(works, budget_ns, results);
+  if (!launches) return Backend::execute_batch(works, limits, results);
   const size_t ran = run_launches(*ctx, works, budget_ns, results);
   std::lock_guard<std::mutex> lock(ctx->mu);
   for (size_t i = 0; i < ran; ++i) settle_locked(*ctx, *works[i], true);

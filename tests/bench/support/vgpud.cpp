@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,11 +20,13 @@ std::string bench_program(const std::string& name) {
 Vgpud::Vgpud(const std::vector<std::string>& extra_args) {
   if (dir_.path().empty()) return;
   const char* level = std::getenv("VGPU_BENCH_LOG");
-  std::vector<std::string> argv = {VGPU_BENCH_VGPUD,   "--backend",   "sim",
-                                   "--runtime-dir",    dir_.path(),   "--db",
-                                   dir_.path() + "/vgpu.db",          "--sim-kernels",
-                                   VGPU_BENCH_KERNELS, "--log-level", level ? level : "warn",
-                                   "--libvirt",        "none"};
+  std::vector<std::string> argv = {VGPU_BENCH_VGPUD, "--runtime-dir", dir_.path(),
+                                   "--db", dir_.path() + "/vgpu.db", "--log-level",
+                                   level ? level : "warn", "--libvirt", "none"};
+  // The sim backend with the benchmark kernels, unless the caller names another.
+  if (std::find(extra_args.begin(), extra_args.end(), "--backend") == extra_args.end()) {
+    argv.insert(argv.end(), {"--backend", "sim", "--sim-kernels", VGPU_BENCH_KERNELS});
+  }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   pid_ = spawn(argv, log_path());
   for (int i = 0; i < 400; ++i) {

@@ -1,5 +1,6 @@
-// A vgpud for a benchmark: the sim backend in a temporary runtime directory,
-// with the benchmark's own kernel plug-in, and programs run as simulated VMs
+// A vgpud for a benchmark: the sim backend (unless the arguments name
+// another) in a temporary runtime directory, with the benchmark's own kernel
+// plug-in, and programs run as simulated VMs
 // through vgpu-run. Paths come from the build (compile definitions).
 #pragma once
 

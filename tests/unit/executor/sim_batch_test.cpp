@@ -49,7 +49,7 @@ struct Fixture {
     while (done < works.size()) {
       const std::span<const Work* const> rest(ptrs.data() + done, ptrs.size() - done);
       const uint64_t left = budget == ~uint64_t{0} ? budget : budget - spent;
-      const size_t ran = b->execute_batch(rest, left, results.data() + done);
+      const size_t ran = b->execute_batch(rest, {left, 1}, results.data() + done);
       REQUIRE(ran >= 1);
       REQUIRE(ran <= rest.size());
       for (size_t i = done; i < done + ran; ++i) spent += results[i].gpu_ns;
@@ -132,7 +132,7 @@ TEST_CASE("sim batch: a plug-in error ends the batch and faults the context") {
   std::vector<const Work*> rest;
   for (size_t i = 2; i < works.size(); ++i) rest.push_back(&works[i]);
   std::vector<ExecResult> more(rest.size());
-  CHECK(f.b->execute_batch(rest, ~uint64_t{0}, more.data()) == rest.size());
+  CHECK(f.b->execute_batch(rest, {}, more.data()) == rest.size());
   for (const ExecResult& r : more) CHECK(r.status == Status::kLaunchFailure);
 }
 
@@ -161,7 +161,7 @@ TEST_CASE("sim batch: more launches than one packet holds run over several batch
   std::vector<ExecResult> results(works.size());
   size_t done = 0;
   while (done < works.size()) {
-    const size_t ran = f.b->execute_batch(std::span(ptrs).subspan(done), ~uint64_t{0},
+    const size_t ran = f.b->execute_batch(std::span(ptrs).subspan(done), executor::BatchLimits{},
                                           results.data() + done);
     REQUIRE(ran >= 1);
     done += ran;

@@ -32,16 +32,20 @@ class BatchBackend final : public test::QuietBackend {
   std::vector<std::vector<int>> batches;   // what each execute_batch call was handed
   std::atomic<size_t> run_at_most{1000};   // per batch: the rest "did not fit the budget"
   std::vector<uint64_t> budgets;           // the budget each execute_batch call was given
+  std::vector<uint32_t> depths;            // and its depth
+  uint32_t depth_limit = 1;                // max_batch_depth()
 
   executor::ExecResult execute(const executor::Work& w) override {
     std::lock_guard lock(mu);
     executed.push_back(seq_of(w));
     return {Status::kSuccess, 1000};
   }
-  size_t execute_batch(std::span<const executor::Work* const> works, uint64_t budget,
+  size_t execute_batch(std::span<const executor::Work* const> works,
+                       const executor::BatchLimits& limits,
                        executor::ExecResult* results) override {
     std::lock_guard lock(mu);
-    budgets.push_back(budget);
+    budgets.push_back(limits.budget_ns);
+    depths.push_back(limits.depth);
     batches.emplace_back();
     for (const executor::Work* w : works) batches.back().push_back(seq_of(*w));
     const size_t n = std::min(works.size(), run_at_most.load());
@@ -52,6 +56,7 @@ class BatchBackend final : public test::QuietBackend {
     return n;
   }
   void discard(const executor::Work&) override {}
+  uint32_t max_batch_depth() const override { return depth_limit; }
 };
 
 struct Harness {
@@ -183,4 +188,19 @@ TEST_CASE("dispatcher batches: cut short while a tenant may come back, whole oth
     REQUIRE(h.backend.budgets.size() >= 2);
     CHECK(h.backend.budgets.back() == static_cast<uint64_t>(DispatcherConfig{}.batch_step_ns));
   }
+}
+
+TEST_CASE("dispatcher batches: the overlap depth reaches the backend, up to what it can keep in flight") {
+  Harness h;
+  h.backend.depth_limit = 8;
+  CHECK(h.dispatcher.effective_overlap_depth() == 1);  // the setting (default 1)
+  h.dispatcher.set_overlap_depth(4);
+  CHECK(h.dispatcher.effective_overlap_depth() == 4);
+  h.dispatcher.set_overlap_depth(12);
+  CHECK(h.dispatcher.effective_overlap_depth() == 8);  // the backend's limit
+  for (int i = 0; i < 3; ++i) h.launch(5, i);
+  h.run_all(3);
+  std::lock_guard lock(h.backend.mu);
+  REQUIRE(h.backend.depths.size() == 1);
+  CHECK(h.backend.depths[0] == 8);
 }

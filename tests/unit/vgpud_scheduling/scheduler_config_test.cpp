@@ -37,20 +37,20 @@ TEST_CASE("config: defaults are fair, 2 ms, depth 1") {
   REQUIRE(ok(parse("{}", &s, &why)));
   CHECK(s.policy == "fair");
   CHECK(s.slice_ms == 2.0);
-  CHECK(s.overlap_depth == 1);
+  CHECK(s.overlap_depth == 4);
   CHECK(policy_options(s).slice == 2 * scheduler::kMillisecond);
 }
 
 TEST_CASE("config: a full file is read") {
   SchedulerSettings s;
   std::string why;
-  REQUIRE(ok(parse(R"({"policy": "fixed-share", "slice_ms": 0.5, "overlap_depth": 4,
+  REQUIRE(ok(parse(R"({"policy": "fixed-share", "slice_ms": 0.5, "overlap_depth": 6,
                        "weights": {"alice": 4, "bob": 1},
                        "courses": {"gpu101": {"weight": 3, "vms": ["alice", "carol"]}}})",
                    &s, &why)));
   CHECK(s.policy == "fixed-share");
   CHECK(policy_options(s).slice == 500 * scheduler::kMicrosecond);
-  CHECK(s.overlap_depth == 4);
+  CHECK(s.overlap_depth == 6);
   CHECK(s.weights.at("alice") == 4);
 
   const auto alice = pin_for_vm(s, "alice");

@@ -96,6 +96,12 @@ struct Work {
   WorkOp op;
 };
 
+// How far one execute_batch call may go.
+struct BatchLimits {
+  uint64_t budget_ns = UINT64_MAX;  // device time after which no more items are issued
+  uint32_t depth = 1;               // items on the device at once, at most
+};
+
 struct ExecResult {
   Status status = Status::kSuccess;
   uint64_t gpu_ns = 0;  // device time this work took, as measured by the backend
@@ -189,20 +195,27 @@ class Backend {
   virtual void discard(const Work& work) = 0;
   // Runs `works` (accepted, of one context, in queue order) as that many
   // execute() calls would, filling results[i] for each item that ran, and
-  // returns how many ran: at least one, and it stops after the item that
-  // brings the device time to `budget_ns`. The rest stay accepted. The
-  // dispatcher hands consecutive kernel launches here, so a backend can issue
-  // them in one round trip to its device (the sim backend's worker).
-  virtual size_t execute_batch(std::span<const Work* const> works, uint64_t budget_ns,
+  // returns how many ran: at least one. The dispatcher hands consecutive
+  // kernel launches here, so a backend can issue them in one round trip to
+  // its device (the sim backend's worker) and keep several of them on the
+  // GPU at once (the cuda backend's). It stops issuing once the items that
+  // finished have used `limits.budget_ns` of device time; with up to
+  // `limits.depth` items on the device at once, at most depth - 1 items
+  // after the one that reached the budget may still run. The rest stay
+  // accepted.
+  virtual size_t execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
                                ExecResult* results) {
     size_t n = 0;
     uint64_t used = 0;
-    while (n < works.size() && (n == 0 || used < budget_ns)) {
+    while (n < works.size() && (n == 0 || used < limits.budget_ns)) {
       results[n] = execute(*works[n]);
       used += results[n++].gpu_ns;
     }
     return n;
   }
+  // The most items execute_batch keeps on the device at once (1: it runs
+  // them one after the other).
+  virtual uint32_t max_batch_depth() const { return 1; }
 
   // --- accounting (any thread; a snapshot for an admin's poll, not a hot path) ---
   virtual BackendStats stats() const { return {}; }

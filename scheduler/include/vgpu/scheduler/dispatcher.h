@@ -11,6 +11,7 @@
 // thread (changes travel there through its control queue).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -40,11 +41,12 @@ namespace vgpu::scheduler {
 
 struct DispatcherConfig {
   size_t max_queued_per_tenant = 4096;  // back-pressure beyond this
-  // How many of one tenant's commands may be in flight on the device at once
-  // (1..kMaxOverlapDepth). The dispatcher issues a tenant's commands in order
-  // and never lets two tenants issue in the same slice; a backend whose
-  // execute() returns when the work is done (the sim backend, today's only
-  // one) runs at depth 1 whatever this says: see effective_overlap_depth().
+  // How many of one tenant's kernel launches may be in flight on the device
+  // at once (1..kMaxOverlapDepth), within one batch (Backend::execute_batch).
+  // The dispatcher issues a tenant's commands in order and never lets two
+  // tenants issue in the same slice. A backend that runs one launch at a
+  // time (the sim backend) runs at depth 1 whatever this says: see
+  // effective_overlap_depth().
   uint32_t overlap_depth = 1;
   // Consecutive kernel launches of one context are handed to the backend as
   // one batch of at most this many (Backend::execute_batch); 1: never batch.
@@ -117,12 +119,14 @@ class Dispatcher {
   Status configure_policy(std::string_view name, const PolicyOptions& options, std::string* why);
   std::string policy_name() const;
 
-  // Commands of one tenant in flight at once. The setting is kept and can be
-  // changed live, but every backend so far executes synchronously, so the
-  // effective depth is 1.
+  // Launches of one tenant in flight at once: the setting (changed live, from
+  // the next batch), and what the backend makes of it (no more than it can
+  // keep in flight).
   void set_overlap_depth(uint32_t depth);
   uint32_t overlap_depth() const { return overlap_depth_.load(); }
-  uint32_t effective_overlap_depth() const { return 1; }
+  uint32_t effective_overlap_depth() const {
+    return std::min(overlap_depth_.load(), std::max<uint32_t>(backend_->max_batch_depth(), 1));
+  }
 
   // Runs once what purge_context or remove_tenant ended can run no more.
   using Retired = std::function<void()>;

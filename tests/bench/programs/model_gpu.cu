@@ -1,0 +1,72 @@
+// model_gpu MODE ...: what gpu_model_bench runs through vgpu against the FAKE
+// driver's modeled GPU (tests/unit/cuda_backend/fake_driver). The kernel
+// `work` does nothing on a real GPU; the fake driver gives each launch of it
+// its argument's nanoseconds of modeled device time.
+//   stream NS COUNT      COUNT launches of work(NS) back to back, then one
+//                        synchronize: result kernels_per_s (modeled-time
+//                        kernels completed per wall second)
+//   busy NS SECONDS      the same, in rounds of 1000, until SECONDS have passed
+//                        (a busy VM next to others); result kernels
+//   latency COUNT        COUNT times: work(0), synchronize; result
+//                        latency_us_{median,p90,p99,min}
+#include <string>
+
+#include "bench_program.h"
+
+extern "C" __global__ void work(unsigned long long ns) { (void)ns; }
+
+namespace {
+
+void stream(unsigned long long ns, long count) {
+  work<<<1, 1>>>(ns);  // the module loads, the worker is warm
+  BP_OK(cudaDeviceSynchronize());
+  const double t0 = bp::now_ns();
+  for (long i = 0; i < count; ++i) work<<<1, 1>>>(ns);
+  BP_OK(cudaGetLastError());
+  BP_OK(cudaDeviceSynchronize());
+  const double t1 = bp::now_ns();
+  bp::result("kernels_per_s", static_cast<double>(count) * 1e9 / (t1 - t0));
+}
+
+void busy(unsigned long long ns, long seconds) {
+  const double end = bp::now_ns() + static_cast<double>(seconds) * 1e9;
+  long kernels = 0;
+  while (bp::now_ns() < end) {
+    for (int i = 0; i < 1000; ++i) work<<<1, 1>>>(ns);
+    BP_OK(cudaDeviceSynchronize());
+    kernels += 1000;
+  }
+  bp::result("kernels", static_cast<double>(kernels));
+}
+
+void latency(long count) {
+  std::vector<double> us;
+  for (long i = -count / 10 - 1; i < count; ++i) {  // a tenth to warm up
+    const double t0 = bp::now_ns();
+    work<<<1, 1>>>(0);
+    BP_OK(cudaDeviceSynchronize());
+    if (i >= 0) us.push_back((bp::now_ns() - t0) / 1e3);
+  }
+  std::sort(us.begin(), us.end());
+  bp::result("latency_us_median", us[us.size() / 2]);
+  bp::result("latency_us_p90", us[us.size() * 9 / 10]);
+  bp::result("latency_us_p99", us[std::min(us.size() - 1, us.size() * 99 / 100)]);
+  bp::result("latency_us_min", us.front());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "stream") {
+    stream(static_cast<unsigned long long>(bp::arg(argc, argv, 2, 10000)), bp::arg(argc, argv, 3, 20000));
+  } else if (mode == "busy") {
+    busy(static_cast<unsigned long long>(bp::arg(argc, argv, 2, 50000)), bp::arg(argc, argv, 3, 3));
+  } else if (mode == "latency") {
+    latency(bp::arg(argc, argv, 2, 2000));
+  } else {
+    std::printf("usage: model_gpu stream NS COUNT | busy NS SECONDS | latency COUNT\n");
+    return 2;
+  }
+  return 0;
+}
