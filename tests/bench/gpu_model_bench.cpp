@@ -160,16 +160,23 @@ Through through_vgpu(const std::string& dir, uint32_t depth, bool quick) {
   t.latency = {lat["latency_us_median"], lat["latency_us_p90"], lat["latency_us_p99"]};
 
   // Four busy VMs; the window starts once all are running and ends before any stops.
-  const int seconds = quick ? 3 : 6;
+  const int seconds = quick ? 4 : 6;
   std::vector<pid_t> vms;
   for (int i = 1; i <= 4; ++i) {
     vms.push_back(vgpud.start("busy" + std::to_string(i), program,
                               {"busy", "50000", std::to_string(seconds)}));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(quick ? 1000 : 2000));
+  // The window opens once every VM has run its first round (said "running").
+  auto all_running = [&] {
+    for (int i = 1; i <= 4; ++i) {
+      if (vgpud.output_of("busy" + std::to_string(i)).find("running") == std::string::npos) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 6000 && !all_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const uint64_t b0 = shared.busy_ns();
   const double w0 = now_ns();
-  std::this_thread::sleep_for(std::chrono::milliseconds(quick ? 1000 : 3000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(quick ? 1000 : 3000));  // the window itself
   const uint64_t b1 = shared.busy_ns();
   const double w1 = now_ns();
   for (pid_t p : vms) vgpu::bench::wait_exit(p, std::chrono::seconds(120));
