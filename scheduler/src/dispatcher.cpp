@@ -20,7 +20,7 @@ struct Dispatcher::Usage {
   std::atomic<uint64_t> gpu_ns{0}, commands{0}, kernels{0}, bytes_in{0}, bytes_out{0};
 };
 
-struct Dispatcher::Tenant {
+struct Dispatcher::Tenant : std::enable_shared_from_this<Tenant> {
   TenantId id = 0;
   TenantParams params;  // guarded by mu_: as added/updated, before any pin
   // Submitted commands, in order. The transport thread appends a whole burst
@@ -29,6 +29,7 @@ struct Dispatcher::Tenant {
   std::mutex inbox_mu;
   std::deque<Command> inbox;
   std::atomic<size_t> queued{0};  // in `inbox` and `taken`
+  std::atomic<size_t> in_flight{0};  // taken, and left on the device (flight_)
   std::atomic<bool> told_full{false};
   std::shared_ptr<Usage> usage;
   // What may no longer run, marked by purge_context and remove_tenant on the
@@ -248,6 +249,7 @@ void Dispatcher::remove_tenant(TenantId tenant, Retired retired) {
       if (t) {
         Command c;
         while (pop(*t, &c)) backend_->discard(c.work);
+        if (t->queued.exchange(0) > 0) with_work_.fetch_sub(1);
       }
       waiting_.erase(tenant);
       known_.erase(tenant);
@@ -261,7 +263,8 @@ void Dispatcher::remove_tenant(TenantId tenant, Retired retired) {
     retired();
     return;
   }
-  retire([&] { return running_tenant_.load() == tenant; }, std::move(retired));
+  retire([&] { return running_tenant_.load() == tenant || flight_tenant_.load() == tenant; },
+         std::move(retired));
 }
 
 void Dispatcher::submit(Command&& command) {
@@ -284,6 +287,7 @@ void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
     for (Command& c : commands) t->inbox.push_back(std::move(c));
   }
   if (t->queued.fetch_add(commands.size()) == 0) {
+    with_work_.fetch_add(1);
     became_runnable_.push({tenant, clock_->now()});
     std::lock_guard lock(mu_);
     wake_ = true;
@@ -302,12 +306,14 @@ bool Dispatcher::accepting(TenantId tenant) const {
 void Dispatcher::purge_context(TenantId tenant, executor::ContextId context, Retired retired) {
   // Marked here, not by a control op: those wait for the end of a turn, and
   // a turn of another tenant's long kernels would hold up the caller.
-  if (auto t = find(tenant); t && t->queued.load() > 0) {
+  if (auto t = find(tenant); t && (t->queued.load() > 0 || t->in_flight.load() > 0)) {
     std::lock_guard lock(t->dead_mu);
     if (t->dead_contexts.insert(context).second) t->dead_count.fetch_add(1);
   }
-  // A command of the context the dispatcher took before the mark may be running.
-  retire([&] { return running_context_.load() == context; }, std::move(retired));
+  // A command of the context the dispatcher took before the mark may be
+  // running, or launches of it left on the device.
+  retire([&] { return running_context_.load() == context || flight_context_.load() == context; },
+         std::move(retired));
 }
 
 void Dispatcher::begin_running(TenantId tenant, executor::ContextId context) {
@@ -322,8 +328,9 @@ void Dispatcher::end_running() {
   running_context_.store(kNothingRunning);
   running_tenant_.store(kNothingRunning);
   // Read after the stores above (seq_cst): a callback left by a caller that
-  // saw this command running is counted by now (retire()).
-  if (retired_count_.load() > 0) run_retired();
+  // saw this command running is counted by now (retire()). It may be waiting
+  // for launches left on the device: those finish first.
+  if (retired_count_.load() > 0) settle_flight();
 }
 
 template <class Running>
@@ -377,8 +384,9 @@ bool Dispatcher::is_dead(Tenant& t, executor::ContextId context) {
 }
 
 void Dispatcher::forget_dead(Tenant& t) {
-  // The queue is empty: no command of a dead context is left to drop.
-  if (t.dead_count.load() == 0) return;
+  // The queue is empty and nothing is in flight: no command of a dead
+  // context is left to drop or to leave unanswered.
+  if (t.dead_count.load() == 0 || t.in_flight.load() > 0) return;
   std::lock_guard lock(t.dead_mu);
   t.dead_contexts.clear();
   t.dead_count.store(0);
@@ -442,6 +450,9 @@ void Dispatcher::apply_control() {
     ops.swap(control_);
     wake_ = false;
   }
+  // An op may fail a queue or drop a tenant: launches in flight are
+  // answered first, in order.
+  if (!ops.empty()) finish_flight();
   for (auto& op : ops) op();
 }
 
@@ -469,7 +480,10 @@ void Dispatcher::fail_queue(Tenant& t, Status error) {
   while (pop(t, &c)) {
     backend_->discard(c.work);
     if (!is_dead(t, c.work.context)) on_complete_(c, {error, 0});
-    if (t.queued.fetch_sub(1) == 1) break;
+    if (t.queued.fetch_sub(1) == 1) {
+      with_work_.fetch_sub(1);
+      break;
+    }
   }
   forget_dead(t);
   policy_->idle(t.id, clock_->now());
@@ -519,6 +533,7 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
     }
     done = run_batch(*t, budget, gpu_time);
   } else {
+    finish_flight();
     const ExecResult r = backend_->execute(c.work);
     *gpu_time = static_cast<Nanos>(r.gpu_ns);
     account(*t->usage, c.work, r);
@@ -529,6 +544,7 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
   const size_t left = t->queued.fetch_sub(done) - done;
   if (left < config_.max_queued_per_tenant / 2 && t->told_full.exchange(false)) on_room_();
   if (left == 0) {
+    with_work_.fetch_sub(1);
     forget_dead(*t);
     last_emptied_ = clock_->now();
   }
@@ -537,15 +553,46 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
 }
 
 size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
+  const executor::ContextId context = batch_.front().work.context;
+  size_t carried = 0;
+  if (!flight_.empty() && flight_.front().work.context == context) {
+    // The launches this context left on the device go first: the backend
+    // issues the new ones behind them and reports them all.
+    carried = flight_.size();
+    batch_.insert(batch_.begin(), std::make_move_iterator(flight_.begin()),
+                  std::make_move_iterator(flight_.end()));
+    flight_.clear();
+    flight_owner_.reset();
+    t.in_flight = 0;  // part of the running command now
+    flight_context_ = kNothingRunning;
+    flight_tenant_ = kNothingRunning;
+  }
   batch_work_.clear();
   for (const Command& b : batch_) batch_work_.push_back(&b.work);
-  batch_results_.resize(batch_.size());
-  const executor::BatchLimits limits{static_cast<uint64_t>(std::max<Nanos>(budget, 0)),
-                                     effective_overlap_depth()};
-  size_t ran = backend_->execute_batch(batch_work_, limits, batch_results_.data());
-  ran = std::clamp<size_t>(ran, 1, batch_.size());
+  batch_results_.assign(batch_.size(), {});
+  const uint32_t depth = effective_overlap_depth();
+  // Launches left on the device save a round trip only if something is
+  // issued behind them: the rest of this tenant's launches (the batch is as
+  // long as batches go), or another tenant's work.
+  const bool follows = batch_.size() - carried >= config_.max_batch || with_work_.load() > 1;
+  const executor::BatchLimits limits{static_cast<uint64_t>(std::max<Nanos>(budget, 0)), depth,
+                                     depth > 1, follows};
+  executor::BatchRun run{batch_work_, carried, batch_results_.data()};
+  executor::BatchRun other;
+  if (!flight_.empty()) {
+    flight_work_.clear();
+    for (const Command& f : flight_) flight_work_.push_back(&f.work);
+    flight_results_.assign(flight_.size(), {});
+    other = {flight_work_, flight_.size(), flight_results_.data()};
+  }
+  backend_->issue_batch(run, limits, flight_.empty() ? nullptr : &other);
+  if (!flight_.empty()) complete_flight(other.finished);
+
+  const size_t finished = std::min(run.finished, batch_.size());
+  size_t in_flight = std::min(run.in_flight, batch_.size() - finished);
+  const size_t ran = std::max<size_t>(finished, in_flight == 0 ? 1 : 0);
   uint64_t gpu = 0, kernels = 0;
-  const bool answered = !is_dead(t, batch_.front().work.context);  // as in run_next
+  const bool answered = !is_dead(t, context);  // as in run_next
   for (size_t i = 0; i < ran; ++i) {
     gpu += batch_results_[i].gpu_ns;
     if (ok(batch_results_[i].status)) ++kernels;
@@ -555,9 +602,58 @@ size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
   t.usage->gpu_ns += gpu;
   t.usage->commands += ran;
   t.usage->kernels += kernels;
-  for (size_t i = batch_.size(); i > ran; --i) t.taken.push_front(std::move(batch_[i - 1]));
+  for (size_t i = batch_.size(); i > ran + in_flight; --i) t.taken.push_front(std::move(batch_[i - 1]));
+  if (in_flight > 0) {
+    // Published before end_running() says nothing runs (purge_context, remove_tenant).
+    flight_owner_ = t.shared_from_this();
+    for (size_t i = ran; i < ran + in_flight; ++i) flight_.push_back(std::move(batch_[i]));
+    t.in_flight = in_flight;
+    flight_tenant_ = t.id;
+    flight_context_ = context;
+  }
   *gpu_time = static_cast<Nanos>(gpu);
-  return ran;
+  return ran + in_flight - carried;
+}
+
+void Dispatcher::finish_flight() {
+  if (flight_.empty()) return;
+  flight_work_.clear();
+  for (const Command& f : flight_) flight_work_.push_back(&f.work);
+  flight_results_.assign(flight_.size(), {});
+  executor::BatchRun run{flight_work_, flight_.size(), flight_results_.data()};
+  backend_->finish_batch(run);
+  complete_flight(run.finished);
+}
+
+void Dispatcher::complete_flight(size_t finished) {
+  Tenant& t = *flight_owner_;
+  // Finishing is waiting for them: none can still be on the device after it.
+  for (size_t i = finished; i < flight_.size(); ++i) flight_results_[i] = {Status::kLaunchFailure, 0};
+  const bool answered = !is_dead(t, flight_.front().work.context);
+  uint64_t gpu = 0, kernels = 0;
+  for (size_t i = 0; i < flight_.size(); ++i) {
+    gpu += flight_results_[i].gpu_ns;
+    if (ok(flight_results_[i].status)) ++kernels;
+    if (answered) on_complete_(flight_[i], flight_results_[i]);
+  }
+  t.usage->gpu_ns += gpu;
+  t.usage->commands += flight_.size();
+  t.usage->kernels += kernels;
+  // Charged as the tail of the tenant's last turn: its own time, whoever
+  // runs now.
+  policy_->charge(t.id, static_cast<Nanos>(gpu), clock_->now());
+  gate_->settle(t.id, 0, static_cast<Nanos>(gpu));
+  flight_.clear();
+  t.in_flight = 0;
+  flight_context_ = kNothingRunning;
+  flight_tenant_ = kNothingRunning;
+  if (t.queued.load() == 0) forget_dead(t);
+  flight_owner_.reset();
+}
+
+void Dispatcher::settle_flight() {
+  finish_flight();
+  if (retired_count_.load() > 0) run_retired();
 }
 
 bool Dispatcher::run_one_slice() {
@@ -565,8 +661,10 @@ bool Dispatcher::run_one_slice() {
   const TurnPlan plan = plan_turn(*policy_, *gate_, *queues_, now);
   switch (plan.kind) {
     case TurnPlan::Kind::kIdle:
+      settle_flight();  // nothing else to run: its answers go now
       return false;
     case TurnPlan::Kind::kWaitUntil: {
+      settle_flight();
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, std::chrono::nanoseconds(std::max<Nanos>(plan.until - now, 0)),
                    [this] { return wake_ || !became_runnable_.empty(); });
@@ -578,6 +676,7 @@ bool Dispatcher::run_one_slice() {
       waiting_.insert(plan.tenant);
       return true;
     case TurnPlan::Kind::kRejected:
+      settle_flight();  // answered before the queue behind it fails
       if (auto t = find(plan.tenant)) fail_queue(*t, plan.error);
       return true;
     case TurnPlan::Kind::kRun:
@@ -620,6 +719,7 @@ void Dispatcher::run() {
       poke();
     }
   }
+  settle_flight();
 }
 
 }  // namespace vgpu::scheduler

@@ -58,6 +58,8 @@ class CudaBackend final : public Backend {
   size_t execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
                        ExecResult* results) override;
   uint32_t max_batch_depth() const override;
+  void issue_batch(BatchRun& run, const BatchLimits& limits, BatchRun* other) override;
+  void finish_batch(BatchRun& run) override;
   void discard(const Work& work) override;
   BackendStats stats() const override;
 
@@ -97,9 +99,15 @@ class CudaBackend final : public Backend {
   ExecResult run_worker(Context& ctx, const wire::Request& request, std::span<const uint8_t> tail,
                         std::string_view what);
   void settle(Context& ctx, const Work& work, bool executed);
-  // Launches at the front of `works` packed for one batch (cuda_batch.cpp).
+  // Batches (cuda_batch.cpp): the launches at the front of `works` packed
+  // for one request; a request sent and its reply applied; the items of a
+  // context whose worker is gone.
+  struct SentBatch;
   size_t pack_batch(Context& ctx, std::span<const Work* const> works, std::vector<uint8_t>* tail,
                     std::string* first);
+  bool send_batch(const BatchRun& run, const BatchLimits& limits, bool finish, SentBatch* out);
+  void receive_batch(SentBatch& s, BatchRun& run);
+  void fail_carried(BatchRun& run);
   // cudaDeviceReset (cuda_recovery.cpp): a healthy context resets in its
   // worker; a faulted one gets a fresh worker with its modules loaded again.
   Status reset(Context& ctx);

@@ -1,6 +1,8 @@
 // The cuda backend: consecutive launches of one context go to its worker in
 // one message and stay in flight on the GPU together (Engine::launch_batch),
-// instead of one round trip to the worker, and an idle GPU, per launch.
+// instead of one round trip to the worker, and an idle GPU, per launch. A
+// batch may come back with its last launches still running, so the next
+// batch, of this context or another, is on its way before they end.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -16,6 +18,17 @@ namespace {
 constexpr size_t padded(size_t n) { return (n + 7) / 8 * 8; }
 
 }  // namespace
+
+// A batch request on its way to a worker (send_batch), waiting for its reply
+// (receive_batch).
+struct CudaBackend::SentBatch {
+  std::shared_ptr<Context> ctx;
+  Call call;
+  size_t carried = 0;  // launches in flight before it
+  size_t count = 0;    // new launches in it
+  uint64_t wait_ns = 0;  // how long the reply may take, from when it is waited for
+  std::string what;      // for the log
+};
 
 uint32_t CudaBackend::max_batch_depth() const { return wire::kMaxInFlight; }
 
@@ -51,72 +64,155 @@ size_t CudaBackend::pack_batch(Context& ctx, std::span<const Work* const> works,
   return count;
 }
 
-size_t CudaBackend::execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
-                                  ExecResult* results) {
-  if (works.empty()) return 0;
-  auto ctx = find(works[0]->context);
-  if (!ctx) return Backend::execute_batch(works.first(1), limits, results);
+// Sends the carried launches' continuation: the launches after them that can
+// go (none when `finish`: only wait for those in flight). False, with nothing
+// sent, when no request can go: the context is faulted (its worker, and the
+// launches in flight on it, are gone), or nothing new packs and none are in
+// flight.
+bool CudaBackend::send_batch(const BatchRun& run, const BatchLimits& limits, bool finish,
+                             SentBatch* out) {
+  out->ctx = find(run.works[0]->context);
+  if (!out->ctx) return false;
+  Context& ctx = *out->ctx;
   std::vector<uint8_t> tail;
   std::string first;
-  size_t count = 0;
-  Call call;
   {
-    std::lock_guard<std::mutex> lock(ctx->mu);
-    if (ok(ctx->fault)) count = pack_batch(*ctx, works, &tail, &first);
-    if (count > 0 && !ok(begin(*ctx, &call))) count = 0;
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (!ok(begin(ctx, &out->call))) return false;
+    if (!finish) out->count = pack_batch(ctx, run.works.subspan(run.carried), &tail, &first);
   }
-  // Not a launch that can go (or the context is faulted): execute() says why.
-  if (count == 0) return Backend::execute_batch(works.first(1), limits, results);
+  out->carried = run.carried;
+  if (out->count == 0 && out->carried == 0) return false;
 
   wire::Request req;
-  req.op = wire::Op::kLaunchBatch;
-  req.a = count;
+  req.op = out->count > 0 ? wire::Op::kLaunchBatch : wire::Op::kFinishBatch;
+  req.a = out->count;
   req.b = limits.budget_ns;
-  req.value = std::clamp<uint32_t>(limits.depth, 1, wire::kMaxInFlight);
-  // Every launch may take up to the watchdog, and up to `depth` of them run
-  // after the budget is reached: a hung kernel is found within that.
+  req.c = out->carried;
+  const uint32_t depth = std::clamp<uint32_t>(limits.depth, 1, wire::kMaxInFlight);
+  req.value = depth | (limits.may_leave_in_flight ? wire::kLeaveInFlight : 0) |
+              (limits.work_follows ? wire::kWorkFollows : 0);
+  // Every launch may take up to the watchdog: those in flight, and up to
+  // `depth` after the budget is reached. A hung kernel is found within that.
   const uint64_t watchdog_ns = static_cast<uint64_t>(config_.watchdog.count()) * 1'000'000ull;
-  const uint64_t deadline =
-      monotonic_ns() + std::min(limits.budget_ns, watchdog_ns) + req.value * watchdog_ns;
-  const auto start = std::chrono::steady_clock::now();
-  WorkerProcess::Answer a = call.worker->work(req, tail, deadline);
-  keep_output(*ctx, *call.worker);
+  out->wait_ns = (out->carried + (out->count > 0 ? depth : 0)) * watchdog_ns +
+                 (out->count > 0 ? std::min(limits.budget_ns, watchdog_ns) : 0);
+  if (out->count == 0) {
+    out->what = out->carried == 1 ? std::string("a launch in flight")
+                                  : fmt::format("{} launches in flight", out->carried);
+  } else {
+    out->what = out->count == 1 ? "kernel " + first
+                                : fmt::format("a batch of {} launches (kernel {} first)", out->count, first);
+  }
+  // A failed send kills the worker: receive_batch reports it.
+  out->call.worker->send_work(req, tail);
+  return true;
+}
 
-  size_t ran = count;
+void CudaBackend::receive_batch(SentBatch& s, BatchRun& run) {
+  Context& ctx = *s.ctx;
+  const auto start = std::chrono::steady_clock::now();
+  WorkerProcess::Answer a = s.call.worker->receive_work(monotonic_ns() + s.wait_ns);
+  keep_output(ctx, *s.call.worker);
+  const size_t sent = s.carried + s.count;
   {
-    std::lock_guard<std::mutex> lock(ctx->mu);
-    const std::string what = count == 1 ? "kernel " + first
-                                        : fmt::format("a batch of {} launches (kernel {} first)", count, first);
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    const wire::Reply& r = a.reply;
     const bool whole = a.link != WorkerProcess::Link::kOk ||
-                       (a.reply.count >= 1 && a.reply.count <= count &&
-                        a.tail.size() == a.reply.count * sizeof(wire::ItemResult));
+                       (r.a <= s.count && (s.count == 0 || r.a >= 1) && r.b <= wire::kMaxInFlight &&
+                        r.count + r.b == s.carried + r.a &&
+                        a.tail.size() == r.count * sizeof(wire::ItemResult));
     if (!whole) {
-      call.worker->kill("answered a batch with a malformed reply");
+      s.call.worker->kill("answered a batch with a malformed reply");
       a.link = WorkerProcess::Link::kGone;
     }
-    const Status st = absorb(*ctx, call, a, Status::kLaunchTimeout, what);
+    const Status st = absorb(ctx, s.call, a, Status::kLaunchTimeout, s.what);
     if (a.link != WorkerProcess::Link::kOk) {
       // Lost with all of them in flight: the GPU was busy until then.
       const auto waited = std::chrono::steady_clock::now() - start;
-      results[0] = {st, static_cast<uint64_t>(
-                            std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count())};
-      for (size_t i = 1; i < count; ++i) results[i] = {st, 0};
+      run.results[0] = {st, static_cast<uint64_t>(
+                                std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count())};
+      for (size_t i = 1; i < sent; ++i) run.results[i] = {st, 0};
+      run.finished = sent;
+      run.in_flight = 0;
     } else {
-      ran = a.reply.count;
-      for (size_t i = 0; i < ran; ++i) {
-        wire::ItemResult r;
-        std::memcpy(&r, a.tail.data() + i * sizeof r, sizeof r);
-        const auto cu = static_cast<CUresult>(r.result);
+      run.finished = r.count;
+      // A sticky error ends the worker (absorb), and with it what was in flight.
+      const bool lost = s.call.generation != ctx.generation;
+      run.in_flight = lost ? 0 : r.b;
+      for (size_t i = 0; i < r.count; ++i) {
+        wire::ItemResult item;
+        std::memcpy(&item, a.tail.data() + i * sizeof item, sizeof item);
+        const auto cu = static_cast<CUresult>(item.result);
         // A sticky error ended the context (absorb): each launch it reached gets its status.
-        const Status item = cu == CUDA_SUCCESS ? Status::kSuccess
-                            : is_sticky(cu)    ? st
-                                               : to_status(cu);
-        results[i] = {item, r.gpu_ns};
+        const Status status = cu == CUDA_SUCCESS ? Status::kSuccess
+                              : is_sticky(cu)    ? st
+                                                 : to_status(cu);
+        run.results[i] = {status, item.gpu_ns};
+      }
+      if (lost) {
+        for (size_t i = r.count; i < r.count + r.b; ++i) run.results[i] = {ctx.fault, 0};
+        run.finished += r.b;
       }
     }
   }
-  for (size_t i = 0; i < ran; ++i) settle(*ctx, *works[i], true);
-  return ran;
+  for (size_t i = 0; i < run.finished; ++i) settle(ctx, *run.works[i], true);
+}
+
+// Items of a context whose worker is gone: they end with its fault.
+void CudaBackend::fail_carried(BatchRun& run) {
+  Status fault = Status::kLaunchFailure;
+  if (auto ctx = find(run.works[0]->context)) {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    if (!ok(ctx->fault)) fault = ctx->fault;
+  }
+  for (size_t i = 0; i < run.carried; ++i) run.results[i] = {fault, 0};
+  run.finished = run.carried;
+  run.in_flight = 0;
+  if (auto ctx = find(run.works[0]->context)) {
+    for (size_t i = 0; i < run.carried; ++i) settle(*ctx, *run.works[i], true);
+  }
+}
+
+void CudaBackend::issue_batch(BatchRun& run, const BatchLimits& limits, BatchRun* other) {
+  run.finished = run.in_flight = 0;
+  if (run.works.empty()) return;
+  SentBatch s;
+  if (!send_batch(run, limits, false, &s)) {
+    if (other) finish_batch(*other);
+    if (run.carried > 0) {
+      fail_carried(run);
+      return;
+    }
+    // Not a launch that can go (or the context is faulted): execute() says why.
+    run.finished = Backend::execute_batch(run.works.first(1), limits, run.results);
+    return;
+  }
+  // The other context's launches are ahead of these on the GPU: wait for
+  // them first, so that if one of them hangs, the watchdog blames it.
+  if (other) finish_batch(*other);
+  receive_batch(s, run);
+}
+
+void CudaBackend::finish_batch(BatchRun& run) {
+  run.finished = run.in_flight = 0;
+  if (run.works.empty()) return;
+  run.carried = run.works.size();
+  SentBatch s;
+  if (!send_batch(run, {}, true, &s)) {
+    fail_carried(run);
+    return;
+  }
+  receive_batch(s, run);
+}
+
+size_t CudaBackend::execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
+                                  ExecResult* results) {
+  BatchRun run{works, 0, results};
+  BatchLimits whole = limits;
+  whole.may_leave_in_flight = false;
+  issue_batch(run, whole, nullptr);
+  return run.finished;
 }
 
 }  // namespace vgpu::executor::cuda

@@ -106,15 +106,28 @@ class Engine {
   // driver refuses a grid that cannot be resident at once).
   Timed launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
                uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative = false);
-  // Issues `launches` in order with at most `depth` (1..kMaxLaunchesInFlight)
-  // on the GPU at once, and issues no more once those finished have used
+  // Issues `launches` in order, behind the launches an earlier call left in
+  // flight, with at most `depth` (1..kMaxLaunchesInFlight) on the GPU at
+  // once, and issues no more once those finished in this call have used
   // `budget_ns`: so it may run past the budget by up to depth - 1 launches
-  // after the one that reached it. Fills results[i] for each launch issued
-  // (its time between the events before and after it; a sticky error in
-  // flight reaches every launch after it) and returns how many were issued:
-  // at least one. Returns when all of them have finished (engine_batch.cpp).
+  // after the one that reached it. Appends to *done the result of each
+  // launch that finished, oldest first (its time between the events before
+  // and after it; a sticky error in flight reaches every launch after it).
+  // It returns once all have finished, except as `leave` says: then it
+  // returns as soon as it stops issuing, the launches still running left in
+  // flight (in_flight()), never after a sticky error. Returns how many of
+  // `launches` were issued: at least one, when there is one
+  // (engine_batch.cpp).
+  struct Leave {
+    bool when_cut = false;  // when it stopped before the last of `launches` (the budget)
+    bool at_end = false;    // also when it issued them all
+  };
   size_t launch_batch(std::span<const LaunchSpec> launches, uint64_t budget_ns, uint32_t depth,
-                      Timed* results);
+                      Leave leave, std::vector<Timed>* done);
+  // Waits for the launches left in flight; appends their results to *done.
+  void finish_launches(std::vector<Timed>* done);
+  // Launches a batch left on the GPU.
+  size_t in_flight() const { return issued_ - finished_; }
   Timed record_event(uint64_t event);
   Timed synchronize();
   CUresult free(uint64_t dptr);
@@ -163,10 +176,16 @@ class Engine {
   CUstream control_stream_ = nullptr;  // the control half's own copies (never behind a kernel)
   CUevent start_ = nullptr, end_ = nullptr;      // around each work item
   CUevent slot_done_[kStagingSlots] = {};         // last copy through each slot
-  // A batch's events: launch k of it runs between ring_[k % size] and
-  // ring_[(k + 1) % size]; one more than can be in flight, so an event is
-  // reused only once the launch it ended has been timed.
+  // Batches' launches, numbered from the first: launch k runs between
+  // ring_[k % size] and ring_[(k + 1) % size]; one more event than can be in
+  // flight, so an event is reused only once the launch it ended has been
+  // timed. Launches [finished_, issued_) are on the GPU, their results so far
+  // in flight_[k % kMaxLaunchesInFlight]. Work thread only.
   CUevent ring_[kMaxLaunchesInFlight + 1] = {};
+  Timed flight_[kMaxLaunchesInFlight] = {};
+  size_t issued_ = 0, finished_ = 0;
+  // Waits for launch finished_ and appends its result (engine_batch.cpp).
+  void finish_oldest(std::vector<Timed>* done);
   StagingArea* staging_ = nullptr;
   bool staging_pinned_ = false;
 

@@ -1,65 +1,81 @@
-// The engine: a batch of launches kept in flight. Going back to the daemon
+// The engine: batches of launches kept in flight. Going back to the daemon
 // after every launch leaves the GPU idle for a round trip each time; here the
-// next launches are already queued behind the one running, and each is still
-// timed by its own events.
+// next launches are already queued behind the one running, a batch may hand
+// its last launches on to the next one, and each launch is still timed by
+// its own events.
 #include <algorithm>
 
 #include "cu_status.h"
 #include "engine.h"
 
 namespace vgpu::executor::cuda {
+namespace {
+
+constexpr size_t kRing = kMaxLaunchesInFlight + 1;  // the size of Engine::ring_
+
+}  // namespace
+
+void Engine::finish_oldest(std::vector<Timed>* done) {
+  Timed t = flight_[finished_ % kMaxLaunchesInFlight];
+  const CUresult waited = wait_event(ring_[(finished_ + 1) % kRing]);
+  if (waited == CUDA_SUCCESS) {
+    t.gpu_ns = elapsed_ns(ring_[finished_ % kRing], ring_[(finished_ + 1) % kRing]);
+  } else if (t.result == CUDA_SUCCESS) {
+    t.result = note(waited);
+  }
+  done->push_back(t);
+  ++finished_;
+}
+
+void Engine::finish_launches(std::vector<Timed>* done) {
+  while (in_flight() > 0) finish_oldest(done);
+}
 
 size_t Engine::launch_batch(std::span<const LaunchSpec> launches, uint64_t budget_ns,
-                            uint32_t depth, Timed* results) {
-  if (launches.empty()) return 0;
+                            uint32_t depth, Leave leave, std::vector<Timed>* done) {
   depth = std::clamp<uint32_t>(depth, 1, kMaxLaunchesInFlight);
-  constexpr size_t kRing = kMaxLaunchesInFlight + 1;  // the size of ring_
-  auto event = [&](size_t k) { return ring_[k % kRing]; };
-
-  if (CUresult r = api_.cuEventRecord(event(0), stream_); r != CUDA_SUCCESS) {
-    results[0] = {note(r), 0};
-    return 1;
-  }
-  size_t issued = 0, finished = 0;
-  uint64_t used = 0;
+  uint64_t used = 0;  // by the launches finished in this call
   bool stop = false;  // a sticky error: nothing more goes to the GPU
-  // Waits for the oldest launch in flight and times it.
-  auto finish_oldest = [&] {
-    Timed& t = results[finished];
-    const CUresult waited = wait_event(event(finished + 1));
-    if (waited == CUDA_SUCCESS) {
-      t.gpu_ns = elapsed_ns(event(finished), event(finished + 1));
-    } else {
-      if (t.result == CUDA_SUCCESS) t.result = note(waited);
-      stop = stop || is_sticky(waited);
-    }
-    used += t.gpu_ns;
-    ++finished;
+  auto finish = [&] {
+    finish_oldest(done);
+    used += done->back().gpu_ns;
+    stop = stop || is_sticky(done->back().result);
   };
-
-  while (issued < launches.size() && !stop && (issued == 0 || used < budget_ns)) {
-    if (issued - finished == depth) {
-      finish_oldest();
+  size_t n = 0;
+  if (!launches.empty() && in_flight() == 0) {
+    // A fresh start: the event that ended the last launch is stale (the GPU
+    // may have idled since), so the first launch gets a start of its own.
+    if (CUresult r = api_.cuEventRecord(ring_[issued_ % kRing], stream_); r != CUDA_SUCCESS) {
+      done->push_back({note(r), 0});
+      return 1;
+    }
+  }
+  while (n < launches.size() && !stop && (n == 0 || used < budget_ns)) {
+    if (in_flight() >= depth) {
+      finish();
       continue;
     }
-    Timed& t = results[issued];
-    t = {note(issue_launch(launches[issued])), 0};
-    const CUresult recorded = api_.cuEventRecord(event(issued + 1), stream_);
-    ++issued;
+    Timed& t = flight_[issued_ % kMaxLaunchesInFlight];
+    t = {note(issue_launch(launches[n])), 0};
+    const CUresult recorded = api_.cuEventRecord(ring_[(issued_ + 1) % kRing], stream_);
+    ++issued_;
+    ++n;
     if (recorded != CUDA_SUCCESS) {
+      // Its end cannot be waited for: wait for the stream instead.
       if (t.result == CUDA_SUCCESS) t.result = note(recorded);
-      stop = true;  // its end cannot be waited for: wait for the stream instead
       const CUresult drained = api_.cuStreamSynchronize(stream_);
-      for (; finished < issued; ++finished) {
-        Timed& f = results[finished];
+      for (; finished_ < issued_; ++finished_) {
+        Timed f = flight_[finished_ % kMaxLaunchesInFlight];
         if (f.result == CUDA_SUCCESS && drained != CUDA_SUCCESS) f.result = note(drained);
+        done->push_back(f);
       }
-      return issued;
+      return n;
     }
     stop = stop || is_sticky(t.result);
   }
-  while (finished < issued) finish_oldest();
-  return issued;
+  const bool left = n < launches.size() ? leave.when_cut : leave.at_end;
+  if (!left || stop) finish_launches(done);
+  return n;
 }
 
 }  // namespace vgpu::executor::cuda

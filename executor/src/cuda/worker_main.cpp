@@ -225,7 +225,7 @@ class Server {
   // parameters no larger than a launch's, nothing left over.
   static bool parse_batch(const wire::Request& req, const uint8_t* t,
                           std::vector<LaunchSpec>* out) {
-    if (req.a == 0 || req.a > wire::kMaxBatch) return false;
+    if (req.a > wire::kMaxBatch) return false;
     size_t at = 0;
     for (uint64_t i = 0; i < req.a; ++i) {
       wire::BatchLaunch b;
@@ -243,17 +243,33 @@ class Server {
     return at == req.tail_bytes;
   }
 
+  // kLaunchBatch and kFinishBatch. The daemon says how many launches it
+  // knows are in flight; a daemon that lost count gets INVALID_VALUE, and
+  // nothing runs.
   void launch_batch(const wire::Request& req, const uint8_t* t, wire::Reply* reply,
                     std::vector<uint8_t>* tail) {
     std::vector<LaunchSpec> launches;
-    if (!parse_batch(req, t, &launches)) return;  // CUDA_ERROR_INVALID_VALUE, nothing ran
-    std::vector<Timed> results(launches.size());
-    const size_t issued = engine_.launch_batch(launches, req.b, req.value, results.data());
+    if (req.c != engine_.in_flight()) return;
+    if (req.op == wire::Op::kLaunchBatch &&
+        (!parse_batch(req, t, &launches) || (launches.empty() && req.c == 0))) {
+      return;
+    }
+    std::vector<Timed> done;
+    size_t issued = 0;
+    if (launches.empty()) {
+      engine_.finish_launches(&done);
+    } else {
+      const bool leave = (req.value & wire::kLeaveInFlight) != 0;
+      issued = engine_.launch_batch(launches, req.b, req.value & 0xff,
+                                    {leave, leave && (req.value & wire::kWorkFollows) != 0}, &done);
+    }
     reply->result = CUDA_SUCCESS;
-    reply->count = static_cast<uint32_t>(issued);
-    tail->resize(issued * sizeof(wire::ItemResult));
-    for (size_t i = 0; i < issued; ++i) {
-      const wire::ItemResult r{results[i].result, 0, results[i].gpu_ns};
+    reply->a = issued;
+    reply->b = engine_.in_flight();
+    reply->count = static_cast<uint32_t>(done.size());
+    tail->resize(done.size() * sizeof(wire::ItemResult));
+    for (size_t i = 0; i < done.size(); ++i) {
+      const wire::ItemResult r{done[i].result, 0, done[i].gpu_ns};
       std::memcpy(tail->data() + i * sizeof r, &r, sizeof r);
       if (reply->result == CUDA_SUCCESS) reply->result = r.result;
       reply->gpu_ns += r.gpu_ns;
@@ -295,6 +311,7 @@ class Server {
                             req.value == 1);
         break;
       case wire::Op::kLaunchBatch:
+      case wire::Op::kFinishBatch:
         launch_batch(req, t, reply, tail);
         return;
       case wire::Op::kRecordEvent:

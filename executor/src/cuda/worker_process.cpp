@@ -352,10 +352,9 @@ WorkerProcess::Answer WorkerProcess::receive(int fd, std::vector<uint8_t>& buf,
   return a;
 }
 
-WorkerProcess::Answer WorkerProcess::exchange(int fd, const wire::Request& request,
-                                              std::span<const uint8_t> tail, int pass_fd,
-                                              uint64_t deadline_ns) {
-  if (killed_) return Answer{};
+bool WorkerProcess::post(int fd, const wire::Request& request, std::span<const uint8_t> tail,
+                         int pass_fd) {
+  if (killed_) return false;
   wire::Request head = request;
   head.tail_bytes = static_cast<uint32_t>(tail.size());
   iovec iov[2] = {{&head, sizeof head}, {const_cast<uint8_t*>(tail.data()), tail.size()}};
@@ -378,8 +377,15 @@ WorkerProcess::Answer WorkerProcess::exchange(int fd, const wire::Request& reque
   } while (sent < 0 && errno == EINTR);
   if (sent != static_cast<ssize_t>(sizeof head + tail.size())) {
     kill("cannot be written to");
-    return Answer{};
+    return false;
   }
+  return true;
+}
+
+WorkerProcess::Answer WorkerProcess::exchange(int fd, const wire::Request& request,
+                                              std::span<const uint8_t> tail, int pass_fd,
+                                              uint64_t deadline_ns) {
+  if (!post(fd, request, tail, pass_fd)) return Answer{};
   return receive(fd, buffer_for(fd), deadline_ns);
 }
 
@@ -394,6 +400,17 @@ WorkerProcess::Answer WorkerProcess::work(const wire::Request& request,
                                           std::span<const uint8_t> tail, uint64_t deadline_ns) {
   std::lock_guard<std::mutex> lock(work_mu_);
   return exchange(work_fd_, request, tail, -1, deadline_ns);
+}
+
+bool WorkerProcess::send_work(const wire::Request& request, std::span<const uint8_t> tail) {
+  std::lock_guard<std::mutex> lock(work_mu_);
+  return post(work_fd_, request, tail, -1);
+}
+
+WorkerProcess::Answer WorkerProcess::receive_work(uint64_t deadline_ns) {
+  std::lock_guard<std::mutex> lock(work_mu_);
+  if (killed_) return Answer{};
+  return receive(work_fd_, work_buf_, deadline_ns);
 }
 
 bool WorkerProcess::work_socket_ready() const {

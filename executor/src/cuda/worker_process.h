@@ -74,6 +74,10 @@ class WorkerProcess {
                  uint64_t deadline_ns);
   // Work (one thread at a time: the dispatcher's).
   Answer work(const wire::Request& request, std::span<const uint8_t> tail, uint64_t deadline_ns);
+  // The same in two halves, so that the dispatcher can wait for another
+  // worker in between: send (false: the worker is gone), then receive.
+  bool send_work(const wire::Request& request, std::span<const uint8_t> tail);
+  Answer receive_work(uint64_t deadline_ns);
   // Copies through the staging area, pipelined with the worker.
   Answer copy_in(uint64_t dst, const uint8_t* src, uint64_t size, uint64_t deadline_ns);
   Answer copy_out(uint64_t src, uint8_t* dst, uint64_t size, uint64_t deadline_ns);
@@ -92,6 +96,7 @@ class WorkerProcess {
                 uint64_t slot_bytes, Reaper* reaper);
   Answer exchange(int fd, const wire::Request& request, std::span<const uint8_t> tail,
                   int pass_fd, uint64_t deadline_ns);
+  bool post(int fd, const wire::Request& request, std::span<const uint8_t> tail, int pass_fd);
   // Waits for the reply on `fd` (its request already sent), into `buf`.
   Answer receive(int fd, std::vector<uint8_t>& buf, uint64_t deadline_ns);
   // The answer to a staged copy whose bytes moved as far as `moved` says; a

@@ -7,7 +7,11 @@
 //                   variable, event creation and timing); the loop thread's.
 //   work    (fd 4): queued work, one request at a time; the dispatcher's. A
 //                   request is one item, or a batch of launches the worker
-//                   keeps in flight on the GPU (kLaunchBatch).
+//                   keeps in flight on the GPU (kLaunchBatch). A batch may be
+//                   answered with its last launches still on the GPU: the
+//                   next batch continues behind them, or kFinishBatch waits
+//                   for them. Nothing else goes to the work socket while
+//                   launches are in flight.
 //   staging (fd 5): the memfd of the context's staging area (staging_area.h).
 //
 // Start:  vgpu-cuda-worker run   <driver library> <device> <ctx flags> <slot bytes> <pin 0|1>
@@ -23,7 +27,7 @@
 
 namespace vgpu::executor::cuda::wire {
 
-inline constexpr uint32_t kVersion = 4;
+inline constexpr uint32_t kVersion = 5;
 inline constexpr int kControlFd = 3;
 inline constexpr int kWorkFd = 4;
 inline constexpr int kStagingFd = 5;
@@ -63,11 +67,25 @@ enum class Op : uint32_t {
   kUnloadModule = 39,    // a = module
   kReset = 40,
   kTextureDestroy = 41,  // a = CUtexObject
-  // a = count (1..kMaxBatch), b = budget ns, value = depth (1..kMaxInFlight);
-  // tail: count BatchLaunch records, each followed by its parameters padded
-  // to 8 bytes. -> count = how many were issued; tail: that many ItemResults
+  // a = count (0..kMaxBatch; 0 only with launches in flight), b = budget
+  // ns, c = launches the daemon knows are in flight from the last batch,
+  // value = depth (1..kMaxInFlight) | kLeaveInFlight; tail: count
+  // BatchLaunch records, each followed by its parameters padded to 8 bytes.
+  //   -> a = how many of the new launches were issued, b = how many launches
+  //      are still in flight; count = how many finished (those carried in
+  //      flight first, then the new ones, in order); tail: count ItemResults
   kLaunchBatch = 42,
+  // c = launches in flight (as kLaunchBatch) -> waits for them; count, tail
+  // as kLaunchBatch
+  kFinishBatch = 43,
 };
+
+// In kLaunchBatch's value: the worker may answer once it has stopped
+// issuing, with launches still on the GPU, instead of waiting for them: when
+// it stopped before the last launch (the budget), or, with kWorkFollows
+// (the daemon has more to issue right after), at any time.
+inline constexpr uint32_t kLeaveInFlight = 1u << 8;
+inline constexpr uint32_t kWorkFollows = 1u << 9;
 
 // A batch: at most this many launches, at most kMaxInFlight of them on the
 // GPU at once.

@@ -47,6 +47,19 @@ void check_charged(const ExecResult& r, uint64_t ns) {
   CHECK(r.gpu_ns <= ns + 50'000'000);
 }
 
+// How many of `results` finished before their charges reached `budget`,
+// counting the one that reached it: where a batch stops issuing. (Charges
+// include the worker's gaps, so on a loaded machine it may be fewer than the
+// kernels' own times say.)
+size_t reaching(const std::vector<ExecResult>& results, size_t n, uint64_t budget) {
+  uint64_t used = 0;
+  for (size_t i = 0; i < n; ++i) {
+    used += results[i].gpu_ns;
+    if (used >= budget) return i + 1;
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("cuda batches: launches go together, in order, and each does its own work") {
@@ -74,14 +87,18 @@ TEST_CASE("cuda batches: each launch is charged its own time; the budget and dep
   SECTION("depth 1: stops after the launch that reaches the budget") {
     Batch b;
     for (int i = 0; i < 20; ++i) b.add(a.id, work_for(work, 1'000'000));
-    REQUIRE(b.run(*gpu, {3'000'000, 1}) == 3);
-    for (size_t i = 0; i < 3; ++i) check_charged(b.results[i], 1'000'000);
+    const size_t ran = b.run(*gpu, {3'000'000, 1});
+    REQUIRE(ran <= 3);  // each takes at least 1 ms
+    CHECK(ran == reaching(b.results, ran, 3'000'000));
+    for (size_t i = 0; i < ran; ++i) check_charged(b.results[i], 1'000'000);
   }
   SECTION("depth 4: up to three more were already in flight, and they ran") {
     Batch b;
     for (int i = 0; i < 20; ++i) b.add(a.id, work_for(work, 1'000'000));
-    REQUIRE(b.run(*gpu, {3'000'000, 4}) == 6);
-    for (size_t i = 0; i < 6; ++i) check_charged(b.results[i], 1'000'000);
+    const size_t ran = b.run(*gpu, {3'000'000, 4});
+    REQUIRE(ran <= 6);
+    CHECK(ran == reaching(b.results, ran, 3'000'000) + 3);
+    for (size_t i = 0; i < ran; ++i) check_charged(b.results[i], 1'000'000);
   }
   SECTION("different lengths in flight together: each its own") {
     Batch b;
@@ -129,4 +146,93 @@ TEST_CASE("cuda batches: a batch that is not all ready launches runs its first i
   b.add(a.id, launch(bump, Params{}.at(0, int32_t{1}).bytes));
   REQUIRE(b.run(*gpu, {UINT64_MAX, 4}) == 1);
   CHECK(b.results[0].status == Status::kSuccess);
+}
+
+namespace {
+
+// Accepted launches of `work`, each taking `ns` of modeled GPU time.
+std::vector<Work> accepted_work(Backend& b, ContextId ctx, Handle work, size_t n, uint64_t ns) {
+  std::vector<Work> works;
+  for (size_t i = 0; i < n; ++i) works.push_back({ctx, kDefaultStream, work_for(work, ns)});
+  for (const Work& w : works) REQUIRE(b.accept(w) == Status::kSuccess);
+  return works;
+}
+
+struct Issue {
+  std::vector<const Work*> ptrs;
+  std::vector<ExecResult> results;
+  BatchRun run;
+  Issue(const std::vector<Work>& works, size_t from, size_t to, size_t carried) {
+    for (size_t i = from; i < to; ++i) ptrs.push_back(&works[i]);
+    results.assign(ptrs.size(), ExecResult{Status::kUnknown, 0});
+    run = BatchRun{ptrs, carried, results.data()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cuda batches: the last launches may stay on the GPU; the context's next batch takes them along") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  const Handle work = gpu.function(a, kWork);
+  const std::vector<Work> works = accepted_work(*gpu, a.id, work, 13, 1'000'000);
+  // More work follows: it answers once all ten are issued, four still running.
+  Issue first(works, 0, 10, 0);
+  gpu->issue_batch(first.run, {UINT64_MAX, 4, true, true}, nullptr);
+  CHECK(first.run.finished == 6);
+  CHECK(first.run.in_flight == 4);
+  for (size_t i = 0; i < 6; ++i) check_charged(first.results[i], 1'000'000);
+  CHECK(gpu->stream_query(a.id, kDefaultStream) == Status::kNotReady);
+  // The four lead the next batch; nothing follows it, so it waits for all.
+  Issue next(works, 6, 13, 4);
+  gpu->issue_batch(next.run, {UINT64_MAX, 4, true, false}, nullptr);
+  CHECK(next.run.finished == 7);
+  CHECK(next.run.in_flight == 0);
+  for (size_t i = 0; i < 7; ++i) check_charged(next.results[i], 1'000'000);
+  CHECK(gpu->stream_query(a.id, kDefaultStream) == Status::kSuccess);
+}
+
+TEST_CASE("cuda batches: stopped by its budget a batch leaves up to depth - 1 running; finish_batch waits for them") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  const Handle work = gpu.function(a, kWork);
+  const std::vector<Work> works = accepted_work(*gpu, a.id, work, 20, 1'000'000);
+  Issue batch(works, 0, 20, 0);
+  gpu->issue_batch(batch.run, {3'000'000, 4, true, false}, nullptr);
+  const size_t done = batch.run.finished;
+  REQUIRE(done <= 3);
+  CHECK(done == reaching(batch.results, done, 3'000'000));
+  REQUIRE(batch.run.in_flight == 3);
+  Issue rest(works, done, done + 3, 3);
+  gpu->finish_batch(rest.run);
+  CHECK(rest.run.finished == 3);
+  for (size_t i = 0; i < 3; ++i) check_charged(rest.results[i], 1'000'000);
+  for (size_t i = done + 3; i < works.size(); ++i) gpu->discard(works[i]);
+  CHECK(gpu->stream_query(a.id, kDefaultStream) == Status::kSuccess);
+}
+
+TEST_CASE("cuda batches: another context's launches in flight end before the next batch is waited for; a hang among them is theirs") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  auto b = gpu.context(2);
+  const Handle hang = gpu.function(a, kHang);
+  const Handle bump = gpu.function(b, kBump);
+  std::vector<Work> hung{{a.id, kDefaultStream, launch(hang, Params{}.at(0, uint64_t{0}).bytes)}};
+  REQUIRE(gpu->accept(hung[0]) == Status::kSuccess);
+  Issue left(hung, 0, 1, 0);
+  gpu->issue_batch(left.run, {UINT64_MAX, 4, true, true}, nullptr);
+  REQUIRE(left.run.in_flight == 1);
+
+  std::vector<Work> next;
+  for (int i = 0; i < 3; ++i) next.push_back({b.id, kDefaultStream, launch(bump, Params{}.at(0, int32_t{1}).bytes)});
+  for (const Work& w : next) REQUIRE(gpu->accept(w) == Status::kSuccess);
+  Issue theirs(next, 0, 3, 0);
+  Issue tail(hung, 0, 1, 1);
+  gpu->issue_batch(theirs.run, {UINT64_MAX, 4, false, false}, &tail.run);
+  CHECK(tail.run.finished == 1);
+  CHECK(tail.results[0].status == Status::kLaunchTimeout);  // the watchdog found it, on its own context
+  REQUIRE(theirs.run.finished == 3);
+  for (const ExecResult& r : theirs.results) CHECK(r.status == Status::kSuccess);
+  CHECK(run(*gpu, a.id, Synchronize{}).status == Status::kLaunchTimeout);
+  CHECK(run(*gpu, b.id, Synchronize{}).status == Status::kSuccess);
 }

@@ -96,15 +96,34 @@ struct Work {
   WorkOp op;
 };
 
-// How far one execute_batch call may go.
+// How far one execute_batch or issue_batch call may go.
 struct BatchLimits {
   uint64_t budget_ns = UINT64_MAX;  // device time after which no more items are issued
   uint32_t depth = 1;               // items on the device at once, at most
+  // issue_batch may return with items still on the device (BatchRun): when
+  // it stops issuing before the end of its works (the budget), or, when
+  // `work_follows` says more will be issued right after, at any time.
+  bool may_leave_in_flight = false;
+  bool work_follows = false;
 };
 
 struct ExecResult {
   Status status = Status::kSuccess;
   uint64_t gpu_ns = 0;  // device time this work took, as measured by the backend
+};
+
+// One issue_batch or finish_batch call: items of one context, in queue order.
+struct BatchRun {
+  std::span<const Work* const> works;
+  // works[0, carried) are items the last issue_batch of this context left on
+  // the device, handed back first, in the same order.
+  size_t carried = 0;
+  ExecResult* results = nullptr;  // one per work
+  // Filled by the call: results[0, finished) are known; works[finished,
+  // finished + in_flight) are still on the device; the rest did not run and
+  // stay accepted.
+  size_t finished = 0;
+  size_t in_flight = 0;
 };
 
 // Per-tenant usage the backend observes (the ledger and quotas read it).
@@ -216,6 +235,28 @@ class Backend {
   // The most items execute_batch keeps on the device at once (1: it runs
   // them one after the other).
   virtual uint32_t max_batch_depth() const { return 1; }
+  // execute_batch that need not wait for its last items, so the device goes
+  // on to the next batch (of this context or another) without idling for
+  // the round trip. With limits.may_leave_in_flight it may return with up to
+  // limits.depth items still on the device (run.in_flight); their results
+  // come from the next issue_batch of the same context, which is handed them
+  // first (run.carried), or from finish_batch. Nothing else of that context
+  // may run, be discarded or be destroyed until then. `other`, if set, is
+  // what another context left in flight: it is finished (as finish_batch)
+  // once this batch is on its way, before this batch is waited for, so a
+  // hang of `other` is found as its own. At least one item finishes or stays
+  // in flight. Backends that never leave items behind need not override it.
+  virtual void issue_batch(BatchRun& run, const BatchLimits& limits, BatchRun* other) {
+    if (other) finish_batch(*other);
+    run.finished = execute_batch(run.works, limits, run.results);
+    run.in_flight = 0;
+  }
+  // Waits for what issue_batch left in flight (run.works, all carried) and
+  // fills their results.
+  virtual void finish_batch(BatchRun& run) {
+    run.finished = 0;
+    run.in_flight = 0;
+  }
 
   // --- accounting (any thread; a snapshot for an admin's poll, not a hot path) ---
   virtual BackendStats stats() const { return {}; }

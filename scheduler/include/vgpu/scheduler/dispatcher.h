@@ -42,11 +42,13 @@ namespace vgpu::scheduler {
 struct DispatcherConfig {
   size_t max_queued_per_tenant = 4096;  // back-pressure beyond this
   // How many of one tenant's kernel launches may be in flight on the device
-  // at once (1..kMaxOverlapDepth), within one batch (Backend::execute_batch).
-  // The dispatcher issues a tenant's commands in order and never lets two
-  // tenants issue in the same slice. A backend that runs one launch at a
-  // time (the sim backend) runs at depth 1 whatever this says: see
-  // effective_overlap_depth().
+  // at once (1..kMaxOverlapDepth) (Backend::issue_batch). Above 1, a batch
+  // may also end with its last launches still running: the next batch, of
+  // the same context or the next tenant's, is issued behind them, and they
+  // are charged to their tenant when they finish. The dispatcher issues a
+  // tenant's commands in order and never lets two tenants issue in the same
+  // slice. A backend that runs one launch at a time (the sim backend) runs
+  // at depth 1 whatever this says: see effective_overlap_depth().
   uint32_t overlap_depth = 1;
   // Consecutive kernel launches of one context are handed to the backend as
   // one batch of at most this many (Backend::execute_batch); 1: never batch.
@@ -203,7 +205,18 @@ class Dispatcher {
   bool pop(Tenant& t, Command* out);
   // Runs batch_ (consecutive launches of one context) within `budget`; the
   // commands that did not run go back to the front of the tenant's queue.
+  // Returns how many of them left the queue (ran, or are in flight now).
   size_t run_batch(Tenant& t, Nanos budget, Nanos* gpu_time);
+  // Launches the last batch left on the device (flight_): waited for, then
+  // answered and charged to their tenant, before anything else of any
+  // context runs (except a batch of theirs, which takes them along, or one
+  // of another context, which is issued first: run_batch).
+  void finish_flight();
+  // Answers and charges what flight_ held, now finished (flight_results_).
+  void complete_flight(size_t finished);
+  // Dispatcher thread, with nothing running: finishes the flight, then runs
+  // the Retired callbacks waiting.
+  void settle_flight();
 
   executor::Backend* const backend_;
   std::unique_ptr<Policy> policy_;  // dispatcher thread only
@@ -221,6 +234,9 @@ class Dispatcher {
   std::string policy_name_;
   std::vector<std::function<void()>> control_;  // run on the dispatcher thread
   std::atomic<bool> wake_{false};  // set under mu_; polled without it
+  // Tenants with commands queued (a hint: whether a batch is followed by
+  // more work, so that leaving launches in flight pays).
+  std::atomic<int64_t> with_work_{0};
 
   // Tenants whose queue went from empty to not, with when (clock_): a turn
   // running meanwhile is charged in parts, split there (turn.h).
@@ -242,6 +258,12 @@ class Dispatcher {
   std::vector<Command> batch_;
   std::vector<const executor::Work*> batch_work_;
   std::vector<executor::ExecResult> batch_results_;
+  // Dispatcher thread: launches the last batch left on the device, of one
+  // context of flight_tenant_ (empty: none).
+  std::vector<Command> flight_;
+  std::vector<const executor::Work*> flight_work_;
+  std::vector<executor::ExecResult> flight_results_;
+  std::shared_ptr<Tenant> flight_owner_;
   std::atomic<bool> running_{false};
   std::atomic<uint32_t> overlap_depth_;
   std::thread thread_;
@@ -251,6 +273,9 @@ class Dispatcher {
   static constexpr uint64_t kNothingRunning = ~uint64_t{0};
   std::atomic<uint64_t> running_tenant_{kNothingRunning};
   std::atomic<uint64_t> running_context_{kNothingRunning};
+  // The same for flight_, which may still run after its command ended.
+  std::atomic<uint64_t> flight_tenant_{kNothingRunning};
+  std::atomic<uint64_t> flight_context_{kNothingRunning};
   std::mutex retired_mu_;  // guards retired_ and retired_seq_
   std::vector<std::pair<uint64_t, Retired>> retired_;  // by a number of their own
   uint64_t retired_seq_ = 0;
