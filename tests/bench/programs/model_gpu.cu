@@ -8,7 +8,11 @@
 //   busy NS SECONDS      the same, in rounds of 1000, until SECONDS have passed
 //                        (a busy VM next to others); result kernels
 //   latency COUNT        COUNT times: work(0), synchronize; result
-//                        latency_us_{median,p90,p99,min}
+//                        latency_us_{median,p90,p99,min}; and where it goes
+//                        (medians): launch_call_us (the launch call returns),
+//                        sync_after_launch_us (then the synchronize), and
+//                        empty_sync_us (a synchronize right after, with
+//                        nothing to wait for)
 #include <string>
 
 #include "bench_program.h"
@@ -43,14 +47,30 @@ void busy(unsigned long long ns, long seconds) {
   bp::result("kernels", static_cast<double>(kernels));
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 void latency(long count) {
-  std::vector<double> us;
+  std::vector<double> us, call, after, empty;
   for (long i = -count / 10 - 1; i < count; ++i) {  // a tenth to warm up
     const double t0 = bp::now_ns();
     work<<<1, 1>>>(0);
+    const double t1 = bp::now_ns();
     BP_OK(cudaDeviceSynchronize());
-    if (i >= 0) us.push_back((bp::now_ns() - t0) / 1e3);
+    const double t2 = bp::now_ns();
+    BP_OK(cudaDeviceSynchronize());
+    const double t3 = bp::now_ns();
+    if (i < 0) continue;
+    us.push_back((t2 - t0) / 1e3);
+    call.push_back((t1 - t0) / 1e3);
+    after.push_back((t2 - t1) / 1e3);
+    empty.push_back((t3 - t2) / 1e3);
   }
+  bp::result("launch_call_us", median(call));
+  bp::result("sync_after_launch_us", median(after));
+  bp::result("empty_sync_us", median(empty));
   std::sort(us.begin(), us.end());
   bp::result("latency_us_median", us[us.size() / 2]);
   bp::result("latency_us_p90", us[us.size() * 9 / 10]);
