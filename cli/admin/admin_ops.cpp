@@ -75,8 +75,20 @@ json student_json(const StudentRow& s) {
   return {{"name", s.name},
           {"course", s.course},
           {"vms", s.vms},
+          {"uid", s.uid < 0 ? json(nullptr) : json(s.uid)},
           {"created_at", s.created_at},
           {"removed", s.removed_at != 0}};
+}
+
+// A student's login: a uid (not (uid_t)-1, which means none to the kernel),
+// or null for none.
+std::optional<uint32_t> student_uid(const json& r) {
+  const json& v = r["uid"];
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number_unsigned() || v.get<uint64_t>() >= UINT32_MAX) {
+    throw BadRequest{"uid must be a whole number below 4294967295, or null"};
+  }
+  return v.get<uint32_t>();
 }
 
 json user_json(const UserRow& u) {
@@ -221,8 +233,18 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
               vms.push_back(v.get<std::string>());
             }
           }
-          return c.change(
-              c.store.add_student(c.by, str(c.r, "name"), str(c.r, "course"), vms, &c.why));
+          const std::optional<uint32_t> uid =
+              c.r.contains("uid") ? student_uid(c.r) : std::nullopt;  // checked before anything changes
+          const std::string name = str(c.r, "name");
+          const Status added = c.store.add_student(c.by, name, str(c.r, "course"), vms, &c.why);
+          if (!ok(added) || !uid) return c.change(added);
+          return c.change(c.store.set_student_uid(c.by, name, uid, &c.why));
+        }}},
+      {"student.uid",
+       {true,
+        [](Ctx& c) {
+          if (!c.r.contains("uid")) throw BadRequest{"uid is missing (null: none)"};
+          return c.change(c.store.set_student_uid(c.by, str(c.r, "name"), student_uid(c.r), &c.why));
         }}},
       {"student.remove",
        {true,

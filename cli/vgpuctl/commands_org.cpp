@@ -1,5 +1,9 @@
 // vgpuctl whoami | user ... | course ... | student ... (vm ...: commands_vm.cpp)
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "context.h"
 #include "table.h"
@@ -26,6 +30,9 @@ void print_student(const json& s) {
   std::printf("VMs:       %s\n",
               s["vms"].empty() ? "(none bound)"
                                : join(s["vms"].get<std::vector<std::string>>(), ", ").c_str());
+  std::printf("login:     %s\n", s.contains("uid") && s["uid"].is_number()
+                                      ? ("uid " + std::to_string(s["uid"].get<int64_t>())).c_str()
+                                      : "(none: only admins run as their VMs here)");
   std::printf("added:     %s\n", when(s.value("created_at", int64_t{0})).c_str());
   const json& q = s["quota"];
   std::printf("gpu time:  %s, on exhaust: %s\n", q.value("gpu_time", "").c_str(),
@@ -153,8 +160,9 @@ void add_course_commands(CLI::App& app, Context& ctx) {
 void add_student_commands(CLI::App& app, Context& ctx) {
   auto* student = app.add_subcommand("student", "add, list, show and remove students; bind VMs");
   student->require_subcommand(1);
-  static std::string name, course, vm;
+  static std::string name, course, vm, uid_text;
   static std::vector<std::string> vms;
+  static std::optional<uint32_t> uid;
 
   auto* add = student->add_subcommand("add", "add a student to a course, optionally binding VMs");
   add->add_option("NAME", name, "student name")->required()->check(name_validator("student"));
@@ -162,9 +170,13 @@ void add_student_commands(CLI::App& app, Context& ctx) {
   add->add_option("--vm", vms,
                   "a VM (hypervisor domain, or vgpu-run --vm NAME) to bind; repeatable")
       ->check(name_validator("VM"));
+  add->add_option("--uid", uid,
+                  "their Unix uid here: their processes may run as their VMs (vgpu-run --vm)");
   add->callback([&ctx] {
     ctx.action = [&ctx] {
-      return ctx.run({{"op", "student.add"}, {"name", name}, {"course", course}, {"vms", vms}},
+      json req = {{"op", "student.add"}, {"name", name}, {"course", course}, {"vms", vms}};
+      if (uid) req["uid"] = *uid;
+      return ctx.run(req,
                      [](const json&) {
                        print_done("added student " + name + " to " + course +
                                   (vms.empty() ? "" : " (VM " + join(vms, ", ") + ")"));
@@ -179,6 +191,31 @@ void add_student_commands(CLI::App& app, Context& ctx) {
     ctx.action = [&ctx] {
       return ctx.run({{"op", "student.bind"}, {"name", name}, {"vm", vm}},
                      [](const json&) { print_done("bound VM " + vm + " to " + name); });
+    };
+  });
+
+  auto* login = student->add_subcommand(
+      "uid", "set the Unix uid whose processes may run as the student's VMs (none: nobody's)");
+  login->add_option("NAME", name, "student name")->required();
+  login->add_option("UID", uid_text, "a uid, or none")->required();
+  login->callback([&ctx] {
+    ctx.action = [&ctx]() -> int {
+      json req = {{"op", "student.uid"}, {"name", name}, {"uid", nullptr}};
+      if (uid_text != "none") {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long v = std::strtoull(uid_text.c_str(), &end, 10);
+        if (uid_text.empty() || !std::isdigit(static_cast<unsigned char>(uid_text[0])) || *end ||
+            errno || v >= UINT32_MAX) {
+          std::fprintf(stderr, "vgpuctl: UID must be a number or none, not '%s'\n", uid_text.c_str());
+          return 2;
+        }
+        req["uid"] = v;
+      }
+      return ctx.run(req, [](const json&) {
+        print_done(uid_text == "none" ? "student " + name + " has no login here"
+                                      : "student " + name + " is uid " + uid_text + " here");
+      });
     };
   });
 
@@ -198,9 +235,11 @@ void add_student_commands(CLI::App& app, Context& ctx) {
       json req = {{"op", "student.list"}};
       if (!course.empty()) req["course"] = course;
       return ctx.run(req, [](const json& r) {
-        Table t({"STUDENT", "COURSE", "VMS", "ADDED"});
+        Table t({"STUDENT", "COURSE", "VMS", "UID", "ADDED"});
         for (const json& s : r) {
           t.add({s["name"], s["course"], join(s["vms"].get<std::vector<std::string>>()),
+                 s.contains("uid") && s["uid"].is_number() ? std::to_string(s["uid"].get<int64_t>())
+                                                           : std::string("-"),
                  when(s["created_at"].get<int64_t>())});
         }
         t.print();

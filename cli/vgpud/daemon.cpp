@@ -142,11 +142,33 @@ void Daemon::stop() {
   spdlog::info("vgpud: stopped");
 }
 
+Status Daemon::admit_user(const std::string& vm, uint32_t uid, std::string* why) {
+  if (uid == 0 || uid == geteuid()) return Status::kSuccess;
+  bool allowed = false;
+  if (!ok(store_->vm_usable_by(vm, uid, &allowed))) {
+    *why = "the policy database is unavailable";
+    return Status::kUnknown;
+  }
+  if (allowed) return Status::kSuccess;
+  // Short: the guest sees at most 111 bytes of it.
+  *why = "uid " + std::to_string(uid) + " may not run as VM '" + vm + "' (vgpuctl student uid STUDENT " +
+         std::to_string(uid) + ")";
+  spdlog::warn("vm {}: turned away uid {}: not the login of the student the VM is bound to, nor a "
+               "vgpu admin",
+               vm, uid);
+  return Status::kNotPermitted;
+}
+
 Status Daemon::on_open(uint64_t channel, const std::string& vm,
                        const transport::PeerCredentials& peer, std::span<uint8_t> data_area,
                        std::string* why) {
   // A QEMU of another domain than the one attached as `vm` (docs/libvirt.md).
   if (libvirt_ && !libvirt_->admit(vm, peer.pid, why)) return Status::kNotPermitted;
+  // A local process naming a VM that is not its user's. (A real VM's socket
+  // is reachable by the VM group only: docs/robustness.md.)
+  if (!peer.real_vm) {
+    if (Status s = admit_user(vm, peer.uid, why); !ok(s)) return s;
+  }
   // A VM seen before is only looked up here, and the flusher writes when it
   // was seen: a write would wait for any other writer. A VM's first
   // connection ever must write (its tenant is the new row).

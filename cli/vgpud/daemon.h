@@ -72,6 +72,10 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   struct Channel;
 
   // transport::ChannelEvents (loop thread)
+  // Who may connect as a simulated VM (whose budget it spends): root, the
+  // daemon's own user, vgpu admins, and the login of the student it is bound
+  // to. kNotPermitted, with `why`, for anyone else.
+  Status admit_user(const std::string& vm, uint32_t uid, std::string* why);
   Status on_open(uint64_t channel, const std::string& vm, const transport::PeerCredentials& peer,
                  std::span<uint8_t> data_area, std::string* why) override;
   void on_request(uint64_t channel, std::span<const uint8_t> message) override;

@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -131,6 +131,13 @@ constexpr std::array<std::string_view, 3> kMigrations = {
       );
       CREATE INDEX vm_sessions_by_vm ON vm_sessions(tenant_id, started_at);
       CREATE INDEX vm_sessions_open ON vm_sessions(ended_at) WHERE ended_at IS NULL;
+    )sql",
+
+    // 4: a student's login on this host: the uid whose processes may connect
+    // as the student's simulated VMs (vgpu-run --vm NAME).
+    R"sql(
+      ALTER TABLE students ADD COLUMN uid INTEGER CHECK (uid >= 0);
+      CREATE INDEX students_by_uid ON students(uid) WHERE uid IS NOT NULL;
     )sql",
 };
 

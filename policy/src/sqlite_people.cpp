@@ -381,6 +381,36 @@ Status SqliteStore::unbind_vm(const Actor& by, const std::string& vm, std::strin
   return Status::kSuccess;
 }
 
+Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
+                                    std::optional<uint32_t> uid, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
+  Student s;
+  if (!find_student(student, &s, why)) return Status::kInvalidValue;
+  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  sql::Stmt cur(db_, "SELECT coalesce(uid, -1) FROM students WHERE id = ?1");
+  cur.bind(1, s.id);
+  const int64_t old = cur.step() == SQLITE_ROW ? cur.int64(0) : -1;
+  auto text = [](int64_t u) { return u < 0 ? std::string("(none)") : "uid=" + std::to_string(u); };
+  sql::Stmt up(db_, "UPDATE students SET uid = ?2 WHERE id = ?1");
+  up.bind(1, s.id);
+  if (uid) {
+    up.bind(2, static_cast<int64_t>(*uid));
+  } else {
+    up.bind_null(2);
+  }
+  const int64_t now = uid ? static_cast<int64_t>(*uid) : -1;
+  if (up.step() != SQLITE_DONE ||
+      !audit(by, "student.uid", "student " + student, s.course.id, text(old), text(now)) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
 Status SqliteStore::list_students(const Actor& by, const std::string& course, bool include_removed,
                                   std::vector<StudentRow>* out, std::string* why) {
   std::lock_guard lock(mu_);
@@ -392,8 +422,8 @@ Status SqliteStore::list_students(const Actor& by, const std::string& course, bo
     course_id = c.id;
   }
   sql::Stmt s(db_,
-              "SELECT s.id, s.name, c.id, c.name, s.created_at, coalesce(s.removed_at, 0) "
-              "FROM students s JOIN courses c ON c.id = s.course_id "
+              "SELECT s.id, s.name, c.id, c.name, s.created_at, coalesce(s.removed_at, 0), "
+              "coalesce(s.uid, -1) FROM students s JOIN courses c ON c.id = s.course_id "
               "WHERE (?1 = 0 OR c.id = ?1) AND (?2 = 0 OR c.teacher_id = ?2) "
               "AND (?3 OR s.removed_at IS NULL) ORDER BY c.name, s.name, s.id");
   s.bind(1, course_id);
@@ -408,6 +438,7 @@ Status SqliteStore::list_students(const Actor& by, const std::string& course, bo
     r.course = s.text(3);
     r.created_at = s.int64(4);
     r.removed_at = s.int64(5);
+    r.uid = s.int64(6);
     out->push_back(std::move(r));
   }
   sql::Stmt vms(db_, "SELECT name FROM vms WHERE student_id = ?1 ORDER BY name");

@@ -71,6 +71,18 @@ Status SqliteStore::find_vm(const std::string& vm, TenantId* out) {
   return Status::kSuccess;
 }
 
+Status SqliteStore::vm_usable_by(const std::string& vm, uint32_t uid, bool* out) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_,
+              "SELECT EXISTS(SELECT 1 FROM vms v JOIN students s ON s.id = v.student_id "
+              "WHERE v.name = ?1 AND s.uid = ?2 AND s.removed_at IS NULL) "
+              "OR EXISTS(SELECT 1 FROM users WHERE uid = ?2 AND role = 'admin')");
+  s.bind(1, vm).bind(2, static_cast<int64_t>(uid));
+  if (s.step() != SQLITE_ROW) return Status::kUnknown;
+  *out = s.int64(0) != 0;
+  return Status::kSuccess;
+}
+
 Status SqliteStore::list_vms(std::vector<VmRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,

@@ -42,6 +42,9 @@ class SqliteStore final : public Store {
   Status bind_vm(const Actor& by, const std::string& student, const std::string& vm,
                  std::string* why) override;
   Status unbind_vm(const Actor& by, const std::string& vm, std::string* why) override;
+  Status set_student_uid(const Actor& by, const std::string& student, std::optional<uint32_t> uid,
+                         std::string* why) override;
+  Status vm_usable_by(const std::string& vm, uint32_t uid, bool* out) override;
   Status list_students(const Actor& by, const std::string& course, bool include_removed,
                        std::vector<StudentRow>* out, std::string* why) override;
 

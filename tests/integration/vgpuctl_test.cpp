@@ -74,6 +74,7 @@ TEST_CASE("every vgpuctl command answers --help", "[vgpuctl]") {
                                                           {"student", "remove"},
                                                           {"student", "bind"},
                                                           {"student", "unbind"},
+                                                          {"student", "uid"},
                                                           {"vm", "list"},
                                                           {"quota"},
                                                           {"quota", "set"},
@@ -301,4 +302,60 @@ TEST_CASE("every command says its release and the protocols it speaks", "[vgpuct
     CHECK_THAT(r.output, Catch::StartsWith(name + " 0."));
     CHECK_THAT(r.output, Catch::Contains("(wire protocol 1, hand-over 1, region 2)"));
   }
+}
+
+namespace {
+
+// Runs device_query as simulated VM `vm` from a process of `uid` (tests run
+// as root, as the README says, so they can be any user).
+RunResult run_as_vm(const Class& c, const std::string& vm, int uid) {
+  return run_command({vgpu_run_path(), "--runtime-dir", c.daemon.dir(), "--vm", vm, "--",
+                      program_path("device_query")},
+                     uid);
+}
+
+}  // namespace
+
+TEST_CASE("a simulated VM runs only for its student's login, admins, root and vgpud's user", "[vgpuctl]") {
+  Class c;
+  chmod(c.dir.path().c_str(), 0755);  // let other uids reach the sockets
+  // As an admin does who lets the students' own processes in (vgpud makes
+  // the socket 0660, for its VM group): the check below is what then keeps
+  // them apart.
+  REQUIRE(chmod((c.daemon.dir() + "/vgpud.sock").c_str(), 0666) == 0);
+  c.setup();
+  const int alice = 4331, stranger = 4332, ada = 4333, dave = 4334;
+
+  RunResult r = run_as_vm(c, "alice-vm", alice);
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Catch::Contains("uid 4331 may not run as VM 'alice-vm'"));
+  CHECK_THAT(r.output, Catch::Contains("vgpuctl student uid STUDENT 4331"));
+  // Refused before anything is recorded: a made-up name leaves no VM behind.
+  CHECK(run_as_vm(c, "made-up-vm", stranger).exit_code != 0);
+  CHECK(query_int(c.db, "SELECT COUNT(*) FROM vms WHERE name = 'made-up-vm'") == 0);
+
+  c.ok({"student", "uid", "alice", std::to_string(alice)});
+  CHECK(c.json_of({"student", "show", "alice"})["uid"] == alice);
+  r = run_as_vm(c, "alice-vm", alice);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(run_as_vm(c, "bob-vm", alice).exit_code != 0);  // hers only
+  CHECK(run_as_vm(c, "alice-vm", stranger).exit_code != 0);
+
+  c.ok({"user", "add", "ada", "--uid", std::to_string(ada), "--role", "admin"});
+  CHECK(run_as_vm(c, "bob-vm", ada).exit_code == 0);
+  c.ok({"student", "add", "dave", "--course", "cs101", "--vm", "dave-vm", "--uid", std::to_string(dave)});
+  CHECK(run_as_vm(c, "dave-vm", dave).exit_code == 0);
+
+  c.ok({"student", "uid", "alice", "none"});
+  CHECK(run_as_vm(c, "alice-vm", alice).exit_code != 0);
+  CHECK(run_as_vm(c, "alice-vm", -1).exit_code == 0);  // vgpud's own user (root here)
+  // Bad input changes nothing.
+  const std::string before = database_bytes(c.db);
+  CHECK(c.ctl({"student", "uid", "alice", "-3"}).exit_code != 0);
+  CHECK(c.ctl({"student", "uid", "alice", "4294967295"}).exit_code != 0);
+  CHECK(c.ctl({"student", "uid", "nobody-here", "5"}).exit_code != 0);
+  CHECK(database_bytes(c.db) == before);
+  CHECK_THAT(c.ctl({"audit"}).output, Catch::Contains("student.uid"));
 }

@@ -233,3 +233,36 @@ TEST_CASE("readers on another connection see whole changes while a writer works"
   writer.join();
   CHECK(reads > 0);
 }
+
+TEST_CASE("a student's login: set by their teacher, it makes their VMs theirs to run") {
+  Org o;
+  REQUIRE(o.s->add_student(o.teacher, "alice", "cs101", {"alice-vm"}, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->add_student(o.other, "bob", "ml200", {"bob-vm"}, &o.why) == Status::kSuccess);
+  auto usable = [&](const std::string& vm, uint32_t uid) {
+    bool yes = false;
+    REQUIRE(o.s->vm_usable_by(vm, uid, &yes) == Status::kSuccess);
+    return yes;
+  };
+  CHECK_FALSE(usable("alice-vm", 2001));  // no login set yet
+  CHECK(o.s->set_student_uid(o.teacher, "bob", 2002, &o.why) == Status::kNotPermitted);
+  CHECK(o.s->set_student_uid(o.teacher, "nobody", 2002, &o.why) == Status::kInvalidValue);
+  REQUIRE(o.s->set_student_uid(o.teacher, "alice", 2001, &o.why) == Status::kSuccess);
+  CHECK(usable("alice-vm", 2001));
+  CHECK_FALSE(usable("alice-vm", 2002));
+  CHECK_FALSE(usable("bob-vm", 2001));
+  CHECK_FALSE(usable("unknown-vm", 2001));
+  std::vector<StudentRow> rows;
+  REQUIRE(o.s->list_students(o.teacher, "", false, &rows, &o.why) == Status::kSuccess);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].uid == 2001);
+  // Admins may run as any VM; teachers only as their students' when it is their login.
+  REQUIRE(o.s->add_user(root(), {0, "ada", 3001, Role::kAdmin, 0}, &o.why) == Status::kSuccess);
+  CHECK(usable("bob-vm", 3001));
+  CHECK_FALSE(usable("alice-vm", 1001));
+  // Cleared, or the student removed: nobody's login any more.
+  REQUIRE(o.s->set_student_uid(o.teacher, "alice", std::nullopt, &o.why) == Status::kSuccess);
+  CHECK_FALSE(usable("alice-vm", 2001));
+  REQUIRE(o.s->set_student_uid(o.teacher, "alice", 2001, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->remove_student(o.teacher, "alice", &o.why) == Status::kSuccess);
+  CHECK_FALSE(usable("alice-vm", 2001));
+}

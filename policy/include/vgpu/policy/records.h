@@ -51,6 +51,7 @@ struct StudentRow {
   std::vector<std::string> vms;
   int64_t created_at = 0;
   int64_t removed_at = 0;  // 0: live
+  int64_t uid = -1;        // their login here (-1: none): who may run as their VMs
 };
 
 struct QuotaTarget {

@@ -74,6 +74,9 @@ class Store {
   // The tenant a VM name maps to, 0 if there is none. A read only: in WAL
   // mode it never waits for a writer.
   virtual Status find_vm(const std::string& vm, TenantId* out) = 0;
+  // Whether processes of `uid` may connect as the simulated VM `vm`: the VM
+  // is bound to a live student with that uid, or the uid is a vgpu admin.
+  virtual Status vm_usable_by(const std::string& vm, uint32_t uid, bool* out) = 0;
   virtual Status list_vms(std::vector<VmRow>* out) = 0;
   // Adds a batch of usage in one transaction (sums per tenant, student and interval).
   virtual Status record_usage(std::span<const UsageRecord> batch) = 0;
@@ -108,6 +111,9 @@ class Store {
   virtual Status bind_vm(const Actor& by, const std::string& student, const std::string& vm,
                          std::string* why) = 0;
   virtual Status unbind_vm(const Actor& by, const std::string& vm, std::string* why) = 0;
+  // The student's login on this host (nullopt: none).
+  virtual Status set_student_uid(const Actor& by, const std::string& student,
+                                 std::optional<uint32_t> uid, std::string* why) = 0;
   // `course` empty: every course the actor sees. Removed students only if asked.
   virtual Status list_students(const Actor& by, const std::string& course, bool include_removed,
                                std::vector<StudentRow>* out, std::string* why) = 0;
