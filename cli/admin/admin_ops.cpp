@@ -218,6 +218,9 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           if (it == courses.end()) return c.done(Status::kInvalidValue);
           json j = {{"name", it->name}, {"teacher", it->teacher}, {"created_at", it->created_at}};
           j["quota"] = quota_level(c, {QuotaTarget::Kind::kCourse, name}, &s);
+          std::vector<std::string> domains;
+          if (ok(s)) s = c.store.course_domains(c.by, name, &domains, &c.why);
+          j["domains"] = domains;
           j["students"] = json::array();
           for (const StudentRow& st : students) j["students"].push_back(student_detail(c, st));
           return c.done(s, j);
@@ -307,6 +310,18 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
                                                  str(c.r, "student"), flag(c.r, "dry_run"),
                                                  &c.why);
           return flag(c.r, "dry_run") ? c.done(s) : c.change(s);
+        }}},
+      {"course.domain.allow",
+       {true,
+        [](Ctx& c) {
+          return c.change(
+              c.store.allow_domain(c.by, str(c.r, "course"), str(c.r, "uuid"), true, &c.why));
+        }}},
+      {"course.domain.disallow",
+       {true,
+        [](Ctx& c) {
+          return c.change(
+              c.store.allow_domain(c.by, str(c.r, "course"), str(c.r, "uuid"), false, &c.why));
         }}},
       {"vm.detach",
        {true,

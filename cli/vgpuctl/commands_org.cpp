@@ -135,7 +135,11 @@ void add_course_commands(CLI::App& app, Context& ctx) {
         const json& set = r["quota"]["set"];
         std::printf("quota for each student: %s\n",
                     set.empty() ? "(nothing set)" : set_text(set).c_str());
-        std::printf("course weight: %d\n\n", r["quota"].value("course_weight", 1));
+        std::printf("course weight: %d\n", r["quota"].value("course_weight", 1));
+        std::printf("domains its teachers may attach: %s\n\n",
+                    r.value("domains", json::array()).empty()
+                        ? "(none; an admin allows them with vgpuctl vm allow)"
+                        : join(r["domains"].get<std::vector<std::string>>()).c_str());
         Table t({"STUDENT", "VMS", "GPU TIME", "MEMORY", "ON EXHAUST", "THIS PERIOD"});
         for (const json& s : r["students"]) {
           t.add({s["name"], join(s["vms"].get<std::vector<std::string>>()), s["quota"]["gpu_time"],

@@ -136,6 +136,19 @@ void add_vm_commands(CLI::App& app, Context& ctx) {
       ->check(name_validator("VM"));
   attach->callback([&ctx] { ctx.action = [&ctx] { return attach_domain(ctx, domain, student, name); }; });
 
+  static std::string course;
+  for (const bool allow : {true, false}) {
+    auto* sub = vm->add_subcommand(
+        allow ? "allow" : "disallow",
+        allow ? "let a course's teachers attach a libvirt domain (admins; vgpud plugs into it as root)"
+              : "no longer let a course's teachers attach a domain (attachments made stay)");
+    sub->add_option("DOMAIN", domain, "the domain: name or UUID")->required();
+    sub->add_option("--course", course, "the course")->required();
+    sub->callback([&ctx, allow] {
+      ctx.action = [&ctx, allow] { return allow_domain(ctx, domain, course, allow); };
+    });
+  }
+
   auto* detach = vm->add_subcommand(
       "detach", "take the GPU from a libvirt domain: remove the vgpu device, unbind its student");
   detach->add_option("DOMAIN", domain, "the domain: name or UUID")->required();

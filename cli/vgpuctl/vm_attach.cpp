@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "shmem_xml.h"
@@ -205,6 +206,32 @@ int detach_domain(Context& ctx, const std::string& domain) {
                 std::string(virt::state_name(info.state)).c_str());
   }
   return 0;
+}
+
+int allow_domain(Context& ctx, const std::string& domain, const std::string& course, bool allow) {
+  // A name is looked up in libvirt; a UUID is taken as it is (the domain may
+  // be defined later).
+  std::string uuid = domain, name = domain;
+  const bool is_uuid = domain.size() == 36 && std::count(domain.begin(), domain.end(), '-') == 4;
+  if (!is_uuid) {
+    std::string why;
+    auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
+    if (!conn) return fail(why);
+    virt::Domain d;
+    if (!ok(conn->find(domain, &d, &why))) return fail(why);
+    const virt::DomainInfo info = d.info();
+    uuid = info.uuid;
+    name = info.name;
+  }
+  return ctx.run({{"op", allow ? "course.domain.allow" : "course.domain.disallow"},
+                  {"course", course},
+                  {"uuid", uuid}},
+                 [&](const json&) {
+                   std::printf("%s\n", (allow ? "course " + course + "'s teachers may attach domain " + name
+                                              : "course " + course + "'s teachers may no longer attach domain " +
+                                                    name)
+                                             .c_str());
+                 });
 }
 
 }  // namespace vgpu::ctl

@@ -13,5 +13,8 @@ namespace vgpu::ctl {
 int attach_domain(Context& ctx, const std::string& domain, const std::string& student,
                   const std::string& vm);
 int detach_domain(Context& ctx, const std::string& domain);
+// vgpuctl vm allow|disallow DOMAIN --course C: whether the course's teachers
+// may attach the domain (admins).
+int allow_domain(Context& ctx, const std::string& domain, const std::string& course, bool allow);
 
 }  // namespace vgpu::ctl

@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 4> kMigrations = {
+constexpr std::array<std::string_view, 5> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -138,6 +138,16 @@ constexpr std::array<std::string_view, 4> kMigrations = {
     R"sql(
       ALTER TABLE students ADD COLUMN uid INTEGER CHECK (uid >= 0);
       CREATE INDEX students_by_uid ON students(uid) WHERE uid IS NOT NULL;
+    )sql",
+
+    // 5: the libvirt domains an admin made available to a course: the ones
+    // its teachers may attach (vgpud plugs its device into them as root).
+    R"sql(
+      CREATE TABLE course_domains (
+        course_id    INTEGER NOT NULL REFERENCES courses(id),
+        domain_uuid  TEXT NOT NULL,
+        PRIMARY KEY (course_id, domain_uuid)
+      );
     )sql",
 };
 

@@ -45,6 +45,17 @@ Status SqliteStore::attach_domain(const Actor& by, const std::string& vm, const 
   Student s;
   if (!find_student(student, &s, why)) return Status::kInvalidValue;
   if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (by.role != Role::kAdmin) {
+    // vgpud plugs its device into the domain with its own (root) libvirt
+    // connection: a teacher may aim it only where an admin said.
+    sql::Stmt open(db_, "SELECT 1 FROM course_domains WHERE course_id = ?1 AND domain_uuid = ?2");
+    open.bind(1, s.course.id).bind(2, uuid);
+    if (open.step() != SQLITE_ROW) {
+      *why = "permission denied: domain " + uuid + " is not one an admin made available to course '" +
+             s.course.name + "' (vgpuctl vm allow DOMAIN --course " + s.course.name + ")";
+      return Status::kNotPermitted;
+    }
+  }
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, ''), coalesce(v.domain_uuid, '') FROM vms v "
                 "LEFT JOIN students s ON s.id = v.student_id WHERE v.name = ?1");
@@ -81,6 +92,54 @@ Status SqliteStore::attach_domain(const Actor& by, const std::string& vm, const 
     *why = "database error: " + db_.error();
     return Status::kUnknown;
   }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::allow_domain(const Actor& by, const std::string& course,
+                                 const std::string& uuid, bool allow, std::string* why) {
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  if (by.role != Role::kAdmin) {
+    *why = "permission denied: only admins make domains available to a course";
+    return Status::kNotPermitted;
+  }
+  if (!valid_uuid(uuid)) {
+    *why = "'" + uuid + "' is not a domain UUID (8-4-4-4-12 lower-case hex digits)";
+    return Status::kInvalidValue;
+  }
+  sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
+  Course c;
+  if (!find_course(course, &c, why)) return Status::kInvalidValue;
+  sql::Stmt change(db_, allow ? "INSERT OR IGNORE INTO course_domains(course_id, domain_uuid) "
+                                "VALUES(?1, ?2)"
+                              : "DELETE FROM course_domains WHERE course_id = ?1 AND domain_uuid = ?2");
+  change.bind(1, c.id).bind(2, uuid);
+  if (change.step() != SQLITE_DONE) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  const bool changed = sqlite3_changes(db_.raw()) > 0;
+  if ((changed && !audit(by, allow ? "course.domain.allow" : "course.domain.disallow",
+                         "domain " + uuid, c.id, allow ? "" : "course=" + course,
+                         allow ? "course=" + course : "")) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+Status SqliteStore::course_domains(const Actor& by, const std::string& course,
+                                   std::vector<std::string>* uuids, std::string* why) {
+  std::lock_guard lock(mu_);
+  Course c;
+  if (!find_course(course, &c, why)) return Status::kInvalidValue;
+  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  sql::Stmt s(db_, "SELECT domain_uuid FROM course_domains WHERE course_id = ?1 ORDER BY domain_uuid");
+  s.bind(1, c.id);
+  uuids->clear();
+  while (s.step() == SQLITE_ROW) uuids->push_back(s.text(0));
   return Status::kSuccess;
 }
 

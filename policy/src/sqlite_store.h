@@ -59,6 +59,10 @@ class SqliteStore final : public Store {
 
   Status attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
                        const std::string& student, bool dry_run, std::string* why) override;
+  Status allow_domain(const Actor& by, const std::string& course, const std::string& uuid,
+                      bool allow, std::string* why) override;
+  Status course_domains(const Actor& by, const std::string& course,
+                        std::vector<std::string>* uuids, std::string* why) override;
   Status detach_domain(const Actor& by, const std::string& vm, bool dry_run,
                        std::string* why) override;
   Status list_attachments(std::vector<DomainAttachment>* out) override;

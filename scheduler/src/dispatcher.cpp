@@ -7,6 +7,7 @@
 #include <deque>
 #include <variant>
 
+#include "dispatcher_tenant.h"
 #include "vgpu/scheduler/policy_factory.h"
 #include "vgpu/scheduler/turn.h"
 
@@ -14,35 +15,6 @@ namespace vgpu::scheduler {
 
 using executor::ExecResult;
 using executor::Work;
-
-// Usage, written by the dispatcher thread, read by anyone.
-struct Dispatcher::Usage {
-  std::atomic<uint64_t> gpu_ns{0}, commands{0}, kernels{0}, bytes_in{0}, bytes_out{0};
-};
-
-struct Dispatcher::Tenant : std::enable_shared_from_this<Tenant> {
-  TenantId id = 0;
-  TenantParams params;  // guarded by mu_: as added/updated, before any pin
-  // Submitted commands, in order. The transport thread appends a whole burst
-  // under one lock; the dispatcher takes everything at once (swaps it into
-  // `taken`), so the two threads meet once per burst, not once per command.
-  std::mutex inbox_mu;
-  std::deque<Command> inbox;
-  std::atomic<size_t> queued{0};  // in `inbox` and `taken`
-  std::atomic<size_t> in_flight{0};  // taken, and left on the device (flight_)
-  std::atomic<bool> told_full{false};
-  std::shared_ptr<Usage> usage;
-  // What may no longer run, marked by purge_context and remove_tenant on the
-  // caller's thread, read by the dispatcher before each command it runs: a
-  // dead context's commands (or a removed tenant's) are dropped when popped.
-  std::atomic<bool> removed{false};
-  std::mutex dead_mu;
-  std::unordered_set<executor::ContextId> dead_contexts;  // guarded by dead_mu
-  std::atomic<size_t> dead_count{0};  // dead_contexts.size(), read without the lock
-  // Dispatcher thread only: commands taken from `inbox` and not yet run
-  // (including the rest of a batch put back), ahead of everything in `inbox`.
-  std::deque<Command> taken;
-};
 
 // The tenants' queues as a turn sees them (turn.h).
 // state() is asked right before a turn; the tenant it found is kept for the
@@ -550,110 +522,6 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
   }
   *more = left > 0;
   return true;
-}
-
-size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
-  const executor::ContextId context = batch_.front().work.context;
-  size_t carried = 0;
-  if (!flight_.empty() && flight_.front().work.context == context) {
-    // The launches this context left on the device go first: the backend
-    // issues the new ones behind them and reports them all.
-    carried = flight_.size();
-    batch_.insert(batch_.begin(), std::make_move_iterator(flight_.begin()),
-                  std::make_move_iterator(flight_.end()));
-    flight_.clear();
-    flight_owner_.reset();
-    t.in_flight = 0;  // part of the running command now
-    flight_context_ = kNothingRunning;
-    flight_tenant_ = kNothingRunning;
-  }
-  batch_work_.clear();
-  for (const Command& b : batch_) batch_work_.push_back(&b.work);
-  batch_results_.assign(batch_.size(), {});
-  const uint32_t depth = effective_overlap_depth();
-  // Launches left on the device save a round trip only if something is
-  // issued behind them: the rest of this tenant's launches (the batch is as
-  // long as batches go), or another tenant's work.
-  const bool follows = batch_.size() - carried >= config_.max_batch || with_work_.load() > 1;
-  const executor::BatchLimits limits{static_cast<uint64_t>(std::max<Nanos>(budget, 0)), depth,
-                                     depth > 1, follows};
-  executor::BatchRun run{batch_work_, carried, batch_results_.data()};
-  executor::BatchRun other;
-  if (!flight_.empty()) {
-    flight_work_.clear();
-    for (const Command& f : flight_) flight_work_.push_back(&f.work);
-    flight_results_.assign(flight_.size(), {});
-    other = {flight_work_, flight_.size(), flight_results_.data()};
-  }
-  backend_->issue_batch(run, limits, flight_.empty() ? nullptr : &other);
-  if (!flight_.empty()) complete_flight(other.finished);
-
-  const size_t finished = std::min(run.finished, batch_.size());
-  size_t in_flight = std::min(run.in_flight, batch_.size() - finished);
-  const size_t ran = std::max<size_t>(finished, in_flight == 0 ? 1 : 0);
-  uint64_t gpu = 0, kernels = 0;
-  const bool answered = !is_dead(t, context);  // as in run_next
-  for (size_t i = 0; i < ran; ++i) {
-    gpu += batch_results_[i].gpu_ns;
-    if (ok(batch_results_[i].status)) ++kernels;
-    if (answered) on_complete_(batch_[i], batch_results_[i]);
-  }
-  // One update of the shared counters for the whole batch.
-  t.usage->gpu_ns += gpu;
-  t.usage->commands += ran;
-  t.usage->kernels += kernels;
-  for (size_t i = batch_.size(); i > ran + in_flight; --i) t.taken.push_front(std::move(batch_[i - 1]));
-  if (in_flight > 0) {
-    // Published before end_running() says nothing runs (purge_context, remove_tenant).
-    flight_owner_ = t.shared_from_this();
-    for (size_t i = ran; i < ran + in_flight; ++i) flight_.push_back(std::move(batch_[i]));
-    t.in_flight = in_flight;
-    flight_tenant_ = t.id;
-    flight_context_ = context;
-  }
-  *gpu_time = static_cast<Nanos>(gpu);
-  return ran + in_flight - carried;
-}
-
-void Dispatcher::finish_flight() {
-  if (flight_.empty()) return;
-  flight_work_.clear();
-  for (const Command& f : flight_) flight_work_.push_back(&f.work);
-  flight_results_.assign(flight_.size(), {});
-  executor::BatchRun run{flight_work_, flight_.size(), flight_results_.data()};
-  backend_->finish_batch(run);
-  complete_flight(run.finished);
-}
-
-void Dispatcher::complete_flight(size_t finished) {
-  Tenant& t = *flight_owner_;
-  // Finishing is waiting for them: none can still be on the device after it.
-  for (size_t i = finished; i < flight_.size(); ++i) flight_results_[i] = {Status::kLaunchFailure, 0};
-  const bool answered = !is_dead(t, flight_.front().work.context);
-  uint64_t gpu = 0, kernels = 0;
-  for (size_t i = 0; i < flight_.size(); ++i) {
-    gpu += flight_results_[i].gpu_ns;
-    if (ok(flight_results_[i].status)) ++kernels;
-    if (answered) on_complete_(flight_[i], flight_results_[i]);
-  }
-  t.usage->gpu_ns += gpu;
-  t.usage->commands += flight_.size();
-  t.usage->kernels += kernels;
-  // Charged as the tail of the tenant's last turn: its own time, whoever
-  // runs now.
-  policy_->charge(t.id, static_cast<Nanos>(gpu), clock_->now());
-  gate_->settle(t.id, 0, static_cast<Nanos>(gpu));
-  flight_.clear();
-  t.in_flight = 0;
-  flight_context_ = kNothingRunning;
-  flight_tenant_ = kNothingRunning;
-  if (t.queued.load() == 0) forget_dead(t);
-  flight_owner_.reset();
-}
-
-void Dispatcher::settle_flight() {
-  finish_flight();
-  if (retired_count_.load() > 0) run_retired();
 }
 
 bool Dispatcher::run_one_slice() {

@@ -231,3 +231,22 @@ TEST_CASE("vm list shows every domain with its binding and state", "[vmcli]") {
   CHECK(saw_lab);
   CHECK(saw_default);
 }
+
+TEST_CASE("vm allow names a domain (looked up in libvirt) its course's teachers may attach", "[vmcli]") {
+  Lab lab;
+  const Captured a = capture(lab.dir.path(), [&] { return ctl::allow_domain(lab.ctx, "lab-1", "cs101", true); });
+  INFO(a.out << a.err);
+  REQUIRE(a.code == 0);
+  CHECK_THAT(a.out, Catch::Contains("course cs101's teachers may attach domain lab-1"));
+  json course;
+  REQUIRE(lab.ctx.call({{"op", "course.show"}, {"name", "cs101"}}, &course));
+  CHECK(course["domains"] == json::array({kUuid}));
+  const Captured missing =
+      capture(lab.dir.path(), [&] { return ctl::allow_domain(lab.ctx, "no-such-domain", "cs101", true); });
+  CHECK(missing.code != 0);
+  const Captured back = capture(lab.dir.path(), [&] { return ctl::allow_domain(lab.ctx, kUuid, "cs101", false); });
+  INFO(back.out << back.err);
+  REQUIRE(back.code == 0);
+  REQUIRE(lab.ctx.call({{"op", "course.show"}, {"name", "cs101"}}, &course));
+  CHECK(course["domains"].empty());
+}

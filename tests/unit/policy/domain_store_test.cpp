@@ -168,3 +168,43 @@ TEST_CASE("sessions record each run of a domain, and open ones are ended after a
   REQUIRE(c.s->list_sessions("", 1500, &sessions) == Status::kSuccess);
   CHECK(sessions.size() == 1);
 }
+
+TEST_CASE("a teacher attaches only the domains an admin made available to the course") {
+  Class c;
+  REQUIRE(c.s->add_user(root(), {0, "tina", 1001, Role::kTeacher, 0}, &c.why) == Status::kSuccess);
+  REQUIRE(c.s->create_course(root(), "ml200", "tina", &c.why) == Status::kSuccess);
+  REQUIRE(c.s->add_student(root(), "erin", "ml200", {}, &c.why) == Status::kSuccess);
+  Actor tina;
+  REQUIRE(c.s->actor_for_uid(1001, &tina, &c.why) == Status::kSuccess);
+
+  // Her own course's student, but a domain nobody made available: refused,
+  // nothing recorded (vgpud would plug its device into it as root).
+  const size_t audited = c.audit_rows();
+  CHECK(c.s->attach_domain(tina, "erin-vm", kUuidA, "erin", true, &c.why) == Status::kNotPermitted);
+  CHECK(c.s->attach_domain(tina, "erin-vm", kUuidA, "erin", false, &c.why) == Status::kNotPermitted);
+  CHECK_THAT(c.why, Catch::Contains("vgpuctl vm allow DOMAIN --course ml200"));
+  CHECK(c.attachments().empty());
+  // Only admins open domains to a course.
+  CHECK(c.s->allow_domain(tina, "ml200", kUuidA, true, &c.why) == Status::kNotPermitted);
+  CHECK(c.s->allow_domain(root(), "ml200", "not-a-uuid", true, &c.why) == Status::kInvalidValue);
+  CHECK(c.s->allow_domain(root(), "no-course", kUuidA, true, &c.why) == Status::kInvalidValue);
+  CHECK(c.audit_rows() == audited);
+
+  REQUIRE(c.s->allow_domain(root(), "ml200", kUuidA, true, &c.why) == Status::kSuccess);
+  std::vector<std::string> open;
+  REQUIRE(c.s->course_domains(tina, "ml200", &open, &c.why) == Status::kSuccess);
+  CHECK(open == std::vector<std::string>{kUuidA});
+  CHECK(c.s->course_domains(tina, "cs101", &open, &c.why) == Status::kNotPermitted);
+  REQUIRE(c.s->attach_domain(tina, "erin-vm", kUuidA, "erin", false, &c.why) == Status::kSuccess);
+  CHECK(c.attachments().size() == 1);
+  // Another domain stays closed to her; an admin attaches any.
+  CHECK(c.s->attach_domain(tina, "erin-vm2", kUuidB, "erin", false, &c.why) == Status::kNotPermitted);
+  CHECK(c.s->attach_domain(root(), "bob-vm", kUuidB, "bob", false, &c.why) == Status::kSuccess);
+
+  // Taken back: no new attachment of it (the one made stays).
+  REQUIRE(c.s->allow_domain(root(), "ml200", kUuidA, false, &c.why) == Status::kSuccess);
+  REQUIRE(c.s->course_domains(root(), "ml200", &open, &c.why) == Status::kSuccess);
+  CHECK(open.empty());
+  REQUIRE(c.s->detach_domain(tina, "erin-vm", false, &c.why) == Status::kSuccess);
+  CHECK(c.s->attach_domain(tina, "erin-vm", kUuidA, "erin", false, &c.why) == Status::kNotPermitted);
+}

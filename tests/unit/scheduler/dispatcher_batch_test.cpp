@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "numbered_work.h"
 #include "quiet_backend.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/round_robin.h"
@@ -18,11 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A launch's sequence number travels in its grid.x; a memset's in its value.
-int seq_of(const executor::Work& w) {
-  if (auto* l = std::get_if<executor::Launch>(&w.op)) return static_cast<int>(l->grid[0]);
-  return std::get<executor::Memset>(w.op).value;
-}
+using test::seq_of;
 
 class BatchBackend final : public test::QuietBackend {
  public:

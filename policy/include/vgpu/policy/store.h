@@ -140,6 +140,14 @@ class Store {
   // succeeds. `dry_run`: only the checks.
   virtual Status attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
                                const std::string& student, bool dry_run, std::string* why) = 0;
+  // A teacher attaches only the domains an admin made available to the
+  // student's course (admins attach any).
+  // Makes domain `uuid` available to `course`'s teachers, or no longer
+  // (attachments made stay). Admins only.
+  virtual Status allow_domain(const Actor& by, const std::string& course, const std::string& uuid,
+                              bool allow, std::string* why) = 0;
+  virtual Status course_domains(const Actor& by, const std::string& course,
+                                std::vector<std::string>* uuids, std::string* why) = 0;
   // Undoes attach_domain: the VM is bound to no student and no domain.
   virtual Status detach_domain(const Actor& by, const std::string& vm, bool dry_run,
                                std::string* why) = 0;

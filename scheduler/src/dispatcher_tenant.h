@@ -1,0 +1,45 @@
+// The dispatcher's private types, shared by the files that implement it:
+// dispatcher.cpp (tenants, queues, turns) and dispatcher_flight.cpp (batches
+// of launches, and those left on the device).
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "vgpu/scheduler/dispatcher.h"
+
+namespace vgpu::scheduler {
+
+// Usage, written by the dispatcher thread, read by anyone.
+struct Dispatcher::Usage {
+  std::atomic<uint64_t> gpu_ns{0}, commands{0}, kernels{0}, bytes_in{0}, bytes_out{0};
+};
+
+struct Dispatcher::Tenant : std::enable_shared_from_this<Tenant> {
+  TenantId id = 0;
+  TenantParams params;  // guarded by mu_: as added/updated, before any pin
+  // Submitted commands, in order. The transport thread appends a whole burst
+  // under one lock; the dispatcher takes everything at once (swaps it into
+  // `taken`), so the two threads meet once per burst, not once per command.
+  std::mutex inbox_mu;
+  std::deque<Command> inbox;
+  std::atomic<size_t> queued{0};  // in `inbox` and `taken`
+  std::atomic<size_t> in_flight{0};  // taken, and left on the device (flight_)
+  std::atomic<bool> told_full{false};
+  std::shared_ptr<Usage> usage;
+  // What may no longer run, marked by purge_context and remove_tenant on the
+  // caller's thread, read by the dispatcher before each command it runs: a
+  // dead context's commands (or a removed tenant's) are dropped when popped.
+  std::atomic<bool> removed{false};
+  std::mutex dead_mu;
+  std::unordered_set<executor::ContextId> dead_contexts;  // guarded by dead_mu
+  std::atomic<size_t> dead_count{0};  // dead_contexts.size(), read without the lock
+  // Dispatcher thread only: commands taken from `inbox` and not yet run
+  // (including the rest of a batch put back), ahead of everything in `inbox`.
+  std::deque<Command> taken;
+};
+
+}  // namespace vgpu::scheduler
