@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "handle_state.h"
 #include "vgpu/executor/backend.h"
 #include "work_check.h"
 
@@ -43,13 +44,13 @@ struct StreamState {
   uint32_t flags = 0;
   int32_t priority = 0;
   uint64_t pending = 0;
-  bool destroying = false;  // a DestroyStream is queued: no new work
+  HandleState state = HandleState::kLive;
 };
 
 // A texture or surface object: its checked description.
 struct TextureState {
   TextureDesc desc;
-  bool destroying = false;  // a DestroyTexture is queued
+  HandleState state = HandleState::kLive;
 };
 
 // Guarded by the owning context's `mu`.
@@ -96,7 +97,7 @@ template <class Ctx, class LaunchLimits>
 Status accept_work(Ctx& ctx, const Work& work, LaunchLimits&& launch_limits) {
   if (!ok(ctx.fault) && !std::holds_alternative<Reset>(work.op)) return ctx.fault;
   StreamState* stream = ctx.stream(work.stream);
-  if (!stream || stream->destroying) return Status::kInvalidResourceHandle;
+  if (!stream || stream->state != HandleState::kLive) return Status::kInvalidResourceHandle;
   const Status st = check_work(ctx, work.op, launch_limits);
   if (!ok(st)) return st;
   ++stream->pending;
@@ -117,19 +118,19 @@ void settle_tables(Ctx& ctx, const Work& work, bool executed) {
                  },
                  [&](const DestroyStream& d) {
                    auto s = ctx.streams.find(d.stream);
-                   if (s != ctx.streams.end() && !executed) s->second.destroying = false;
+                   if (s != ctx.streams.end() && !executed) s->second.state = HandleState::kLive;
                  },
                  [&](const DestroyEvent& d) {
                    auto e = ctx.events.find(d.event);
-                   if (e != ctx.events.end() && !executed) e->second.destroying = false;
+                   if (e != ctx.events.end() && !executed) e->second.state = HandleState::kLive;
                  },
                  [&](const DestroyTexture& d) {
                    auto t = ctx.textures.find(d.texture);
-                   if (t != ctx.textures.end() && !executed) t->second.destroying = false;
+                   if (t != ctx.textures.end() && !executed) t->second.state = HandleState::kLive;
                  },
                  [&](const UnloadModule& u) {
                    auto m = ctx.modules.find(u.module);
-                   if (m != ctx.modules.end() && !executed) m->second.unloading = false;
+                   if (m != ctx.modules.end() && !executed) m->second.state = HandleState::kLive;
                  },
                  [](const auto&) {},
              },

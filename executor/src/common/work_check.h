@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "allocation_map.h"
+#include "handle_state.h"
 #include "vgpu/executor/backend.h"
 
 namespace vgpu::executor::common {
@@ -53,7 +54,7 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
             auto f = ctx.functions.find(l.function);
             if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
             auto m = ctx.modules.find(f->second.module);
-            if (m == ctx.modules.end() || m->second.unloading) {
+            if (m == ctx.modules.end() || m->second.state != HandleState::kLive) {
               return Status::kInvalidResourceHandle;
             }
             if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
@@ -61,7 +62,7 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
           },
           [&](const RecordEvent& r) {
             auto e = ctx.events.find(r.event);
-            if (e == ctx.events.end() || e->second.destroying) {
+            if (e == ctx.events.end() || e->second.state != HandleState::kLive) {
               return Status::kInvalidResourceHandle;
             }
             ++e->second.pending;
@@ -69,7 +70,7 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
           },
           [&](const WaitEvent& w) {
             auto e = ctx.events.find(w.event);
-            return e == ctx.events.end() || e->second.destroying ? Status::kInvalidResourceHandle
+            return e == ctx.events.end() || e->second.state != HandleState::kLive ? Status::kInvalidResourceHandle
                                                                  : Status::kSuccess;
           },
           [&](const Free& f) {
@@ -82,32 +83,32 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
           [&](const DestroyStream& d) {
             if (d.stream <= 2) return Status::kInvalidResourceHandle;  // the default streams
             auto s = ctx.streams.find(d.stream);
-            if (s == ctx.streams.end() || s->second.destroying) {
+            if (s == ctx.streams.end() || s->second.state != HandleState::kLive) {
               return Status::kInvalidResourceHandle;
             }
-            s->second.destroying = true;
+            s->second.state = HandleState::kGoing;
             return Status::kSuccess;
           },
           [&](const DestroyEvent& d) {
             auto e = ctx.events.find(d.event);
-            if (e == ctx.events.end() || e->second.destroying) {
+            if (e == ctx.events.end() || e->second.state != HandleState::kLive) {
               return Status::kInvalidResourceHandle;
             }
-            e->second.destroying = true;
+            e->second.state = HandleState::kGoing;
             return Status::kSuccess;
           },
           [&](const DestroyTexture& d) {
             auto t = ctx.textures.find(d.texture);
-            if (t == ctx.textures.end() || t->second.destroying) return Status::kInvalidResourceHandle;
-            t->second.destroying = true;
+            if (t == ctx.textures.end() || t->second.state != HandleState::kLive) return Status::kInvalidResourceHandle;
+            t->second.state = HandleState::kGoing;
             return Status::kSuccess;
           },
           [&](const UnloadModule& u) {
             auto m = ctx.modules.find(u.module);
-            if (m == ctx.modules.end() || m->second.unloading) {
+            if (m == ctx.modules.end() || m->second.state != HandleState::kLive) {
               return Status::kInvalidResourceHandle;
             }
-            m->second.unloading = true;
+            m->second.state = HandleState::kGoing;
             return Status::kSuccess;
           },
           [&](const Synchronize&) { return Status::kSuccess; },

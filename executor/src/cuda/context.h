@@ -42,7 +42,7 @@ struct EventState {
   uint32_t flags = 0;
   uint64_t pending = 0;   // queued RecordEvents
   bool recorded = false;  // a RecordEvent has executed
-  bool destroying = false;
+  common::HandleState state = common::HandleState::kLive;
 };
 
 struct ModuleState {
@@ -50,7 +50,7 @@ struct ModuleState {
   std::vector<uint8_t> bytes;                              // to load it again in a fresh worker
   std::map<std::string, uint64_t, std::less<>> variables;  // name -> device address
   std::map<std::string, Handle, std::less<>> functions;    // name -> function handle
-  bool unloading = false;                                  // an UnloadModule is queued
+  common::HandleState state = common::HandleState::kLive;
   common::HostCharge charge;  // its host memory (image included), charged to the tenant while it lives
 };
 

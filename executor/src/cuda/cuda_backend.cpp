@@ -399,7 +399,7 @@ Status CudaBackend::texture_create(ContextId id, const TextureDesc& d, Handle* o
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (Status st = absorb(*ctx, call, a, Status::kLaunchFailure, "a texture creation"); !ok(st)) return st;
   // The driver's handle is what kernels take: the table keeps it as it is.
-  ctx->textures.emplace(a.reply.a, common::TextureState{d, false});
+  ctx->textures.emplace(a.reply.a, common::TextureState{d, common::HandleState::kLive});
   *out = a.reply.a;
   return Status::kSuccess;
 }
@@ -444,7 +444,7 @@ Status CudaBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
     h = ctx->new_handle();
     EventState e;
     e.flags = flags;
-    e.destroying = true;  // not usable until the worker has it
+    e.state = common::HandleState::kPending;  // until the worker has it
     ctx->events.emplace(h, e);
   }
   wire::Request req;
@@ -461,7 +461,7 @@ Status CudaBackend::event_create(ContextId id, uint32_t flags, Handle* out) {
     return st;
   }
   if (it == ctx->events.end()) return ok(ctx->fault) ? Status::kLaunchFailure : ctx->fault;
-  it->second.destroying = false;
+  it->second.state = common::HandleState::kLive;
   *out = h;
   return Status::kSuccess;
 }

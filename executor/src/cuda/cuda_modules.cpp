@@ -128,7 +128,7 @@ Status CudaBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Ha
     return Status::kMemoryAllocation;
   }
   module.bytes.assign(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(kept));
-  module.unloading = true;  // not usable until loaded and its variables are known
+  module.state = common::HandleState::kPending;  // until loaded and its variables are known
 
   Call call;
   Handle h = 0;
@@ -186,7 +186,7 @@ Status CudaBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Ha
   std::lock_guard<std::mutex> lock(ctx->mu);
   auto m = ctx->modules.find(h);
   if (m == ctx->modules.end()) return ok(ctx->fault) ? Status::kLaunchFailure : ctx->fault;
-  m->second.unloading = false;
+  m->second.state = common::HandleState::kLive;
   *out = h;
   return Status::kSuccess;
 }
@@ -203,7 +203,7 @@ Status CudaBackend::function_get(ContextId id, Handle module, std::string_view n
     std::lock_guard<std::mutex> lock(ctx->mu);
     if (Status s = begin(*ctx, &call); !ok(s)) return s;
     auto m = ctx->modules.find(module);
-    if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+    if (m == ctx->modules.end() || m->second.state != common::HandleState::kLive) return Status::kInvalidResourceHandle;
     const fatbin::Kernel* k = m->second.image.find_kernel(name);
     if (!k) return Status::kInvalidDeviceFunction;
     info->param_count = static_cast<uint32_t>(k->params.size());
@@ -225,7 +225,7 @@ Status CudaBackend::function_get(ContextId id, Handle module, std::string_view n
     return st == Status::kSymbolNotFound ? Status::kInvalidDeviceFunction : st;
   }
   auto m = ctx->modules.find(module);
-  if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+  if (m == ctx->modules.end() || m->second.state != common::HandleState::kLive) return Status::kInvalidResourceHandle;
   if (a.reply.a != 0) {  // the driver told its layout: it must be the fat binary's
     std::vector<wire::ParamSlot> slots(a.reply.count);
     if (a.tail.size() != slots.size() * sizeof(wire::ParamSlot)) return Status::kUnknown;
@@ -267,7 +267,7 @@ Status CudaBackend::var_get(ContextId id, Handle module, std::string_view name, 
     std::lock_guard<std::mutex> lock(ctx->mu);
     if (Status s = begin(*ctx, &call); !ok(s)) return s;
     auto m = ctx->modules.find(module);
-    if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+    if (m == ctx->modules.end() || m->second.state != common::HandleState::kLive) return Status::kInvalidResourceHandle;
     const fatbin::Variable* v = m->second.image.find_variable(name);
     if (!v) return Status::kInvalidSymbol;
     if (v->size != 0 && size != 0 && size != v->size) {

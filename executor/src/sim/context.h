@@ -41,14 +41,14 @@ struct EventState {
   uint64_t pending = 0;      // queued RecordEvents
   bool recorded = false;     // a RecordEvent has executed
   uint64_t timestamp_ns = 0; // engine time of the last executed RecordEvent
-  bool destroying = false;
+  common::HandleState state = common::HandleState::kLive;
 };
 
 struct ModuleState {
   fatbin::Module image;                                // parsed, trusted
   std::map<std::string, uint64_t, std::less<>> variables;  // name -> device address
   std::map<std::string, Handle, std::less<>> functions;    // name -> function handle
-  bool unloading = false;  // an UnloadModule is queued
+  common::HandleState state = common::HandleState::kLive;
   common::HostCharge charge;  // its host memory, charged to the tenant while it lives
 };
 

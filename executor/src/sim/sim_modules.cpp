@@ -83,7 +83,7 @@ Status SimBackend::function_get(ContextId id, Handle module, std::string_view na
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
   auto m = ctx->modules.find(module);
-  if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+  if (m == ctx->modules.end() || m->second.state != common::HandleState::kLive) return Status::kInvalidResourceHandle;
   const fatbin::Kernel* k = m->second.image.find_kernel(name);
   if (!k) return Status::kInvalidDeviceFunction;
   info->param_count = static_cast<uint32_t>(k->params.size());
@@ -108,7 +108,7 @@ Status SimBackend::var_get(ContextId id, Handle module, std::string_view name, u
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
   auto m = ctx->modules.find(module);
-  if (m == ctx->modules.end() || m->second.unloading) return Status::kInvalidResourceHandle;
+  if (m == ctx->modules.end() || m->second.state != common::HandleState::kLive) return Status::kInvalidResourceHandle;
   const fatbin::Variable* v = m->second.image.find_variable(name);
   if (!v) return Status::kInvalidSymbol;
   if (v->size != 0 && size != 0 && size != v->size) {

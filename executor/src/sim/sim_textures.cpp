@@ -21,7 +21,7 @@ Status SimBackend::texture_create(ContextId id, const TextureDesc& desc, Handle*
   if (!ok(ctx->fault)) return ctx->fault;
   if (Status s = common::check_texture_room(*ctx, desc); !ok(s)) return s;
   const Handle h = ctx->new_handle();
-  ctx->textures.emplace(h, common::TextureState{desc, false});
+  ctx->textures.emplace(h, common::TextureState{desc, common::HandleState::kLive});
   ++ctx->textures_version;
   *out = h;
   return Status::kSuccess;
