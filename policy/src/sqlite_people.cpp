@@ -318,19 +318,27 @@ Status SqliteStore::add_student(const Actor& by, const std::string& name, const 
   return Status::kSuccess;
 }
 
+Status SqliteStore::begin_student_change(const Actor& by, const std::string& name,
+                                         std::optional<sql::Transaction>* tx, Student* s,
+                                         std::string* why) {
+  if (!writable(why)) return Status::kNotPermitted;
+  tx->emplace(db_);
+  if (!(*tx)->began()) return not_begun(why);
+  if (!find_student(name, s, why)) return Status::kInvalidValue;
+  if (!may_manage(by, s->course, why)) return Status::kNotPermitted;
+  return Status::kSuccess;
+}
+
 Status SqliteStore::remove_student(const Actor& by, const std::string& name, std::string* why) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
-  sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  std::optional<sql::Transaction> tx;
   Student s;
-  if (!find_student(name, &s, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (Status st = begin_student_change(by, name, &tx, &s, why); !ok(st)) return st;
   sql::Stmt drop(db_, "UPDATE students SET removed_at = ?2 WHERE id = ?1");
   drop.bind(1, s.id).bind(2, unix_now());
   if (!unbind_students_vms(s.id) || drop.step() != SQLITE_DONE ||
       !audit(by, "student.remove", "student " + name, s.course.id, "course=" + s.course.name, "") ||
-      !tx.commit()) {
+      !tx->commit()) {
     *why = "database error: " + db_.error();
     return Status::kUnknown;
   }
@@ -340,14 +348,11 @@ Status SqliteStore::remove_student(const Actor& by, const std::string& name, std
 Status SqliteStore::bind_vm(const Actor& by, const std::string& student, const std::string& vm,
                             std::string* why) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
-  sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  std::optional<sql::Transaction> tx;
   Student s;
-  if (!find_student(student, &s, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (Status st = begin_student_change(by, student, &tx, &s, why); !ok(st)) return st;
   if (!bind_locked(by, s, vm, why)) return Status::kInvalidValue;
-  if (!tx.commit()) {
+  if (!tx->commit()) {
     *why = "database error: " + db_.error();
     return Status::kUnknown;
   }
@@ -384,12 +389,9 @@ Status SqliteStore::unbind_vm(const Actor& by, const std::string& vm, std::strin
 Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
                                     std::optional<uint32_t> uid, std::string* why) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
-  sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  std::optional<sql::Transaction> tx;
   Student s;
-  if (!find_student(student, &s, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (Status st = begin_student_change(by, student, &tx, &s, why); !ok(st)) return st;
   sql::Stmt cur(db_, "SELECT coalesce(uid, -1) FROM students WHERE id = ?1");
   cur.bind(1, s.id);
   const int64_t old = cur.step() == SQLITE_ROW ? cur.int64(0) : -1;
@@ -404,7 +406,7 @@ Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
   const int64_t now = uid ? static_cast<int64_t>(*uid) : -1;
   if (up.step() != SQLITE_DONE ||
       !audit(by, "student.uid", "student " + student, s.course.id, text(old), text(now)) ||
-      !tx.commit()) {
+      !tx->commit()) {
     *why = "database error: " + db_.error();
     return Status::kUnknown;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 
 #include "sqlite.h"
 #include "vgpu/policy/store.h"
@@ -94,6 +95,10 @@ class SqliteStore final : public Store {
   bool find_student(const std::string& name, Student* out, std::string* why);
   // Whether `by` may change (or see) the course.
   bool may_manage(const Actor& by, const Course& c, std::string* why) const;
+  // The start of a change to student `name` (mu_ held): the store writable,
+  // a transaction begun in *tx, the student found, `by` allowed their course.
+  Status begin_student_change(const Actor& by, const std::string& name,
+                              std::optional<sql::Transaction>* tx, Student* s, std::string* why);
   bool bind_locked(const Actor& by, const Student& s, const std::string& vm, std::string* why);
   bool unbind_students_vms(int64_t student_id);
   // Resolves a quota target to (scope, id, course for access checks).
