@@ -70,16 +70,17 @@ Status Connection::lost(Status s) {
     pending_.clear();  // no reply will come; nothing may touch their buffers
     pinned_in_flight_ = 0;
     copy_bytes_in_flight_ = 0;
+    replies_.notify_all();  // threads waiting for those requests
   }
   return s;
 }
 
-Status Connection::receive_one(std::vector<uint8_t>* out) {
-  channel_->set_poll(poll_for_copies(copy_bytes_in_flight_));
+Status Connection::receive_one(std::chrono::microseconds poll, std::vector<uint8_t>* out) {
+  channel_->set_poll(poll);
   for (;;) {
     const Status s = channel_->receive(out, 1000ms);
     if (s == Status::kNotReady) continue;  // still waiting; the channel checks the daemon is alive
-    return lost(s);
+    return s;
   }
 }
 
@@ -128,38 +129,65 @@ void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
   }
 }
 
-Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_size) {
-  for (;;) {
-    if (Status s = receive_one(&buffer_); !ok(s)) return s;
-    vgpu_msg_header h;
-    std::memcpy(&h, buffer_.data(), sizeof h);
-    const std::span<const uint8_t> payload(buffer_.data() + sizeof h, h.payload_len);
-    if (h.request_id != id) {
-      complete(h, payload);
-      continue;
+void Connection::route() {
+  vgpu_msg_header h;
+  std::memcpy(&h, buffer_.data(), sizeof h);
+  for (CallWaiter* w : waiters_) {
+    if (w->id == h.request_id) {
+      w->message.assign(buffer_.begin(), buffer_.end());
+      w->arrived = true;
+      return;
     }
-    if (h.opcode != static_cast<uint16_t>(op) || !(h.flags & VGPU_MSG_REPLY)) {
-      log_once("bad-reply", "vgpud sent a reply that does not match the request");
-      return Status::kUnknown;
-    }
-    if (h.status != 0) return note_refusal(static_cast<Status>(h.status));
-    if (payload.size() != reply_size) {
-      log_once("bad-reply-size", "vgpud sent a reply of the wrong size (version mismatch?)");
-      return Status::kUnknown;
-    }
-    std::memcpy(reply, payload.data(), reply_size);
-    return Status::kSuccess;
   }
+  complete(h, {buffer_.data() + sizeof h, h.payload_len});
 }
 
 template <class Done>
 Status Connection::handle_replies_until(Done done) {
+  std::unique_lock lock(mu_, std::adopt_lock);  // the caller's; still held on return
+  Status s = Status::kSuccess;
   while (!done()) {
-    if (Status s = receive_one(&buffer_); !ok(s)) return s;
-    vgpu_msg_header h;
-    std::memcpy(&h, buffer_.data(), sizeof h);
-    complete(h, {buffer_.data() + sizeof h, h.payload_len});
+    if (reading_) {
+      replies_.wait(lock);  // the reader wakes us after each reply it handles
+      continue;
+    }
+    reading_ = true;
+    const auto poll = poll_for_copies(copy_bytes_in_flight_);
+    lock.unlock();  // other threads send (and queue to wait) meanwhile
+    s = receive_one(poll, &buffer_);
+    lock.lock();
+    reading_ = false;
+    if (ok(s)) {
+      route();
+    } else {
+      lost(s);
+    }
+    replies_.notify_all();  // their reply, their condition, or the reader's role
+    if (!ok(s)) break;
   }
+  lock.release();
+  return s;
+}
+
+Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_size) {
+  CallWaiter w{id, {}, false};
+  waiters_.push_back(&w);
+  const Status received = handle_replies_until([&] { return w.arrived; });
+  std::erase(waiters_, &w);
+  if (!ok(received)) return received;
+  vgpu_msg_header h;
+  std::memcpy(&h, w.message.data(), sizeof h);
+  const std::span<const uint8_t> payload(w.message.data() + sizeof h, h.payload_len);
+  if (h.opcode != static_cast<uint16_t>(op) || !(h.flags & VGPU_MSG_REPLY)) {
+    log_once("bad-reply", "vgpud sent a reply that does not match the request");
+    return Status::kUnknown;
+  }
+  if (h.status != 0) return note_refusal(static_cast<Status>(h.status));
+  if (payload.size() != reply_size) {
+    log_once("bad-reply-size", "vgpud sent a reply of the wrong size (version mismatch?)");
+    return Status::kUnknown;
+  }
+  std::memcpy(reply, payload.data(), reply_size);
   return Status::kSuccess;
 }
 

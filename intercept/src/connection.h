@@ -3,9 +3,14 @@
 // remembers what asynchronous requests still owe (a staging buffer to free,
 // bytes to copy out to the application).
 //
-// Thread-safe: one lock serialises use of the channel.
+// Thread-safe: one lock guards the connection's state, and every entry point
+// holds it (lock()). A thread waiting for a reply lets it go while it is
+// blocked, so a thread synchronizing on one stream does not hold up another
+// thread's launches. One waiting thread at a time reads the channel (the
+// reader); it hands the others their replies and wakes them.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -44,8 +49,9 @@ class Connection {
   // vgpud cannot be reached; kDevicesUnavailable once it has gone away.
   Status ensure();
 
-  // Sends a request and waits for its reply (lock held). Replies to earlier
-  // asynchronous requests are handled while waiting.
+  // Sends a request and waits for its reply (lock held; let go while
+  // blocked). Replies to earlier asynchronous requests are handled while
+  // waiting.
   template <class Request, class Reply = typename proto::Call<proto::OpOf<Request>::value>::Reply>
   Status call(const Request& req, std::span<const uint8_t> tail, Reply* reply) {
     uint64_t id = 0;
@@ -69,13 +75,18 @@ class Connection {
     return Status::kSuccess;
   }
 
-  // Waits until the reply to `id` (an earlier post) has been handled.
+  // Waits until the reply to `id` (an earlier post) has been handled. Like
+  // every wait here (stage, pin, unpin too), it lets the lock go while
+  // blocked: what the caller read under the lock before may have changed.
   Status drain_until(uint64_t id);
 
   // A staging buffer of `size` bytes in the data area (waits for replies to
   // free space). kInvalidValue if it can never fit.
   Status stage(uint64_t size, uint64_t* offset);
-  void unstage(uint64_t offset) { staging_->release(offset); }
+  void unstage(uint64_t offset) {
+    staging_->release(offset);
+    replies_.notify_all();  // a thread may wait for staging space
+  }
 
   // Pinned host memory: a block of the data area above the staging ring
   // (pinned_area.h), at most three quarters of it; the ring keeps the rest.
@@ -113,15 +124,26 @@ class Connection {
     const std::span<const uint8_t> parts[2] = {head, tail};
     return lost(channel_->send(parts));
   }
+  // A thread in call() waiting for its reply; the reader copies it in.
+  struct CallWaiter {
+    uint64_t id;
+    std::vector<uint8_t> message;  // header + payload
+    bool arrived = false;
+  };
+
   // Handles replies until the one for `id`; copies its payload into `reply`.
   Status wait(uint64_t id, proto::Op op, void* reply, size_t reply_size);
+  // Hands the reply in buffer_ to the thread that waits for it, or completes
+  // the asynchronous request it answers.
+  void route();
   // Handles one reply that is not the one being waited for.
   void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload);
-  // Reads one reply, blocking; polls first for as long as the copies in
-  // flight should take (copy_polling.h). kDevicesUnavailable if the daemon
-  // went away.
-  Status receive_one(std::vector<uint8_t>* out);
-  // Handles replies until `done()` holds.
+  // Reads one reply, blocking, without the lock (the reader only). Polls
+  // first for `poll` (copy_polling.h). kDevicesUnavailable if the daemon went
+  // away.
+  Status receive_one(std::chrono::microseconds poll, std::vector<uint8_t>* out);
+  // Waits until `done()` holds (checked with the lock held), as the reader
+  // or as a thread the reader wakes. Called with mu_ held through lock().
   template <class Done>
   Status handle_replies_until(Done done);
   Status lost(Status s);
@@ -129,6 +151,9 @@ class Connection {
   Status connect_simulated(std::string* why);
 
   std::mutex mu_;
+  std::condition_variable replies_;  // a reply was handled, or the reader left
+  bool reading_ = false;             // a thread is reading the channel, without mu_
+  std::vector<CallWaiter*> waiters_;  // threads in call(), the reader's own included
   std::unique_ptr<transport::GuestTransport> channel_;  // /dev/vgpu or a simulated VM's channel
   std::unique_ptr<Staging> staging_;
   PinnedArea pinned_;
@@ -139,7 +164,7 @@ class Connection {
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, Completion> pending_;
   Status async_error_ = Status::kSuccess;
-  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> buffer_;  // the reader's
 };
 
 // A synchronising call's result: its own failure, else the first failure an

@@ -35,6 +35,11 @@ TEST_CASE("pitched and 3D copies, host functions, stream-ordered allocation, lim
   run_both_ways(d, "runtime_features");
 }
 
+TEST_CASE("threads: their own results at once; one waiting on its stream holds no other up") {
+  Daemon d;
+  run_both_ways(d, "threads");
+}
+
 TEST_CASE("graphs: explicit, captured from two streams, updated, with memory nodes") {
   Daemon d;
   run_both_ways(d, "graphs");

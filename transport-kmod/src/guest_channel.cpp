@@ -96,11 +96,30 @@ bool GuestChannel::check_alive() {
   return !gone_;
 }
 
-void GuestChannel::sleep_until_rung(std::chrono::milliseconds timeout) {
+uint64_t GuestChannel::bell_seen() {
+  std::lock_guard lock(bell_mu_);
+  return bell_drains_;
+}
+
+void GuestChannel::sleep_until_rung(std::chrono::milliseconds timeout, uint64_t seen) {
+  std::unique_lock lock(bell_mu_);
+  if (bell_drains_ != seen) return;
+  if (bell_sleeper_) {
+    // Until the sleeper drains the bell, or leaves it unwatched.
+    bell_drained_.wait_for(lock, timeout, [&] { return bell_drains_ != seen || !bell_sleeper_; });
+    return;
+  }
+  bell_sleeper_ = true;
+  lock.unlock();
   pollfd p[2] = {{own_bell_.fd(), POLLIN, 0}, {sock_, POLLIN, 0}};
   const int r = poll(p, 2, static_cast<int>(timeout.count()));
-  if (r > 0 && (p[0].revents & POLLIN)) own_bell_.drain();
+  const bool rung = r > 0 && (p[0].revents & POLLIN);
+  if (rung) own_bell_.drain();
   if (r > 0 && (p[1].revents & (POLLIN | POLLHUP))) gone_ = true;
+  lock.lock();
+  bell_sleeper_ = false;
+  if (rung || gone_) ++bell_drains_;  // what woke us may be what the other thread waits for
+  bell_drained_.notify_all();
 }
 
 Status GuestChannel::send(std::span<const std::span<const uint8_t>> parts) {
@@ -116,12 +135,13 @@ Status GuestChannel::send(std::span<const std::span<const uint8_t>> parts) {
         break;
     }
     // The host is behind (or back-pressuring us): sleep until it frees space.
+    const uint64_t seen = bell_seen();
     requests_.set_producer_waiting(true);
     size_t len = 0;
     for (const auto& p : parts) len += p.size();
     if (!requests_.has_room(static_cast<uint32_t>(len + VGPU_MSG_ALIGN))) {
       if (requests_.consumer_waiting()) host_bell_.ring();
-      sleep_until_rung(std::chrono::milliseconds(100));
+      sleep_until_rung(std::chrono::milliseconds(100), seen);
       check_alive();
     }
     requests_.set_producer_waiting(false);
@@ -162,12 +182,13 @@ Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::millisecond
     }
     if (!check_alive()) return Status::kDevicesUnavailable;
     if (now >= deadline) return Status::kNotReady;
+    const uint64_t seen = bell_seen();
     replies_.set_consumer_waiting(true);
     if (replies_.empty()) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
       // Wake at least every 100 ms to notice a daemon that died without a hang-up.
       sleep_until_rung(std::min(left + std::chrono::milliseconds(1),
-                                std::chrono::milliseconds(100)));
+                                std::chrono::milliseconds(100)), seen);
     }
     replies_.set_consumer_waiting(false);
   }

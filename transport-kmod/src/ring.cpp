@@ -35,7 +35,9 @@ bool RingWriter::has_room(uint32_t record) const {
   return room_for(tail, need);
 }
 
-bool RingWriter::all_read() const { return load_acquire(ctl_->tail) == head_; }
+// From the shared head, not head_: the receiving thread asks while another
+// thread may be writing.
+bool RingWriter::all_read() const { return load_acquire(ctl_->tail) == load_acquire(ctl_->head); }
 
 RingWriter::Result RingWriter::write(std::span<const std::span<const uint8_t>> parts) {
   if (corrupt_) return Result::kCorrupt;

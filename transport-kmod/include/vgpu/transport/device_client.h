@@ -7,6 +7,7 @@
 // without a kernel.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -65,9 +66,9 @@ class DeviceClient final : public GuestTransport {
   uint32_t client_;
   bool interrupts_;
   bool takes_spin_;  // the module has VGPU_IOC_RECEIVE_SPIN
-  std::chrono::microseconds poll_ = kPollBeforeSleep;  // the module's own default too
-  bool gone_ = false;
-  std::vector<uint8_t> out_;  // one request, gathered from its parts
+  std::chrono::microseconds poll_ = kPollBeforeSleep;  // the receiver's; the module's own default too
+  std::atomic<bool> gone_ = false;  // set by the sender or the receiver
+  std::vector<uint8_t> out_;  // the sender's: one request, gathered from its parts
 };
 
 }  // namespace vgpu::transport

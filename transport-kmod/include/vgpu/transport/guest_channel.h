@@ -2,12 +2,14 @@
 // hand-over socket, maps the region it is given, and plays the part the kernel
 // module plays in a real VM (writing requests, reading replies, doorbells).
 //
-// Not thread-safe: the caller serialises use (the intercept client holds a lock).
+// Threads as GuestTransport says: one sender and one receiver at a time.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,8 +51,13 @@ class GuestChannel final : public GuestTransport {
 
  private:
   GuestChannel(int sock, std::unique_ptr<Region> region, Doorbell host_bell, Doorbell own_bell);
-  // Sleeps until the own doorbell rings, the socket hangs up, or the timeout.
-  void sleep_until_rung(std::chrono::milliseconds timeout);
+  // Sleeps until the own doorbell rings, the socket hangs up, or the timeout;
+  // returns at once if the doorbell was drained since `seen` (bell_seen()),
+  // since what that ring announced may be what the caller waits for. The
+  // sender (ring full) and the receiver may both wait: one sleeps on the
+  // doorbell and wakes the other.
+  void sleep_until_rung(std::chrono::milliseconds timeout, uint64_t seen);
+  uint64_t bell_seen();
   bool host_closed();  // the region says so (no system call)
   bool check_alive();  // that, or the hand-over socket hung up
 
@@ -60,8 +67,12 @@ class GuestChannel final : public GuestTransport {
   Doorbell own_bell_;   // we sleep on it: the response doorbell
   RingWriter requests_;
   RingReader replies_;
-  bool gone_ = false;
-  std::chrono::microseconds poll_ = kPollBeforeSleep;
+  std::atomic<bool> gone_ = false;
+  std::chrono::microseconds poll_ = kPollBeforeSleep;  // the receiver's
+  std::mutex bell_mu_;
+  std::condition_variable bell_drained_;
+  bool bell_sleeper_ = false;  // a thread sleeps on own_bell_
+  uint64_t bell_drains_ = 0;   // times own_bell_ was drained
 };
 
 }  // namespace vgpu::transport

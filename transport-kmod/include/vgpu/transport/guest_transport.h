@@ -3,7 +3,9 @@
 // directly, the ring run in user space) or a real VM's /dev/vgpu
 // (DeviceClient: the kernel module runs the ring and stamps the process).
 //
-// Not thread-safe: the caller serialises use (the intercept client holds a lock).
+// Threads: one thread may send while another receives (the intercept's
+// reader waits for a reply without its lock, and other threads send
+// meanwhile). Sends are serialised by the caller, and so are receives.
 #pragma once
 
 #include <chrono>
