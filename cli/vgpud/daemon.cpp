@@ -38,6 +38,9 @@ struct Daemon::Channel {
   // look.
   bool admitted = true;
   std::chrono::steady_clock::time_point next_look{};
+  // A VM's first connection: its tenant is being written (register_vm), or
+  // the write failed and is tried again at the next look.
+  bool registering = false;
   // A slow call of the channel (or its session's context being created) runs
   // off the loop thread: its ring is not read, and requests read in the same
   // burst wait behind it, in order, until the answer is sent.
@@ -169,42 +172,85 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   if (!peer.real_vm) {
     if (Status s = admit_user(vm, peer.uid, why); !ok(s)) return s;
   }
-  // A VM seen before is only looked up here, and the flusher writes when it
-  // was seen: a write would wait for any other writer. A VM's first
-  // connection ever must write (its tenant is the new row).
+  // The loop thread only reads the database here (in WAL mode a read never
+  // waits for a writer); the flusher writes when a known VM was seen.
   TenantId tenant = 0;
-  Status found = store_->find_vm(vm, &tenant);
-  if (ok(found) && tenant == 0) {
-    found = store_->tenant_for_vm(vm, &tenant);
-  } else if (ok(found)) {
-    std::lock_guard lock(flush_mu_);
-    seen_vms_.insert(vm);
-  }
-  if (!ok(found)) {
+  if (Status found = store_->find_vm(vm, &tenant); !ok(found)) {
     *why = "the policy database is unavailable";
     return found;
   }
-  auto ch = std::make_unique<Channel>();
-  ch->id = channel;
-  ch->tenant = tenant;
-  ch->vm = vm;
-  ch->data_area = data_area;
-  scheduler::TenantParams params;
-  if (!quotas_->admit(tenant, &params, why)) {
-    if (!peer.real_vm) return Status::kNotPermitted;  // vgpu-run prints why
-    // A real VM would have to reboot to ask again once a teacher binds it.
-    ch->admitted = false;
-    ch->next_look = std::chrono::steady_clock::now() + kRefusedLookInterval;
-    channels_[channel] = std::move(ch);
-    counters_.waits(tenant, vm);
-    spdlog::warn("vm {}: channel {} kept, its calls refused until it is admitted", vm, channel);
+  auto owned = std::make_unique<Channel>();
+  Channel& ch = *owned;
+  ch.id = channel;
+  ch.tenant = tenant;
+  ch.vm = vm;
+  ch.data_area = data_area;
+  if (tenant == 0) {
+    channels_[channel] = std::move(owned);
+    spdlog::info("vm {}: channel {} opened (pid {}, uid {}); a VM not seen before: registering it",
+                 vm, channel, peer.pid, peer.uid);
+    register_vm(ch);
     return Status::kSuccess;
   }
-  Channel& opened = *ch;
-  channels_[channel] = std::move(ch);
-  admit_channel(opened, params);
-  spdlog::info("vm {}: channel {} opened (pid {}, uid {})", vm, channel, peer.pid, peer.uid);
+  {
+    std::lock_guard lock(flush_mu_);
+    seen_vms_.insert(vm);
+  }
+  // A simulated VM is turned away at once (vgpu-run prints why); a real VM
+  // would have to reboot to ask again once a teacher binds it, so its
+  // channel is kept.
+  if (!peer.real_vm) {
+    scheduler::TenantParams params;
+    if (!quotas_->admit(tenant, &params, why)) return Status::kNotPermitted;
+    channels_[channel] = std::move(owned);
+    admit_channel(ch, params);
+  } else {
+    channels_[channel] = std::move(owned);
+    admit_opened(ch, why);
+  }
+  if (ch.admitted) {
+    spdlog::info("vm {}: channel {} opened (pid {}, uid {})", vm, channel, peer.pid, peer.uid);
+  }
   return Status::kSuccess;
+}
+
+bool Daemon::admit_opened(Channel& ch, std::string* why) {
+  scheduler::TenantParams params;
+  if (quotas_->admit(ch.tenant, &params, why)) {
+    admit_channel(ch, params);
+    return true;
+  }
+  ch.admitted = false;
+  ch.next_look = std::chrono::steady_clock::now() + kRefusedLookInterval;
+  counters_.waits(ch.tenant, ch.vm);
+  spdlog::warn("vm {}: channel {} kept, its calls refused until it is admitted", ch.vm, ch.id);
+  return false;
+}
+
+void Daemon::register_vm(Channel& ch) {
+  ch.admitted = false;
+  ch.registering = true;
+  run_slow(ch, [this, channel = ch.id, vm = ch.vm] {
+    // The ledger's connection: the loop thread's stays free for its reads
+    // while this one waits for the lock.
+    TenantId tenant = 0;
+    const Status s = ledger_store_->tenant_for_vm(vm, &tenant);
+    return [this, channel, s, tenant] {
+      Channel& c = *find_channel(channel);  // kept while its slow work runs
+      if (c.closing) return;
+      if (!ok(s)) {
+        c.next_look = std::chrono::steady_clock::now() + kRefusedLookInterval;
+        spdlog::error("vm {}: channel {}: the policy database is unavailable; its calls are "
+                      "refused until a look finds it again",
+                      c.vm, c.id);
+        return;
+      }
+      c.tenant = tenant;
+      c.registering = false;
+      std::string why;
+      if (admit_opened(c, &why)) spdlog::info("vm {}: channel {} registered and admitted", c.vm, c.id);
+    };
+  });
 }
 
 void Daemon::admit_channel(Channel& ch, const scheduler::TenantParams& params) {
@@ -217,6 +263,10 @@ void Daemon::admit_channel(Channel& ch, const scheduler::TenantParams& params) {
 bool Daemon::admitted_now(Channel& ch) {
   const auto now = std::chrono::steady_clock::now();
   if (now < ch.next_look) return false;
+  if (ch.registering) {  // its write failed: again, and the requests after this one wait for it
+    register_vm(ch);
+    return false;
+  }
   ch.next_look = now + kRefusedLookInterval;
   scheduler::TenantParams params;
   std::string why;
@@ -479,7 +529,9 @@ void Daemon::close_now(uint64_t channel, std::shared_ptr<const void> mapping) {
   std::vector<uint32_t> clients;
   for (const auto& [client, s] : ch.sessions) clients.push_back(client);
   for (uint32_t c : clients) end_session(ch, c, hold);
-  if (!ch.admitted) {
+  if (ch.registering) {
+    spdlog::info("vm {}: channel {} closed before the VM was registered", ch.vm, channel);
+  } else if (!ch.admitted) {
     counters_.waited(ch.tenant);
     spdlog::info("vm {}: channel {} closed (it was never admitted)", ch.vm, channel);
   } else {

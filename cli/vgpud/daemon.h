@@ -111,6 +111,14 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   // A refused real VM's channel: true once a look (at most one per
   // kRefusedLookInterval) finds it admitted.
   bool admitted_now(Channel& ch);
+  // A VM's first connection ever: its tenant is a new row, and the write may
+  // wait for another program's write lock (up to SQLite's busy timeout). It
+  // runs off the loop thread; the channel's requests wait behind it, then
+  // the channel is admitted or refused as any other.
+  void register_vm(Channel& ch);
+  // Admits the channel's tenant, or keeps the channel refused until a look
+  // finds it admitted. False (and `why`) when refused.
+  bool admit_opened(Channel& ch, std::string* why);
   // A refused channel's request: cudaErrorDevicesUnavailable; a Goodbye is
   // granted.
   void refuse_request(const proto::ReplyTo& to);
