@@ -6,7 +6,9 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config      # the build
+  clang                                 # the fuzzers, the thread-safety check
   libtbb-dev libsqlite3-dev sqlite3     # oneTBB queues, the policy store (and its CLI)
+  libseccomp-dev                        # the sim worker's sandbox
   libzstd-dev liblz4-dev                # compressed fat binary entries
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
   libfmt-dev libspdlog-dev              # logging

@@ -427,6 +427,10 @@ int main(int argc, char** argv) {
   // while it waits for the GPU. The daemon starts every worker from one thread
   // that lives as long as the backend (worker_pool.cpp).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Nothing it runs may gain privileges. The sim worker's filter and root
+  // drop are not applied here: the driver opens device nodes and /proc and
+  // /sys files as it goes (docs/robustness.md says what it needs).
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   const std::string mode = argc > 1 ? argv[1] : "";
   long long device = 0, flags = 0, slot = 0, pin = 0;
   const bool probe_args = mode == "probe" && argc == 4 && parse_int(argv[3], 0, 1 << 20, &device);

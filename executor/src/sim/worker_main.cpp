@@ -34,6 +34,7 @@
 #include "launch_time.h"
 #include "texture_sampler.h"
 #include "worker_protocol.h"
+#include "worker_sandbox.h"
 
 namespace {
 
@@ -488,6 +489,8 @@ int main(int argc, char** argv) {
     if (!worker.load(argv[i], &error)) report_and_exit(false, error);
   }
   if (check) report_and_exit(true, "");
+  // From here on the worker runs guest-chosen work: only what that needs.
+  if (std::string why; !sim::enter_sandbox(&why)) report_and_exit(false, why);
 
   install_fault_handlers();
   std::thread(watch_backend).detach();

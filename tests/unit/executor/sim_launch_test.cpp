@@ -15,24 +15,6 @@ namespace wire = vgpu::executor::sim::wire;
 
 namespace {
 
-
-Handle load_fixture(Backend& b, ContextId ctx) {
-  const auto image = fixture_fatbin();
-  Handle m = 0;
-  REQUIRE(b.module_load(ctx, image, &m) == Status::kSuccess);
-  CHECK(m > 2);
-  return m;
-}
-
-Handle function(Backend& b, ContextId ctx, Handle module, const char* name,
-                FunctionInfo* info_out = nullptr) {
-  Handle f = 0;
-  FunctionInfo info;
-  REQUIRE(b.function_get(ctx, module, name, &f, &info) == Status::kSuccess);
-  if (info_out) *info_out = info;
-  return f;
-}
-
 struct Pair {
   int a;
   double b;

@@ -2,6 +2,14 @@
 // sim backend (vgpu/sim_kernel.h), as a user would write one. Names are the
 // kernels' mangled names (nm on an nvcc-compiled object). _Z7no_impli is
 // deliberately missing.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "vgpu/sim_kernel.h"
@@ -107,5 +115,34 @@ KERNEL(_Z12read_textureyPf)(vgpu_sim_launch* l) {
   float v = 0;
   if (int rc = l->texture_read(l, param<unsigned long long>(l, 0), 1.5f, 0.5f, 0, 0, 0, &v); rc != 0) return rc;
   *param<float*>(l, 8) = v;
+  return 0;
+}
+
+// escape(long long* out): what a plug-in bug a guest exploits could do from
+// the worker. Each slot is the call's result, or -errno when it failed:
+//   [0] open("/etc/passwd")  [1] socket(AF_UNIX)  [2] getuid()
+//   [3] creating a file in /tmp  [4] a new process (fork)
+KERNEL(_Z6escapePx)(vgpu_sim_launch* l) {
+  long long* out = param<long long*>(l, 0);
+  const auto result = [](long r) { return r < 0 ? -static_cast<long long>(errno) : r; };
+  const int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+  out[0] = result(fd);
+  if (fd >= 0) close(fd);
+  const int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  out[1] = result(sock);
+  if (sock >= 0) close(sock);
+  out[2] = static_cast<long long>(getuid());
+  char path[64];
+  std::snprintf(path, sizeof path, "/tmp/vgpu-escape-%d", static_cast<int>(getpid()));
+  const int file = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  out[3] = result(file);
+  if (file >= 0) {
+    close(file);
+    unlink(path);
+  }
+  const long child = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);  // fork(), without glibc's bookkeeping
+  if (child == 0) _exit(0);
+  out[4] = result(child);
+  if (child > 0) waitpid(static_cast<pid_t>(child), nullptr, 0);
   return 0;
 }

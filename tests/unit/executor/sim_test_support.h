@@ -99,6 +99,24 @@ class Params {
   std::vector<uint8_t> bytes_;
 };
 
+// sim_fixture.cu's fat binary, loaded into `ctx`.
+inline Handle load_fixture(Backend& b, ContextId ctx) {
+  const auto image = fixture_fatbin();
+  Handle m = 0;
+  REQUIRE(b.module_load(ctx, image, &m) == Status::kSuccess);
+  CHECK(m > 2);
+  return m;
+}
+
+inline Handle function(Backend& b, ContextId ctx, Handle module, const char* name,
+                       FunctionInfo* info_out = nullptr) {
+  Handle f = 0;
+  FunctionInfo info;
+  REQUIRE(b.function_get(ctx, module, name, &f, &info) == Status::kSuccess);
+  if (info_out) *info_out = info;
+  return f;
+}
+
 inline Launch launch(Handle fn, std::vector<uint8_t> params, uint32_t grid = 1,
                      uint32_t block = 1) {
   return Launch{fn, {grid, 1, 1}, {block, 1, 1}, 0, std::move(params)};
