@@ -152,7 +152,7 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "saxpy",        "vector_add", "streams_events", "struct_param", "constant_memory",
       "error_paths",  "cross_tenant", "device_query", "busy",         "static_runtime",
       "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
-      "printf_program", "graphs", "assert_program", "textures", "cooperative"};
+      "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
