@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs every test (unit and integration),
+# Installs dependencies, checks the lock annotations (scripts/thread-safety.sh:
+# a clang build of the annotated libraries, about a minute, so that a
+# violation fails early), builds, and runs every test (unit and integration),
 # then a short run of every fuzzer. This is the README's test command and what
 # CI runs. VGPU_FUZZ_SECONDS sets the fuzzers' time each (default 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+./scripts/thread-safety.sh
 ./scripts/build.sh
 build=${VGPU_BUILD_DIR:-build}
 (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")

@@ -75,10 +75,11 @@ Status Connection::lost(Status s) {
   return s;
 }
 
-Status Connection::receive_one(std::chrono::microseconds poll, std::vector<uint8_t>* out) {
-  channel_->set_poll(poll);
+Status Connection::receive_one(transport::GuestTransport& channel, std::chrono::microseconds poll,
+                               std::vector<uint8_t>* out) {
+  channel.set_poll(poll);
   for (;;) {
-    const Status s = channel_->receive(out, 1000ms);
+    const Status s = channel.receive(out, 1000ms);
     if (s == Status::kNotReady) continue;  // still waiting; the channel checks the daemon is alive
     return s;
   }
@@ -144,18 +145,20 @@ void Connection::route() {
 
 template <class Done>
 Status Connection::handle_replies_until(Done done) {
-  std::unique_lock lock(mu_, std::adopt_lock);  // the caller's; still held on return
+  // mu_ is the caller's (a Connection::Lock): let go and taken again here,
+  // held on return.
   Status s = Status::kSuccess;
   while (!done()) {
     if (reading_) {
-      replies_.wait(lock);  // the reader wakes us after each reply it handles
+      replies_.wait(mu_);  // the reader wakes us after each reply it handles
       continue;
     }
     reading_ = true;
     const auto poll = poll_for_copies(copy_bytes_in_flight_);
-    lock.unlock();  // other threads send (and queue to wait) meanwhile
-    s = receive_one(poll, &buffer_);
-    lock.lock();
+    transport::GuestTransport& channel = *channel_;
+    mu_.unlock();  // other threads send (and queue to wait) meanwhile
+    s = receive_one(channel, poll, &buffer_);
+    mu_.lock();
     reading_ = false;
     if (ok(s)) {
       route();
@@ -165,7 +168,6 @@ Status Connection::handle_replies_until(Done done) {
     replies_.notify_all();  // their reply, their condition, or the reader's role
     if (!ok(s)) break;
   }
-  lock.release();
   return s;
 }
 
@@ -192,7 +194,7 @@ Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_siz
 }
 
 Status Connection::drain_until(uint64_t id) {
-  return handle_replies_until([&] { return pending_.count(id) == 0; });
+  return handle_replies_until([&]() REQUIRES(mu_) { return pending_.count(id) == 0; });
 }
 
 Status Connection::stage(uint64_t size, uint64_t* offset) {
@@ -202,11 +204,12 @@ Status Connection::stage(uint64_t size, uint64_t* offset) {
   if (staging_->empty()) staging_->resize(pinned_.boundary());
   if (size > staging_->capacity()) {
     if (size > pinned_.boundary()) return Status::kInvalidValue;  // can never fit
-    if (Status s = handle_replies_until([&] { return staging_->empty(); }); !ok(s)) return s;
+    const Status s = handle_replies_until([&]() REQUIRES(mu_) { return staging_->empty(); });
+    if (!ok(s)) return s;
     staging_->resize(pinned_.boundary());
   }
   // While full, earlier requests still hold buffers; their replies free them.
-  return handle_replies_until([&] {
+  return handle_replies_until([&]() REQUIRES(mu_) {
     const auto o = staging_->try_alloc(size);
     if (o) *offset = *o;
     return o.has_value();
@@ -220,7 +223,8 @@ Status Connection::pin(uint64_t size, void** ptr) {
   if (*offset < staging_->capacity()) {
     // The block reaches into the staging ring: let the ring empty, then end
     // it below the block.
-    if (Status s = handle_replies_until([&] { return staging_->empty(); }); !ok(s)) {
+    const Status s = handle_replies_until([&]() REQUIRES(mu_) { return staging_->empty(); });
+    if (!ok(s)) {
       pinned_.release(*offset);
       return s;
     }
@@ -246,7 +250,7 @@ Status Connection::unpin(void* ptr, bool* was_pinned) {
   if (!offset || !pinned_.starts_block(*offset)) return Status::kSuccess;
   *was_pinned = true;
   // The host may still read or write pinned memory for a request in flight.
-  const Status s = handle_replies_until([&] { return pinned_in_flight_ == 0; });
+  const Status s = handle_replies_until([&]() REQUIRES(mu_) { return pinned_in_flight_ == 0; });
   pinned_.release(*offset);
   return s;
 }

@@ -4,16 +4,15 @@
 // bytes to copy out to the application).
 //
 // Thread-safe: one lock guards the connection's state, and every entry point
-// holds it (lock()). A thread waiting for a reply lets it go while it is
-// blocked, so a thread synchronizing on one stream does not hold up another
-// thread's launches. One waiting thread at a time reads the channel (the
-// reader); it hands the others their replies and wakes them.
+// holds it (Connection::Lock; the methods say REQUIRES(mu_)). A thread waiting
+// for a reply lets it go while it is blocked, so a thread synchronizing on one
+// stream does not hold up another thread's launches. One waiting thread at a
+// time reads the channel (the reader); it hands the others their replies and
+// wakes them.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +21,7 @@
 #include "pinned_area.h"
 #include "staging.h"
 #include "vgpu/protocol/codec.h"
+#include "vgpu/thread_annotations.h"
 #include "vgpu/transport/doorbell.h"
 #include "vgpu/transport/guest_transport.h"
 
@@ -42,28 +42,41 @@ class Connection {
  public:
   static Connection& instance();
 
-  // The lock every API entry point holds while it talks to the host.
-  std::unique_lock<std::mutex> lock() { return std::unique_lock(mu_); }
+  // The lock every API entry point holds while it talks to the host, for its
+  // scope: `Connection::Lock lock(c);`. Constructed, not returned by a lock()
+  // method: clang's analysis cannot follow a lock returned by value.
+  class SCOPED_CAPABILITY Lock {
+   public:
+    explicit Lock(Connection& c) ACQUIRE(c.mu_) : mu_(c.mu_) { mu_.lock(); }
+    ~Lock() RELEASE() { mu_.unlock(); }
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
 
-  // Connects if not yet connected (lock held). kNoDevice with one log line when
-  // vgpud cannot be reached; kDevicesUnavailable once it has gone away.
-  Status ensure();
+   private:
+    Mutex& mu_;
+  };
+  // The lock, for functions that expect it held: REQUIRES(c.mutex()).
+  Mutex& mutex() RETURN_CAPABILITY(mu_) { return mu_; }
 
-  // Sends a request and waits for its reply (lock held; let go while
+  // Connects if not yet connected. kNoDevice with one log line when vgpud
+  // cannot be reached; kDevicesUnavailable once it has gone away.
+  Status ensure() REQUIRES(mu_);
+
+  // Sends a request and waits for its reply (the lock is let go while
   // blocked). Replies to earlier asynchronous requests are handled while
   // waiting.
   template <class Request, class Reply = typename proto::Call<proto::OpOf<Request>::value>::Reply>
-  Status call(const Request& req, std::span<const uint8_t> tail, Reply* reply) {
+  Status call(const Request& req, std::span<const uint8_t> tail, Reply* reply) REQUIRES(mu_) {
     uint64_t id = 0;
     if (Status s = send(req, tail, 0, &id); !ok(s)) return s;
     return wait(id, proto::OpOf<Request>::value, reply, sizeof(Reply));
   }
 
-  // Sends a request without waiting (lock held). With no completion the host
-  // answers only a failure, which surfaces at the next synchronising call.
+  // Sends a request without waiting. With no completion the host answers
+  // only a failure, which surfaces at the next synchronising call.
   template <class Request>
   Status post(const Request& req, std::span<const uint8_t> tail, const Completion* completion,
-              uint64_t* id_out = nullptr) {
+              uint64_t* id_out = nullptr) REQUIRES(mu_) {
     uint64_t id = 0;
     if (Status s = send(req, tail, completion ? 0 : VGPU_MSG_QUIET, &id); !ok(s)) return s;
     if (completion) {
@@ -78,12 +91,12 @@ class Connection {
   // Waits until the reply to `id` (an earlier post) has been handled. Like
   // every wait here (stage, pin, unpin too), it lets the lock go while
   // blocked: what the caller read under the lock before may have changed.
-  Status drain_until(uint64_t id);
+  Status drain_until(uint64_t id) REQUIRES(mu_);
 
   // A staging buffer of `size` bytes in the data area (waits for replies to
   // free space). kInvalidValue if it can never fit.
-  Status stage(uint64_t size, uint64_t* offset);
-  void unstage(uint64_t offset) {
+  Status stage(uint64_t size, uint64_t* offset) REQUIRES(mu_);
+  void unstage(uint64_t offset) REQUIRES(mu_) {
     staging_->release(offset);
     replies_.notify_all();  // a thread may wait for staging space
   }
@@ -91,30 +104,33 @@ class Connection {
   // Pinned host memory: a block of the data area above the staging ring
   // (pinned_area.h), at most three quarters of it; the ring keeps the rest.
   // kMemoryAllocation when no block that large is free.
-  Status pin(uint64_t size, void** ptr);
+  Status pin(uint64_t size, void** ptr) REQUIRES(mu_);
   // Frees a block pin() returned, after every request in flight that uses
   // pinned memory has been answered. *was_pinned is false (and nothing
   // happens) when `ptr` is not such a block.
-  Status unpin(void* ptr, bool* was_pinned);
+  Status unpin(void* ptr, bool* was_pinned) REQUIRES(mu_);
   // The data-area offset of [p, p + size) when it lies inside one pinned block.
-  std::optional<uint64_t> pinned_offset(const void* p, uint64_t size) const;
-  uint8_t* data(uint64_t offset) { return channel_->data().data() + offset; }
-  uint64_t chunk_size(uint64_t copy_size) const { return staging_->chunk_for(copy_size); }
+  std::optional<uint64_t> pinned_offset(const void* p, uint64_t size) const REQUIRES(mu_);
+  uint8_t* data(uint64_t offset) REQUIRES(mu_) { return channel_->data().data() + offset; }
+  uint64_t chunk_size(uint64_t copy_size) const REQUIRES(mu_) {
+    return staging_->chunk_for(copy_size);
+  }
 
   // The first error an asynchronous request reported since the last call to
   // this (then cleared), or success.
-  Status take_async_error();
+  Status take_async_error() REQUIRES(mu_);
   // Puts back an error taken by a caller that is not the one to report it
   // (the guest's own housekeeping): the next synchronising call reports it,
   // unless an earlier error is already waiting.
-  void defer_async_error(Status s) {
+  void defer_async_error(Status s) REQUIRES(mu_) {
     if (ok(async_error_)) async_error_ = s;
   }
 
  private:
   Connection() = default;
   template <class Request>
-  Status send(const Request& req, std::span<const uint8_t> tail, uint32_t flags, uint64_t* id) {
+  Status send(const Request& req, std::span<const uint8_t> tail, uint32_t flags, uint64_t* id)
+      REQUIRES(mu_) {
     if (Status s = ensure(); !ok(s)) return s;
     *id = next_id_++;
     uint8_t head[VGPU_MSG_HEADER_SIZE + sizeof(Request)];
@@ -132,44 +148,52 @@ class Connection {
   };
 
   // Handles replies until the one for `id`; copies its payload into `reply`.
-  Status wait(uint64_t id, proto::Op op, void* reply, size_t reply_size);
+  Status wait(uint64_t id, proto::Op op, void* reply, size_t reply_size) REQUIRES(mu_);
   // Hands the reply in buffer_ to the thread that waits for it, or completes
   // the asynchronous request it answers.
-  void route();
+  void route() REQUIRES(mu_);
   // Handles one reply that is not the one being waited for.
-  void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload);
-  // Reads one reply, blocking, without the lock (the reader only). Polls
-  // first for `poll` (copy_polling.h). kDevicesUnavailable if the daemon went
-  // away.
-  Status receive_one(std::chrono::microseconds poll, std::vector<uint8_t>* out);
+  void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload) REQUIRES(mu_);
+  // Reads one reply from `channel`, blocking, without the lock (the reader
+  // only). Polls first for `poll` (copy_polling.h). kDevicesUnavailable if
+  // the daemon went away.
+  Status receive_one(transport::GuestTransport& channel, std::chrono::microseconds poll,
+                     std::vector<uint8_t>* out) EXCLUDES(mu_);
   // Waits until `done()` holds (checked with the lock held), as the reader
-  // or as a thread the reader wakes. Called with mu_ held through lock().
+  // or as a thread the reader wakes. A `done` that reads what mu_ guards is
+  // declared `[&]() REQUIRES(mu_) { ... }`.
   template <class Done>
-  Status handle_replies_until(Done done);
-  Status lost(Status s);
+  Status handle_replies_until(Done done) REQUIRES(mu_);
+  Status lost(Status s) REQUIRES(mu_);
   // A simulated VM: the daemon socket and VM name vgpu-run passes in the environment.
-  Status connect_simulated(std::string* why);
+  Status connect_simulated(std::string* why) REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable replies_;  // a reply was handled, or the reader left
-  bool reading_ = false;             // a thread is reading the channel, without mu_
-  std::vector<CallWaiter*> waiters_;  // threads in call(), the reader's own included
-  std::unique_ptr<transport::GuestTransport> channel_;  // /dev/vgpu or a simulated VM's channel
-  std::unique_ptr<Staging> staging_;
-  PinnedArea pinned_;
-  uint64_t pinned_in_flight_ = 0;  // pending requests with Completion::pinned
-  uint64_t copy_bytes_in_flight_ = 0;  // Completion::copy_bytes of the pending requests
-  bool refused_ = false;  // connecting failed once: do not retry on every call
-  Status refused_status_ = Status::kNoDevice;
-  uint64_t next_id_ = 1;
-  std::unordered_map<uint64_t, Completion> pending_;
-  Status async_error_ = Status::kSuccess;
-  std::vector<uint8_t> buffer_;  // the reader's
+  Mutex mu_;
+  CondVar replies_;  // a reply was handled, or the reader left
+  bool reading_ GUARDED_BY(mu_) = false;  // a thread is reading the channel, without mu_
+  // Threads in call(), the reader's own included.
+  std::vector<CallWaiter*> waiters_ GUARDED_BY(mu_);
+  // /dev/vgpu or a simulated VM's channel. Set once; the reader uses it
+  // without mu_ through a reference taken under it.
+  std::unique_ptr<transport::GuestTransport> channel_ GUARDED_BY(mu_);
+  std::unique_ptr<Staging> staging_ GUARDED_BY(mu_);
+  PinnedArea pinned_ GUARDED_BY(mu_);
+  uint64_t pinned_in_flight_ GUARDED_BY(mu_) = 0;  // pending requests with Completion::pinned
+  // Completion::copy_bytes of the pending requests.
+  uint64_t copy_bytes_in_flight_ GUARDED_BY(mu_) = 0;
+  // Connecting failed once: do not retry on every call.
+  bool refused_ GUARDED_BY(mu_) = false;
+  Status refused_status_ GUARDED_BY(mu_) = Status::kNoDevice;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::unordered_map<uint64_t, Completion> pending_ GUARDED_BY(mu_);
+  Status async_error_ GUARDED_BY(mu_) = Status::kSuccess;
+  // The reader's (reading_ says who that is): filled without mu_, read with it.
+  std::vector<uint8_t> buffer_;
 };
 
 // A synchronising call's result: its own failure, else the first failure an
 // earlier asynchronous call reported.
-inline Status with_async_errors(Connection& c, Status own) {
+inline Status with_async_errors(Connection& c, Status own) REQUIRES(c.mutex()) {
   const Status async = c.take_async_error();
   return ok(own) ? async : own;
 }

@@ -15,7 +15,7 @@ constexpr uint64_t kPinnedPiece = 8ull << 20;
 // A copy whose host side is pinned memory (in the data area): the host reads
 // or writes the program's buffer in place; no staging copy.
 Status copy_pinned(Connection& c, bool to_device, uint64_t offset, uint64_t device, uint64_t size,
-                   uint64_t stream, bool sync) {
+                   uint64_t stream, bool sync) REQUIRES(c.mutex()) {
   Status status = Status::kSuccess;
   uint64_t last = 0;
   for (uint64_t done = 0; done < size;) {
@@ -39,7 +39,7 @@ Status copy_pinned(Connection& c, bool to_device, uint64_t offset, uint64_t devi
 // Moves `size` bytes between host memory and the device in chunks that fit the
 // data area, several in flight. `to_device` picks the direction.
 Status copy_chunks(Connection& c, bool to_device, uint8_t* host, uint64_t device, uint64_t size,
-                   uint64_t stream, bool sync) {
+                   uint64_t stream, bool sync) REQUIRES(c.mutex()) {
   if (Status s = c.ensure(); !ok(s)) return s;
   if (size == 0) return sync ? with_async_errors(c, Status::kSuccess) : Status::kSuccess;
   if (const auto offset = c.pinned_offset(host, size)) {

@@ -110,7 +110,7 @@ cudaError_t cudaGetDeviceCount(int* count) {
   if (!count) return result(Status::kInvalidValue);
   *count = 0;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   if (Status s = device_count(c, count); !ok(s)) {
     *count = 0;
     return result(s == Status::kDevicesUnavailable ? s : Status::kNoDevice);
@@ -126,7 +126,7 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaSetDevice(int device) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   int count = 0;
   if (Status s = device_count(c, &count); !ok(s)) return result(s);
   if (device < 0 || device >= count) return result(Status::kInvalidDevice);
@@ -137,7 +137,7 @@ cudaError_t cudaSetDevice(int device) {
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   if (!prop) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::GetDevicePropertiesReply rep;
   if (Status s = c.call(proto::GetDevicePropertiesRequest{device, 0}, {}, &rep); !ok(s))
     return result(s);
@@ -148,7 +148,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (!value) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::DeviceGetAttributeReply rep{};
   if (Status s = c.call(proto::DeviceGetAttributeRequest{static_cast<int32_t>(attr), device}, {},
                         &rep);
@@ -161,7 +161,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 cudaError_t cudaDriverGetVersion(int* version) {
   if (!version) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::DriverGetVersionReply rep{};
   // Like CUDA without a driver: version 0, and not an error.
   *version = ok(c.call(proto::DriverGetVersionRequest{}, {}, &rep)) ? rep.version : 0;
@@ -176,14 +176,14 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
 
 cudaError_t cudaDeviceSynchronize(void) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::DeviceSynchronizeReply rep{};
   return result(with_async_errors(c, c.call(proto::DeviceSynchronizeRequest{}, {}, &rep)));
 }
 
 cudaError_t cudaDeviceReset(void) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::DeviceResetReply rep{};
   return result(with_async_errors(c, c.call(proto::DeviceResetRequest{}, {}, &rep)));
 }

@@ -8,12 +8,12 @@ DeviceMemory& DeviceMemory::instance() {
 }
 
 void DeviceMemory::add(uint64_t base, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ranges_[base] = size;
 }
 
 void DeviceMemory::remove(uint64_t base) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ranges_.erase(base);
 }
 
@@ -23,7 +23,7 @@ bool DeviceMemory::contains(uint64_t ptr) const {
 }
 
 bool DeviceMemory::find(uint64_t ptr, uint64_t* base, uint64_t* size) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = ranges_.upper_bound(ptr);
   if (it == ranges_.begin()) return false;
   --it;

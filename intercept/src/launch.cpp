@@ -27,7 +27,7 @@ Status launch(KernelRec* k, dim3 grid, dim3 block, void** args, size_t shared_me
   if (!k) return Status::kInvalidDeviceFunction;
   if (Status s = check_config(grid, block); !ok(s)) return s;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   if (Status s = Registry::instance().resolve(c, *k); !ok(s)) return s;
   std::vector<uint8_t> params(k->layout->param_bytes);
   if (!k->layout->params.empty() && !args) return Status::kInvalidValue;
@@ -79,7 +79,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   KernelRec* k = Registry::instance().kernel_by_host_fun(func);
   if (!k) return result(Status::kInvalidDeviceFunction);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   if (Status s = Registry::instance().resolve(c, *k); !ok(s)) return result(s);
   proto::FuncGetAttributesReply rep{};
   if (Status s = c.call(proto::FuncGetAttributesRequest{k->host_function}, {}, &rep); !ok(s))

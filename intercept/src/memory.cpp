@@ -36,7 +36,7 @@ Status memcpy_any(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
     return Status::kSuccess;
   }
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   const uint64_t s = stream_handle(stream);
   switch (kind) {
     case cudaMemcpyHostToDevice: return copy_to_device(c, dev(dst), src, count, s, sync);
@@ -59,7 +59,7 @@ cudaError_t host_alloc(void** ptr, size_t size) {
   if (!ptr) return result(Status::kInvalidValue);
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     const Status s = c.pin(size, ptr);
     if (ok(s)) return cudaSuccess;
     if (s != Status::kMemoryAllocation) return result(s);  // no device, as with CUDA
@@ -82,7 +82,7 @@ extern "C" {
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
   if (!devPtr) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::MallocReply rep{};
   if (Status s = c.call(proto::MallocRequest{size}, {}, &rep); !ok(s)) return result(s);
   if (rep.dptr) DeviceMemory::instance().add(rep.dptr, size);
@@ -92,7 +92,7 @@ cudaError_t cudaMalloc(void** devPtr, size_t size) {
 
 cudaError_t cudaFree(void* devPtr) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::FreeReply rep{};
   const Status s = with_async_errors(c, c.call(proto::FreeRequest{dev(devPtr)}, {}, &rep));
   if (ok(s) && devPtr) DeviceMemory::instance().remove(dev(devPtr));
@@ -102,7 +102,7 @@ cudaError_t cudaFree(void* devPtr) {
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   if (!free || !total) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::MemGetInfoReply rep{};
   if (Status s = c.call(proto::MemGetInfoRequest{}, {}, &rep); !ok(s)) return result(s);
   *free = rep.free;
@@ -121,13 +121,13 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
 
 cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return result(set_on_device(c, dev(devPtr), value, count, 0, true));
 }
 
 cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return result(set_on_device(c, dev(devPtr), value, count, stream_handle(stream), false));
 }
 
@@ -154,7 +154,7 @@ cudaError_t cudaFreeHost(void* ptr) {
   if (!ptr) return cudaSuccess;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     bool was_pinned = false;
     const Status s = c.unpin(ptr, &was_pinned);
     if (was_pinned) return result(s);

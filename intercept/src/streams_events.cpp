@@ -18,7 +18,7 @@ extern "C" {
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
   if (!stream) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::StreamCreateReply rep{};
   if (Status s = c.call(proto::StreamCreateRequest{flags, priority}, {}, &rep); !ok(s))
     return result(s);
@@ -37,13 +37,13 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (stream_handle(stream) == 0) return result(Status::kInvalidResourceHandle);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return result(c.post(proto::StreamDestroyRequest{stream_handle(stream)}, {}, nullptr));
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::StreamSynchronizeReply rep{};
   return result(
       with_async_errors(c, c.call(proto::StreamSynchronizeRequest{stream_handle(stream)}, {}, &rep)));
@@ -51,14 +51,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::StreamQueryReply rep{};
   return query_result(c.call(proto::StreamQueryRequest{stream_handle(stream)}, {}, &rep));
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return result(c.post(
       proto::StreamWaitEventRequest{stream_handle(stream), event_handle(event), flags, 0}, {},
       nullptr));
@@ -67,7 +67,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   if (!event) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventCreateReply rep{};
   if (Status s = c.call(proto::EventCreateRequest{flags, 0}, {}, &rep); !ok(s)) return result(s);
   *event = reinterpret_cast<cudaEvent_t>(rep.event);
@@ -80,14 +80,14 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return result(
       c.post(proto::EventRecordRequest{event_handle(event), stream_handle(stream)}, {}, nullptr));
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventSynchronizeReply rep{};
   return result(
       with_async_errors(c, c.call(proto::EventSynchronizeRequest{event_handle(event)}, {}, &rep)));
@@ -95,7 +95,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventQueryReply rep{};
   return query_result(c.call(proto::EventQueryRequest{event_handle(event)}, {}, &rep));
 }
@@ -103,7 +103,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   if (!ms) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventElapsedTimeReply rep{};
   const Status s =
       c.call(proto::EventElapsedTimeRequest{event_handle(start), event_handle(end)}, {}, &rep);
@@ -114,7 +114,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return result(c.post(proto::EventDestroyRequest{event_handle(event)}, {}, nullptr));
 }
 

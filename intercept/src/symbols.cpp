@@ -25,7 +25,7 @@ extern "C" {
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
                                cudaMemcpyKind kind) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   uint64_t dptr = 0;
   if (Status s = symbol_range(c, symbol, count, offset, &dptr); !ok(s)) return result(s);
   if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDefault)
@@ -38,7 +38,7 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
                                  cudaMemcpyKind kind) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   uint64_t dptr = 0;
   if (Status s = symbol_range(c, symbol, count, offset, &dptr); !ok(s)) return result(s);
   if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDefault)
@@ -61,7 +61,7 @@ cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t coun
 cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
   if (!devPtr) return result(Status::kInvalidValue);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   uint64_t dptr = 0;
   if (Status s = symbol_range(c, symbol, 0, 0, &dptr); !ok(s)) return result(s);
   *devPtr = reinterpret_cast<void*>(dptr);

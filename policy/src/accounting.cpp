@@ -59,7 +59,7 @@ bool Accounting::reload(TenantId tenant, Tenant* t) {
 }
 
 TenantPlan Accounting::connect(TenantId tenant) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   Tenant fresh;
   Tenant& t = it == tenants_.end() ? fresh : it->second;
@@ -75,7 +75,7 @@ TenantPlan Accounting::connect(TenantId tenant) {
 }
 
 std::vector<TenantPlan> Accounting::refresh() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TenantPlan> plans;
   for (auto& [id, t] : tenants_) {
     if (reload(id, &t)) plans.push_back(plan_of(t));
@@ -84,7 +84,7 @@ std::vector<TenantPlan> Accounting::refresh() {
 }
 
 TenantPlan Accounting::plan(TenantId tenant) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) {
     TenantPlan p;
@@ -95,7 +95,7 @@ TenantPlan Accounting::plan(TenantId tenant) {
 }
 
 Decision Accounting::reserve(TenantId tenant, int64_t want_ns) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return {Decision::Kind::kRun, want_ns, false};
   Tenant& t = it->second;
@@ -127,7 +127,7 @@ Decision Accounting::reserve(TenantId tenant, int64_t want_ns) {
 }
 
 void Accounting::settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return;
   // Only what was reserved from the book goes back (a best-effort slice
@@ -139,7 +139,7 @@ void Accounting::settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns) {
 }
 
 void Accounting::attribute(std::vector<UsageRecord>* batch) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (UsageRecord& r : *batch) {
     auto it = tenants_.find(r.tenant);
     r.student = it == tenants_.end() ? 0 : it->second.policy.student_id;
@@ -159,14 +159,14 @@ TenantStatus Accounting::status_locked(TenantId id, Tenant& t) {
 }
 
 std::vector<TenantStatus> Accounting::status() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TenantStatus> out;
   for (auto& [id, t] : tenants_) out.push_back(status_locked(id, t));
   return out;
 }
 
 TenantStatus Accounting::status_of(TenantId tenant) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return {};
   return status_locked(tenant, it->second);

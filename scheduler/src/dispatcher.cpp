@@ -66,14 +66,14 @@ void Dispatcher::start() {
 void Dispatcher::stop() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     running_ = false;
     wake_ = true;
   }
   cv_.notify_one();
   thread_.join();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [id, t] : tenants_) {
       Command c;
       while (pop(*t, &c)) backend_->discard(c.work);
@@ -86,7 +86,7 @@ void Dispatcher::stop() {
 Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& options,
                                     std::string* why) {
   if (Status s = check_policy(name, options, why); !ok(s)) return s;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   policy_name_ = std::string(name);
   control_.push_back([this, wanted = std::string(name), options] {
     if (policy_->name() == wanted) {
@@ -98,7 +98,7 @@ Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& 
     if (!ok(make_policy(wanted, options, &next, &ignored))) return;  // checked above
     std::vector<std::pair<std::shared_ptr<Tenant>, TenantParams>> all;
     {
-      std::lock_guard inner(mu_);
+      MutexLock inner(mu_);
       for (const auto& [id, t] : tenants_) {
         auto pin = pins_.find(id);
         all.emplace_back(t, pin == pins_.end() ? t->params : pin->second.apply(t->params));
@@ -118,7 +118,7 @@ Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& 
 }
 
 std::string Dispatcher::policy_name() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return policy_name_;
 }
 
@@ -139,7 +139,7 @@ void Dispatcher::tell_params(TenantId tenant) {
 }
 
 void Dispatcher::set_override(TenantId tenant, const ParamsOverride& pin) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = pins_.find(tenant);
   if (it == pins_.end() ? pin.empty() : it->second == pin) return;
   if (pin.empty()) {
@@ -151,7 +151,7 @@ void Dispatcher::set_override(TenantId tenant, const ParamsOverride& pin) {
 }
 
 std::optional<TenantParams> Dispatcher::effective_params(TenantId tenant) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return std::nullopt;
   auto pin = pins_.find(tenant);
@@ -159,14 +159,14 @@ std::optional<TenantParams> Dispatcher::effective_params(TenantId tenant) const 
 }
 
 std::shared_ptr<Dispatcher::Tenant> Dispatcher::find(TenantId id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(id);
   return it == tenants_.end() ? nullptr : it->second;
 }
 
 Dispatcher::Tenant* Dispatcher::submitter_find(TenantId id) const {
   if (const uint64_t gen = tenants_gen_.load(std::memory_order_acquire); gen != submitter_gen_) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     submitter_tenants_ = tenants_;
     submitter_gen_ = tenants_gen_.load(std::memory_order_relaxed);
   }
@@ -175,7 +175,7 @@ Dispatcher::Tenant* Dispatcher::submitter_find(TenantId id) const {
 }
 
 void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (tenants_.count(tenant)) return;
   auto t = std::make_shared<Tenant>();
   t->id = tenant;
@@ -198,7 +198,7 @@ void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {
 }
 
 void Dispatcher::update_tenant(TenantId tenant, const TenantParams& params) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return;  // not added (or removed): nothing to tell
   it->second->params = params;
@@ -210,7 +210,7 @@ void Dispatcher::remove_tenant(TenantId tenant, Retired retired) {
   // dropped and the policy told on the dispatcher thread, between turns.
   std::shared_ptr<Tenant> t;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = tenants_.find(tenant); it != tenants_.end()) {
       t = it->second;
       tenants_.erase(it);
@@ -255,13 +255,13 @@ void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
     return;
   }
   {
-    std::lock_guard lock(t->inbox_mu);
+    MutexLock lock(t->inbox_mu);
     for (Command& c : commands) t->inbox.push_back(std::move(c));
   }
   if (t->queued.fetch_add(commands.size()) == 0) {
     with_work_.fetch_add(1);
     became_runnable_.push({tenant, clock_->now()});
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     wake_ = true;
     cv_.notify_one();
   }
@@ -279,7 +279,7 @@ void Dispatcher::purge_context(TenantId tenant, executor::ContextId context, Ret
   // Marked here, not by a control op: those wait for the end of a turn, and
   // a turn of another tenant's long kernels would hold up the caller.
   if (auto t = find(tenant); t && (t->queued.load() > 0 || t->in_flight.load() > 0)) {
-    std::lock_guard lock(t->dead_mu);
+    MutexLock lock(t->dead_mu);
     if (t->dead_contexts.insert(context).second) t->dead_count.fetch_add(1);
   }
   // A command of the context the dispatcher took before the mark may be
@@ -316,7 +316,7 @@ void Dispatcher::retire(Running running, Retired retired) {
   }
   uint64_t mine;
   {
-    std::lock_guard lock(retired_mu_);
+    MutexLock lock(retired_mu_);
     mine = ++retired_seq_;
     retired_.emplace_back(mine, std::move(retired));
     retired_count_.fetch_add(1);
@@ -327,7 +327,7 @@ void Dispatcher::retire(Running running, Retired retired) {
   if (running()) return;
   Retired back;
   {
-    std::lock_guard lock(retired_mu_);
+    MutexLock lock(retired_mu_);
     auto it = std::find_if(retired_.begin(), retired_.end(),
                            [&](const auto& r) { return r.first == mine; });
     if (it == retired_.end()) return;  // end_running() took it
@@ -341,7 +341,7 @@ void Dispatcher::retire(Running running, Retired retired) {
 void Dispatcher::run_retired() {
   std::vector<std::pair<uint64_t, Retired>> due;
   {
-    std::lock_guard lock(retired_mu_);
+    MutexLock lock(retired_mu_);
     due.swap(retired_);
     retired_count_.store(0);
   }
@@ -351,7 +351,7 @@ void Dispatcher::run_retired() {
 bool Dispatcher::is_dead(Tenant& t, executor::ContextId context) {
   if (t.removed.load()) return true;
   if (t.dead_count.load() == 0) return false;
-  std::lock_guard lock(t.dead_mu);
+  MutexLock lock(t.dead_mu);
   return t.dead_contexts.count(context) != 0;
 }
 
@@ -359,13 +359,13 @@ void Dispatcher::forget_dead(Tenant& t) {
   // The queue is empty and nothing is in flight: no command of a dead
   // context is left to drop or to leave unanswered.
   if (t.dead_count.load() == 0 || t.in_flight.load() > 0) return;
-  std::lock_guard lock(t.dead_mu);
+  MutexLock lock(t.dead_mu);
   t.dead_contexts.clear();
   t.dead_count.store(0);
 }
 
 void Dispatcher::poke() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   control_.push_back([this] {
     // Ask the gate again about every tenant it held back.
     std::vector<TenantId> held(waiting_.begin(), waiting_.end());
@@ -394,7 +394,7 @@ TenantUsage Dispatcher::usage(TenantId tenant) const {
   std::shared_ptr<Usage> u;
   size_t queued = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = usage_.find(tenant);
     if (it == usage_.end()) return {};
     u = it->second;
@@ -407,7 +407,7 @@ TenantUsage Dispatcher::usage(TenantId tenant) const {
 std::unordered_map<TenantId, TenantUsage> Dispatcher::usage_all() const {
   std::vector<TenantId> ids;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, u] : usage_) ids.push_back(id);
   }
   std::unordered_map<TenantId, TenantUsage> out;
@@ -418,7 +418,7 @@ std::unordered_map<TenantId, TenantUsage> Dispatcher::usage_all() const {
 void Dispatcher::apply_control() {
   std::vector<std::function<void()>> ops;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ops.swap(control_);
     wake_ = false;
   }
@@ -463,7 +463,7 @@ void Dispatcher::fail_queue(Tenant& t, Status error) {
 
 bool Dispatcher::pop(Tenant& t, Command* out) {
   if (t.taken.empty()) {
-    std::lock_guard lock(t.inbox_mu);
+    MutexLock lock(t.inbox_mu);
     t.taken.swap(t.inbox);
   }
   if (t.taken.empty()) return false;
@@ -533,8 +533,8 @@ bool Dispatcher::run_one_slice() {
       return false;
     case TurnPlan::Kind::kWaitUntil: {
       settle_flight();
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::nanoseconds(std::max<Nanos>(plan.until - now, 0)),
+      MutexLock lock(mu_);
+      cv_.wait_for(mu_, std::chrono::nanoseconds(std::max<Nanos>(plan.until - now, 0)),
                    [this] { return wake_ || !became_runnable_.empty(); });
       return true;
     }
@@ -579,8 +579,8 @@ void Dispatcher::run() {
     if (poll_for_work()) continue;
     // Nothing runnable: sleep until a submit, a control op, or a periodic
     // re-check of tenants the gate holds back.
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(waiting_.empty() ? 1000 : 100),
+    MutexLock lock(mu_);
+    cv_.wait_for(mu_, std::chrono::milliseconds(waiting_.empty() ? 1000 : 100),
                  [this] { return wake_ || !became_runnable_.empty(); });
     if (!waiting_.empty() && !wake_) {
       lock.unlock();

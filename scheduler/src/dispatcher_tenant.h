@@ -6,10 +6,10 @@
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <unordered_set>
 
 #include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/thread_annotations.h"
 
 namespace vgpu::scheduler {
 
@@ -20,12 +20,14 @@ struct Dispatcher::Usage {
 
 struct Dispatcher::Tenant : std::enable_shared_from_this<Tenant> {
   TenantId id = 0;
-  TenantParams params;  // guarded by mu_: as added/updated, before any pin
+  // As added/updated, before any pin. Guarded by the dispatcher's mu_, which
+  // GUARDED_BY cannot name from here (it would mean a mu_ of the Tenant).
+  TenantParams params;
   // Submitted commands, in order. The transport thread appends a whole burst
   // under one lock; the dispatcher takes everything at once (swaps it into
   // `taken`), so the two threads meet once per burst, not once per command.
-  std::mutex inbox_mu;
-  std::deque<Command> inbox;
+  Mutex inbox_mu;
+  std::deque<Command> inbox GUARDED_BY(inbox_mu);
   std::atomic<size_t> queued{0};  // in `inbox` and `taken`
   std::atomic<size_t> in_flight{0};  // taken, and left on the device (flight_)
   std::atomic<bool> told_full{false};
@@ -34,8 +36,8 @@ struct Dispatcher::Tenant : std::enable_shared_from_this<Tenant> {
   // caller's thread, read by the dispatcher before each command it runs: a
   // dead context's commands (or a removed tenant's) are dropped when popped.
   std::atomic<bool> removed{false};
-  std::mutex dead_mu;
-  std::unordered_set<executor::ContextId> dead_contexts;  // guarded by dead_mu
+  Mutex dead_mu;
+  std::unordered_set<executor::ContextId> dead_contexts GUARDED_BY(dead_mu);
   std::atomic<size_t> dead_count{0};  // dead_contexts.size(), read without the lock
   // Dispatcher thread only: commands taken from `inbox` and not yet run
   // (including the rest of a batch put back), ahead of everything in `inbox`.

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "host_loop_internal.h"
@@ -88,7 +87,7 @@ void HostLoop::stop() {
   wake_.ring();
   thread_.join();
   std::vector<uint64_t> ids;
-  for (const auto& [id, peer] : channels_) ids.push_back(id);
+  for (const auto& [id, peer] : loop_channels()) ids.push_back(id);
   for (uint64_t id : ids) close_channel(id);
   for (const auto& [sock, creds] : pending_hello_) close(sock);
   pending_hello_.clear();
@@ -109,7 +108,7 @@ void HostLoop::reply(uint64_t channel, std::span<const std::span<const uint8_t>>
     peer = loop_peer(channel);
     if (!peer) return;
   } else {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     auto it = channels_.find(channel);
     if (it == channels_.end()) return;
     held = it->second;
@@ -128,7 +127,7 @@ HostLoopStats HostLoop::stats() const {
 }
 
 size_t HostLoop::channel_count() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return channels_.size();
 }
 
@@ -145,7 +144,7 @@ void HostLoop::run() {
     // the same pace: the guests look at it once a second.
     if (now - last_events >= kEventsEvery) {
       handle_events(0);
-      for (const auto& [id, peer] : channels_) peer->channel->beat();
+      for (const auto& [id, peer] : loop_channels()) peer->channel->beat();
       last_events = now;
     }
     if (worked) {
@@ -178,7 +177,7 @@ bool HostLoop::serve_channels(Clock::time_point started) {
     broken.push_back(id);
     return true;
   };
-  for (const auto& [id, peer] : channels_) {  // only this thread modifies channels_
+  for (const auto& [id, peer] : loop_channels()) {
     HostChannel& ch = *peer->channel;
     if (doomed(id, *peer)) continue;
     serving_ = {id, peer.get()};
@@ -223,7 +222,7 @@ bool HostLoop::serve_channels(Clock::time_point started) {
 
 void HostLoop::sleep_until_event() {
   bool pending = false;
-  for (const auto& [id, peer] : channels_) {
+  for (const auto& [id, peer] : loop_channels()) {
     HostChannel& ch = *peer->channel;
     // A guest that does not read its replies gets nothing more read until it
     // does (it rings when it reads): its pending requests must not keep the
@@ -249,7 +248,7 @@ void HostLoop::sleep_until_event() {
     }
     handle_events(timeout_us);
   }
-  for (const auto& [id, peer] : channels_) peer->channel->set_sleeping(false);
+  for (const auto& [id, peer] : loop_channels()) peer->channel->set_sleeping(false);
 }
 
 void HostLoop::handle_events(int timeout_us) {
@@ -362,7 +361,7 @@ void HostLoop::handle_hello(int sock) {
     return;
   }
   {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     channels_[id] = p;
   }
   by_socket_[sock] = id;
@@ -378,13 +377,13 @@ void HostLoop::handle_hello(int sock) {
 
 HostLoop::Peer* HostLoop::loop_peer(uint64_t channel) const {
   if (channel == serving_.id) return serving_.peer;
-  auto it = channels_.find(channel);
-  return it == channels_.end() ? nullptr : it->second.get();
+  auto it = loop_channels().find(channel);
+  return it == loop_channels().end() ? nullptr : it->second.get();
 }
 
 void HostLoop::close_channel(uint64_t id) {
-  auto it = channels_.find(id);
-  if (it == channels_.end()) return;
+  auto it = loop_channels().find(id);
+  if (it == loop_channels().end()) return;
   if (serving_.id == id) serving_ = {};
   std::shared_ptr<Peer> peer = it->second;
   if (peer->sock >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer->sock, nullptr);
@@ -392,7 +391,7 @@ void HostLoop::close_channel(uint64_t id) {
   events_->on_close(id, peer);  // releases everything the client held
   peer->channel->close();
   {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     channels_.erase(id);
   }
   if (peer->sock >= 0) {

@@ -40,7 +40,7 @@ Status HostLoop::add_vm(const VmSpec& vm, std::string* why) {
   auto server = std::make_shared<VmServer>();
   server->spec = vm;
   {
-    std::lock_guard lock(vm_mu_);
+    MutexLock lock(vm_mu_);
     if (vm_names_.count(vm.name)) {
       *why = "VM " + vm.name + " is already served";
       return Status::kInvalidValue;
@@ -54,7 +54,7 @@ Status HostLoop::add_vm(const VmSpec& vm, std::string* why) {
   } else {
     s = HostChannel::create_in_file(vm.path, g, &server->plain_channel, why);
   }
-  std::lock_guard lock(vm_mu_);
+  MutexLock lock(vm_mu_);
   if (!ok(s)) {
     vm_names_.erase(vm.name);
     return s;
@@ -65,12 +65,12 @@ Status HostLoop::add_vm(const VmSpec& vm, std::string* why) {
 }
 
 bool HostLoop::serves(const std::string& name) {
-  std::lock_guard lock(vm_mu_);
+  MutexLock lock(vm_mu_);
   return vm_names_.count(name) != 0;
 }
 
 void HostLoop::remove_vm(const std::string& name) {
-  std::lock_guard lock(vm_mu_);
+  MutexLock lock(vm_mu_);
   auto it = vm_names_.find(name);
   if (it == vm_names_.end()) return;
   unlink(it->second.c_str());  // now, so that the name can be added again at once
@@ -86,12 +86,12 @@ void HostLoop::remove_vm(const std::string& name) {
 }
 
 void HostLoop::expect_replug(const std::string& name) {
-  std::lock_guard lock(vm_mu_);
+  MutexLock lock(vm_mu_);
   replugging_.insert(name);
 }
 
 void HostLoop::disconnect_vm(const std::string& name, int pid) {
-  std::lock_guard lock(vm_mu_);
+  MutexLock lock(vm_mu_);
   vm_ops_.push_back({name, false, pid});
   if (running_) wake_.ring();
 }
@@ -100,7 +100,7 @@ void HostLoop::apply_pending_vms() {
   std::vector<std::shared_ptr<VmServer>> added;
   std::vector<VmOp> ops;
   {
-    std::lock_guard lock(vm_mu_);
+    MutexLock lock(vm_mu_);
     added.swap(pending_vms_);
     ops.swap(vm_ops_);
   }
@@ -108,7 +108,7 @@ void HostLoop::apply_pending_vms() {
   // removed here and served again below.
   for (const VmOp& op : ops) {
     if (!op.remove) {
-      for (const auto& [id, peer] : channels_) {
+      for (const auto& [id, peer] : loop_channels()) {
         if (peer->creds.real_vm && !peer->plain && peer->vm == op.name &&
             (op.pid < 0 || peer->creds.pid == op.pid)) {
           close_channel(id);
@@ -163,7 +163,7 @@ bool HostLoop::open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id_o
     return false;
   }
   {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     channels_[id] = peer;
   }
   if (peer->sock >= 0) {
@@ -218,7 +218,7 @@ void HostLoop::accept_vm(int listen_fd) {
     setup.peer_vectors = host_vectors;
     setup.own_vectors = guest_vectors;
     {
-      std::lock_guard lock(vm_mu_);
+      MutexLock lock(vm_mu_);
       setup.replug = replugging_.erase(server.spec.name) != 0;
     }
     if (!ok(ivshmem_send_setup(sock, setup))) {
@@ -287,7 +287,7 @@ void HostLoop::close_vm_servers() {
   vm_servers_.clear();
   for (auto& server : plain_vms_) unlink(server->spec.path.c_str());
   plain_vms_.clear();
-  std::lock_guard lock(vm_mu_);
+  MutexLock lock(vm_mu_);
   for (auto& server : pending_vms_) {
     if (server->listen_fd >= 0) close(server->listen_fd);
     unlink(server->spec.path.c_str());

@@ -5,7 +5,7 @@
 namespace vgpu::executor::common {
 
 bool TenantLedger::reserve(TenantId tenant, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TenantMemory& t = tenants_[tenant];
   const uint64_t limit = t.cap == 0 ? device_bytes_ : std::min(t.cap, device_bytes_);
   if (bytes > limit || t.used > limit - bytes) return false;
@@ -17,32 +17,32 @@ bool TenantLedger::reserve(TenantId tenant, uint64_t bytes) {
 }
 
 void TenantLedger::release(TenantId tenant, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TenantMemory& t = tenants_[tenant];
   t.used -= std::min(t.used, bytes);
   device_used_ -= std::min(device_used_, bytes);
 }
 
 void TenantLedger::set_cap(TenantId tenant, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   tenants_[tenant].cap = bytes;
 }
 
 TenantMemory TenantLedger::get(TenantId tenant) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   return it == tenants_.end() ? TenantMemory{} : it->second;
 }
 
 uint64_t TenantLedger::visible_total(TenantId tenant) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   const uint64_t cap = it == tenants_.end() ? 0 : it->second.cap;
   return cap == 0 ? device_bytes_ : std::min(cap, device_bytes_);
 }
 
 uint64_t TenantLedger::available(TenantId tenant) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   const TenantMemory t = it == tenants_.end() ? TenantMemory{} : it->second;
   const uint64_t limit = t.cap == 0 ? device_bytes_ : std::min(t.cap, device_bytes_);
@@ -51,12 +51,12 @@ uint64_t TenantLedger::available(TenantId tenant) const {
 }
 
 std::vector<std::pair<TenantId, TenantMemory>> TenantLedger::all() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return {tenants_.begin(), tenants_.end()};
 }
 
 uint64_t TenantLedger::device_used() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return device_used_;
 }
 

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "vgpu/executor/backend.h"
+#include "vgpu/thread_annotations.h"
 
 namespace vgpu::executor::common {
 
@@ -32,9 +32,9 @@ class TenantLedger {
 
  private:
   const uint64_t device_bytes_;
-  mutable std::mutex mu_;
-  uint64_t device_used_ = 0;                          // guarded by mu_
-  std::unordered_map<TenantId, TenantMemory> tenants_;  // guarded by mu_
+  mutable Mutex mu_;
+  uint64_t device_used_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<TenantId, TenantMemory> tenants_ GUARDED_BY(mu_);
 };
 
 }  // namespace vgpu::executor::common

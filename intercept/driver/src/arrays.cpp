@@ -70,7 +70,7 @@ CUresult check_descriptor(const CUDA_ARRAY3D_DESCRIPTOR& a, const TextureDesc& d
 
 CUresult host_alloc(uint64_t bytes, uint64_t* dptr) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::MallocReply rep{};
   if (Status s = c.call(proto::MallocRequest{bytes}, {}, &rep); !ok(s)) return to_cu(s);
   *dptr = rep.dptr;
@@ -79,7 +79,7 @@ CUresult host_alloc(uint64_t bytes, uint64_t* dptr) {
 
 CUresult host_free(uint64_t dptr) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::FreeReply rep{};
   return to_cu(intercept::with_async_errors(c, c.call(proto::FreeRequest{dptr}, {}, &rep)));
 }

@@ -67,7 +67,7 @@ CUresult synchronize() {
   CUresult r;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     proto::DeviceSynchronizeReply rep{};
     r = to_cu(intercept::with_async_errors(c, c.call(proto::DeviceSynchronizeRequest{}, {}, &rep)));
   }
@@ -188,7 +188,7 @@ CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned flags) {
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::DeviceResetReply rep{};
   const Status s = intercept::with_async_errors(c, c.call(proto::DeviceResetRequest{}, {}, &rep));
   if (ok(s)) {

@@ -38,7 +38,7 @@ void flush_at_exit() {
   if (!expected.load(std::memory_order_relaxed)) return;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     proto::DeviceSynchronizeReply rep{};
     (void)c.call(proto::DeviceSynchronizeRequest{}, {}, &rep);  // the kernels still running
   }
@@ -85,7 +85,7 @@ void flush() {
   uint64_t dropped = 0;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     dropped = take(c, 1, stdout, limit);
     (void)take(c, 2, stderr, UINT64_MAX);
   }

@@ -40,7 +40,7 @@ CUresult device_info(const DeviceInfo** out) {
   }
   if (failed != CUDA_SUCCESS) return failed;
   Connection& c = Connection::instance();
-  auto clock = c.lock();
+  Connection::Lock clock(c);
   proto::GetDeviceCountReply count{};
   proto::GetDevicePropertiesReply props{};
   Status s = c.call(proto::GetDeviceCountRequest{}, {}, &count);

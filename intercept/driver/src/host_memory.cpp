@@ -49,7 +49,7 @@ CUresult host_alloc(void** ptr, size_t size, unsigned flags) {
   bool pinned = false;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     const Status s = c.pin(size, ptr);
     if (ok(s)) pinned = true;
     else if (s != Status::kMemoryAllocation) return to_cu(s);
@@ -105,7 +105,7 @@ CUresult cuMemFreeHost(void* ptr) {
     if (mapped) return managed::release(reinterpret_cast<CUdeviceptr>(ptr));
   }
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   bool was_pinned = false;
   const Status s = c.unpin(ptr, &was_pinned);
   if (was_pinned) return to_cu(s);

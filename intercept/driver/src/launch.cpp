@@ -133,7 +133,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   }
   if (f->prints) device_output::expect();
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return to_cu(c.post(req, std::span<const uint8_t>(packed, f->layout->param_bytes), nullptr));
 }
 
@@ -141,7 +141,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
 // (programs ask rarely; the runtime caches them itself).
 CUresult host_attributes(Function* f, proto::FuncGetAttributesReply* rep) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return to_cu(c.call(proto::FuncGetAttributesRequest{f->host_function}, {}, rep));
 }
 

@@ -125,7 +125,7 @@ void defer(Connection& c, Status s) {
 // Makes granules [first, last) of `a` the CPU's (mu held, connection not).
 void fetch_granules(Allocation& a, size_t first, size_t last) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   if (device_busy) {
     proto::DeviceSynchronizeReply rep{};
     const Status s = c.call(proto::DeviceSynchronizeRequest{}, {}, &rep);
@@ -213,7 +213,7 @@ CUresult allocate(size_t size, CUdeviceptr* out, bool host_mapped) {
   install_fault_handler();
   std::lock_guard lock(mu);
   Connection& c = Connection::instance();
-  auto clock = c.lock();
+  Connection::Lock clock(c);
   // Device allocations are 256-byte aligned; the guest mapping needs a page,
   // so one page more is asked for and the base rounded up inside it.
   const uint64_t mapped = round_up(size, kPage);
@@ -301,7 +301,7 @@ CUresult release(CUdeviceptr ptr) {
   if (it == allocations.end()) return CUDA_ERROR_NOT_FOUND;
   if (it->second.device_base == 0) return CUDA_ERROR_INVALID_VALUE;  // a module's variable
   Connection& c = Connection::instance();
-  auto clock = c.lock();
+  Connection::Lock clock(c);
   proto::FreeReply rep{};
   const Status s =
       intercept::with_async_errors(c, c.call(proto::FreeRequest{it->second.device_base}, {}, &rep));
@@ -333,7 +333,7 @@ CUresult flush(uint64_t stream) {
   if (!any() || !maybe_dirty.load(std::memory_order_relaxed)) return CUDA_SUCCESS;
   std::lock_guard lock(mu);
   Connection& c = Connection::instance();
-  auto clock = c.lock();
+  Connection::Lock clock(c);
   Status result = Status::kSuccess;
   for (auto& [base, a] : allocations) {
     for_runs(a, 0, a.granules.size(), State::kDirty, [&](size_t from, size_t to) {

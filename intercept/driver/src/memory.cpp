@@ -56,7 +56,7 @@ CUresult send_copy(bool sync, Copy copy) {
   CUresult r;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     r = to_cu(copy(c));
   }
   if (sync) device_output::flush();
@@ -119,7 +119,7 @@ CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool s
   if (sync) {
     // Host to host is ordered after the work already queued, as in CUDA.
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     proto::DeviceSynchronizeReply rep{};
     if (Status st = c.call(proto::DeviceSynchronizeRequest{}, {}, &rep); !ok(st)) return to_cu(st);
   }
@@ -148,7 +148,7 @@ CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t
   bool uniform = true;
   for (unsigned i = 1; i < width; ++i) uniform &= bytes[i] == bytes[0];
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   if (uniform) {
     return to_cu(intercept::set_on_device(c, dst, bytes[0], count * width, stream_handle(stream), sync));
   }
@@ -170,7 +170,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::MallocReply rep{};
   if (Status s = c.call(proto::MallocRequest{size}, {}, &rep); !ok(s)) return to_cu(s);
   DeviceMemory::instance().add(rep.dptr, size);
@@ -198,7 +198,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
     return r;
   }
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::FreeReply rep{};
   const Status s = intercept::with_async_errors(c, c.call(proto::FreeRequest{dptr}, {}, &rep));
   if (ok(s)) {
@@ -211,7 +211,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::MemGetInfoReply rep{};
   if (Status s = c.call(proto::MemGetInfoRequest{}, {}, &rep); !ok(s)) return to_cu(s);
   if (free) *free = rep.free;

@@ -143,7 +143,7 @@ CUresult with_module(void* handle, Fn&& fn) {
   Module* m = o.module(handle);
   if (!m) return CUDA_ERROR_INVALID_HANDLE;
   Connection& c = Connection::instance();
-  auto clock = c.lock();
+  Connection::Lock clock(c);
   return fn(*m, c);
 }
 
@@ -177,7 +177,7 @@ CUresult load_module_now(CUmodule* module, const void* image) {
   std::lock_guard lock(o.mutex());
   Module* m = static_cast<Module*>(handle);
   Connection& c = Connection::instance();
-  auto clock = c.lock();
+  Connection::Lock clock(c);
   if (CUresult r = o.load(c, *m); r != CUDA_SUCCESS) {
     o.remove_module(m);
     return r;
@@ -198,7 +198,7 @@ CUresult unload(void* handle) {
     if (!m) return CUDA_ERROR_INVALID_HANDLE;
     if (m->host_module) {
       Connection& c = Connection::instance();
-      auto clock = c.lock();
+      Connection::Lock clock(c);
       proto::ModuleUnloadReply rep{};
       s = c.call(proto::ModuleUnloadRequest{m->host_module}, {}, &rep);
       for (auto& [name, g] : m->globals) {

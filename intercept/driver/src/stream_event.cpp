@@ -48,7 +48,7 @@ CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned flags, int priori
   // Clamped into the range cuCtxGetStreamPriorityRange reports, as CUDA does.
   priority = std::clamp(priority, kGreatestPriority, 0);
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::StreamCreateReply rep{};
   if (Status s = c.call(proto::StreamCreateRequest{flags, priority}, {}, &rep); !ok(s)) return to_cu(s);
   std::lock_guard slock(stream_mutex());
@@ -67,7 +67,7 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
   const uint64_t h = stream_handle(stream);
   if (h == 0) return CUDA_ERROR_INVALID_HANDLE;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   if (Status s = c.post(proto::StreamDestroyRequest{h}, {}, nullptr); !ok(s)) return to_cu(s);
   std::lock_guard slock(stream_mutex());
   streams().erase(h);
@@ -81,7 +81,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
   CUresult r;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     proto::StreamSynchronizeReply rep{};
     r = synced(c, c.call(proto::StreamSynchronizeRequest{stream_handle(stream)}, {}, &rep));
   }
@@ -92,7 +92,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
 CUresult cuStreamQuery(CUstream stream) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::StreamQueryReply rep{};
   return to_cu(c.call(proto::StreamQueryRequest{stream_handle(stream)}, {}, &rep));
 }
@@ -102,7 +102,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   bool captured = false;
   if (CUresult r = capture::wait_event(stream, event, &captured); r != CUDA_SUCCESS || captured) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return to_cu(c.post(proto::StreamWaitEventRequest{stream_handle(stream), event_handle(event), flags, 0},
                       {}, nullptr));
 }
@@ -209,7 +209,7 @@ CUresult cuEventCreate(CUevent* event, unsigned flags) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (flags & CU_EVENT_INTERPROCESS) return refuse("cuEventCreate with CU_EVENT_INTERPROCESS (IPC)");
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventCreateReply rep{};
   if (Status s = c.call(proto::EventCreateRequest{flags, 0}, {}, &rep); !ok(s)) return to_cu(s);
   *event = reinterpret_cast<CUevent>(rep.event);
@@ -222,7 +222,7 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
   bool captured = false;
   if (CUresult r = capture::record_event(event, stream, &captured); r != CUDA_SUCCESS || captured) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   return to_cu(c.post(proto::EventRecordRequest{event_handle(event), stream_handle(stream)}, {}, nullptr));
 }
 
@@ -235,7 +235,7 @@ CUresult cuEventSynchronize(CUevent event) {
   CUresult r;
   {
     Connection& c = Connection::instance();
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     proto::EventSynchronizeReply rep{};
     r = synced(c, c.call(proto::EventSynchronizeRequest{event_handle(event)}, {}, &rep));
   }
@@ -246,7 +246,7 @@ CUresult cuEventSynchronize(CUevent event) {
 CUresult cuEventQuery(CUevent event) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventQueryReply rep{};
   return to_cu(c.call(proto::EventQueryRequest{event_handle(event)}, {}, &rep));
 }
@@ -255,7 +255,7 @@ CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
   if (!ms) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::EventElapsedTimeReply rep{};
   const Status s = c.call(proto::EventElapsedTimeRequest{event_handle(start), event_handle(end)}, {}, &rep);
   if (!ok(s)) return to_cu(s);
@@ -269,7 +269,7 @@ CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
 
 CUresult cuEventDestroy_v2(CUevent event) {
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   const Status s = c.post(proto::EventDestroyRequest{event_handle(event)}, {}, nullptr);
   if (ok(s)) owned::remove(owned::Kind::kEvent, event_handle(event));
   return to_cu(s);

@@ -110,7 +110,7 @@ CUresult create(const TextureDesc& d, const ObjectInfo& info, unsigned long long
   Connection& c = Connection::instance();
   proto::TextureCreateReply rep{};
   {
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     const Status s = c.call(req, {}, &rep);
     if (s == Status::kNotSupported)
       return refuse("surface objects, and texture objects over 1D, 3D, layered, cubemap or mipmapped arrays, "
@@ -137,7 +137,7 @@ CUresult destroy(unsigned long long handle, bool surface) {
   proto::TextureDestroyReply rep{};
   Status s;
   {
-    auto lock = c.lock();
+    Connection::Lock lock(c);
     s = intercept::with_async_errors(c, c.call(proto::TextureDestroyRequest{handle}, {}, &rep));
   }
   if (ok(s)) {

@@ -20,7 +20,7 @@ struct TenantMemory {
 nvmlReturn_t tenant_memory(TenantMemory* m) {
   using vgpu::intercept::Connection;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   vgpu::proto::MemGetInfoReply rep{};
   if (Status s = c.call(vgpu::proto::MemGetInfoRequest{}, {}, &rep); !ok(s)) return to_nvml(s);
   m->total = rep.total;

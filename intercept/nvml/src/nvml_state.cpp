@@ -28,7 +28,7 @@ std::atomic<const DeviceInfo*> g_info{nullptr};
 Status fetch(DeviceInfo* d) {
   using intercept::Connection;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   proto::GetDeviceCountReply count{};
   if (Status s = c.call(proto::GetDeviceCountRequest{}, {}, &count); !ok(s)) return s;
   d->count = count.count > 0 ? 1 : 0;  // one virtual GPU per VM

@@ -36,7 +36,7 @@ constexpr uint64_t kWindowNs = 100'000'000;  // the shortest period an answer co
 nvmlReturn_t sample(Sample* out) {
   using vgpu::intercept::Connection;
   Connection& c = Connection::instance();
-  auto lock = c.lock();
+  Connection::Lock lock(c);
   vgpu::proto::TenantUsageReply rep{};
   if (Status s = c.call(vgpu::proto::TenantUsageRequest{}, {}, &rep); !ok(s)) return to_nvml(s);
   *out = {rep.gpu_ns, rep.now_ns};

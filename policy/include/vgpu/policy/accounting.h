@@ -16,13 +16,13 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "vgpu/policy/budget_book.h"
 #include "vgpu/policy/store.h"
+#include "vgpu/thread_annotations.h"
 
 namespace vgpu::policy {
 
@@ -62,18 +62,18 @@ class Accounting {
  public:
   Accounting(Store* store, UnixClock clock);
 
-  TenantPlan connect(TenantId tenant);
+  TenantPlan connect(TenantId tenant) EXCLUDES(mu_);
   // Re-reads every known VM's binding and quota; returns the plans of all of them.
-  std::vector<TenantPlan> refresh();
-  TenantPlan plan(TenantId tenant);
+  std::vector<TenantPlan> refresh() EXCLUDES(mu_);
+  TenantPlan plan(TenantId tenant) EXCLUDES(mu_);
 
-  Decision reserve(TenantId tenant, int64_t want_ns);
-  void settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns);
+  Decision reserve(TenantId tenant, int64_t want_ns) EXCLUDES(mu_);
+  void settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns) EXCLUDES(mu_);
 
   // Fills in each record's student from the VM's current binding.
-  void attribute(std::vector<UsageRecord>* batch);
-  std::vector<TenantStatus> status();
-  TenantStatus status_of(TenantId tenant);
+  void attribute(std::vector<UsageRecord>* batch) EXCLUDES(mu_);
+  std::vector<TenantStatus> status() EXCLUDES(mu_);
+  TenantStatus status_of(TenantId tenant) EXCLUDES(mu_);
 
  private:
   struct Tenant {
@@ -83,18 +83,18 @@ class Accounting {
     bool best_effort = false;
     int64_t outstanding = 0;  // reserved from the book by slices not yet settled
   };
-  // Reads the tenant's policy and configures its budget; mu_ held.
-  bool load(TenantId tenant, Tenant* t);
+  // Reads the tenant's policy and configures its budget.
+  bool load(TenantId tenant, Tenant* t) REQUIRES(mu_);
   // load() into the known tenant, keeping its outstanding reservation.
-  bool reload(TenantId tenant, Tenant* t);
-  TenantStatus status_locked(TenantId id, Tenant& t);
+  bool reload(TenantId tenant, Tenant* t) REQUIRES(mu_);
+  TenantStatus status_locked(TenantId id, Tenant& t) REQUIRES(mu_);
   TenantPlan plan_of(const Tenant& t) const;
 
   Store* const store_;
   const UnixClock clock_;
-  std::mutex mu_;
-  BudgetBook book_;
-  std::unordered_map<TenantId, Tenant> tenants_;
+  Mutex mu_;
+  BudgetBook book_ GUARDED_BY(mu_);
+  std::unordered_map<TenantId, Tenant> tenants_ GUARDED_BY(mu_);
 };
 
 }  // namespace vgpu::policy

@@ -14,11 +14,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,6 +34,7 @@
 #include "vgpu/scheduler/policy.h"
 #include "vgpu/scheduler/quota_gate.h"
 #include "vgpu/scheduler/turn.h"
+#include "vgpu/thread_annotations.h"
 
 namespace vgpu::scheduler {
 
@@ -111,15 +110,17 @@ class Dispatcher {
   ~Dispatcher();
 
   void start();
-  void stop();  // drops what is still queued (discarded, no completions); runs waiting Retired
+  // Drops what is still queued (discarded, no completions); runs waiting Retired.
+  void stop() EXCLUDES(mu_);
 
   // Switches the policy or changes its options, live, from the next turn.
   // Same name: the policy keeps what it learned (lags, virtual times). Another
   // name: the new policy is told every tenant, its parameters and whether it
   // is runnable, and starts everyone level. kInvalidValue (and `why`) for an
   // unknown name or a slice out of range; nothing changes then.
-  Status configure_policy(std::string_view name, const PolicyOptions& options, std::string* why);
-  std::string policy_name() const;
+  Status configure_policy(std::string_view name, const PolicyOptions& options, std::string* why)
+      EXCLUDES(mu_);
+  std::string policy_name() const EXCLUDES(mu_);
 
   // Launches of one tenant in flight at once: the setting (changed live, from
   // the next batch), and what the backend makes of it (no more than it can
@@ -133,25 +134,25 @@ class Dispatcher {
   // Runs once what purge_context or remove_tenant ended can run no more.
   using Retired = std::function<void()>;
 
-  void add_tenant(TenantId tenant, const TenantParams& params);
-  void update_tenant(TenantId tenant, const TenantParams& params);
+  void add_tenant(TenantId tenant, const TenantParams& params) EXCLUDES(mu_);
+  void update_tenant(TenantId tenant, const TenantParams& params) EXCLUDES(mu_);
   // The tenant is gone when this returns: its queued commands are discarded
   // without completions, submit() answers for it, and a command of it running
   // now completes without one. `retired` (if set) runs once that command has
   // finished, as for purge_context. Never waits.
-  void remove_tenant(TenantId tenant, Retired retired = {});
+  void remove_tenant(TenantId tenant, Retired retired = {}) EXCLUDES(mu_);
   // Pins some of a tenant's parameters (see ParamsOverride), now and for
   // whenever it is added again; an empty override lifts the pin.
-  void set_override(TenantId tenant, const ParamsOverride& pin);
+  void set_override(TenantId tenant, const ParamsOverride& pin) EXCLUDES(mu_);
   // What the policy was told for the tenant (its parameters under its pin).
-  std::optional<TenantParams> effective_params(TenantId tenant) const;
+  std::optional<TenantParams> effective_params(TenantId tenant) const EXCLUDES(mu_);
 
   // Queues a command; the backend must already have accepted its work.
-  void submit(Command&& command);
+  void submit(Command&& command) EXCLUDES(mu_);
   // Queues several commands of one tenant, in order (moved from `commands`),
   // with one hand-over to the dispatcher thread.
-  void submit(TenantId tenant, std::span<Command> commands);
-  bool accepting(TenantId tenant) const;
+  void submit(TenantId tenant, std::span<Command> commands) EXCLUDES(mu_);
+  bool accepting(TenantId tenant) const EXCLUDES(mu_);
 
   // No command of `context` runs from now on: queued ones are discarded, and
   // one executing now completes, all without completions. `retired` runs
@@ -159,15 +160,16 @@ class Dispatcher {
   // on this thread when none of the context is executing, else on the
   // dispatcher thread as it ends. Never waits: the caller is the transport
   // thread, and a long kernel of the context would hold up every VM.
-  void purge_context(TenantId tenant, executor::ContextId context, Retired retired);
+  void purge_context(TenantId tenant, executor::ContextId context, Retired retired)
+      EXCLUDES(mu_);
 
   // The gate may have changed its mind (a quota was raised): re-ask it.
-  void poke();
+  void poke() EXCLUDES(mu_);
 
   // Usage is kept after a tenant is removed, so none is lost before it is
   // flushed and the counters never go back if the tenant comes again.
-  TenantUsage usage(TenantId tenant) const;
-  std::unordered_map<TenantId, TenantUsage> usage_all() const;
+  TenantUsage usage(TenantId tenant) const EXCLUDES(mu_);
+  std::unordered_map<TenantId, TenantUsage> usage_all() const EXCLUDES(mu_);
 
  private:
   struct Tenant;
@@ -180,12 +182,12 @@ class Dispatcher {
   // True if work or a control op arrived within config_.poll_before_sleep.
   bool poll_for_work() const;
   void fail_queue(Tenant& t, Status error);
-  std::shared_ptr<Tenant> find(TenantId id) const;
+  std::shared_ptr<Tenant> find(TenantId id) const EXCLUDES(mu_);
   // submit() and accepting() come from one thread, per burst: they look the
   // tenant up in that thread's own copy of tenants_ (refreshed when
   // tenants_gen_ moves), not under mu_, which the dispatcher thread takes
   // every turn. Null for a tenant not added.
-  Tenant* submitter_find(TenantId id) const;
+  Tenant* submitter_find(TenantId id) const EXCLUDES(mu_);
   void account(Usage& u, const executor::Work& w, const executor::ExecResult& r);
   // Dispatcher thread, around each command it takes: what runs (for
   // purge_context and remove_tenant), and whether it may. end_running()
@@ -197,9 +199,10 @@ class Dispatcher {
   // After marking something dead: `retired` now if `running()` is false,
   // else from end_running().
   template <class Running>
-  void retire(Running running, Retired retired);
-  void run_retired();  // every callback waiting: nothing runs now
-  void tell_params(TenantId tenant);  // mu_ held: sends the effective params to the policy
+  void retire(Running running, Retired retired) EXCLUDES(retired_mu_);
+  void run_retired() EXCLUDES(retired_mu_);  // every callback waiting: nothing runs now
+  // Sends the effective params to the policy.
+  void tell_params(TenantId tenant) REQUIRES(mu_);
   bool run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more);
   // Dispatcher thread: the tenant's next command (put-back ones first).
   bool pop(Tenant& t, Command* out);
@@ -226,13 +229,14 @@ class Dispatcher {
   const Completion on_complete_;
   const RoomCallback on_room_;
 
-  mutable std::mutex mu_;  // guards tenants_, usage_, pins_, policy_name_, control_, wake_
-  std::condition_variable cv_;
-  std::unordered_map<TenantId, std::shared_ptr<Tenant>> tenants_;
-  std::unordered_map<TenantId, std::shared_ptr<Usage>> usage_;  // every tenant ever added
-  std::unordered_map<TenantId, ParamsOverride> pins_;
-  std::string policy_name_;
-  std::vector<std::function<void()>> control_;  // run on the dispatcher thread
+  mutable Mutex mu_;  // also guards Tenant::params (dispatcher_tenant.h)
+  CondVar cv_;
+  std::unordered_map<TenantId, std::shared_ptr<Tenant>> tenants_ GUARDED_BY(mu_);
+  // Every tenant ever added.
+  std::unordered_map<TenantId, std::shared_ptr<Usage>> usage_ GUARDED_BY(mu_);
+  std::unordered_map<TenantId, ParamsOverride> pins_ GUARDED_BY(mu_);
+  std::string policy_name_ GUARDED_BY(mu_);
+  std::vector<std::function<void()>> control_ GUARDED_BY(mu_);  // run on the dispatcher thread
   std::atomic<bool> wake_{false};  // set under mu_; polled without it
   // Tenants with commands queued (a hint: whether a batch is followed by
   // more work, so that leaving launches in flight pays).
@@ -276,9 +280,10 @@ class Dispatcher {
   // The same for flight_, which may still run after its command ended.
   std::atomic<uint64_t> flight_tenant_{kNothingRunning};
   std::atomic<uint64_t> flight_context_{kNothingRunning};
-  std::mutex retired_mu_;  // guards retired_ and retired_seq_
-  std::vector<std::pair<uint64_t, Retired>> retired_;  // by a number of their own
-  uint64_t retired_seq_ = 0;
+  Mutex retired_mu_;
+  // By a number of their own.
+  std::vector<std::pair<uint64_t, Retired>> retired_ GUARDED_BY(retired_mu_);
+  uint64_t retired_seq_ GUARDED_BY(retired_mu_) = 0;
   std::atomic<size_t> retired_count_{0};  // retired_.size(), read without the lock
 
   // The submitting thread's view (submitter_find). Its own cache line: the

@@ -16,8 +16,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -26,6 +24,7 @@
 #include <vector>
 
 #include "vgpu/protocol/status.h"
+#include "vgpu/thread_annotations.h"
 #include "vgpu/transport/host_channel.h"
 #include "vgpu/transport/region.h"
 
@@ -109,35 +108,35 @@ class HostLoop {
   void stop();                     // closes every channel (on_close each) and joins
 
   // Any thread: sends a reply on `channel` (dropped if the channel is gone).
-  void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts);
+  void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) EXCLUDES(mu_);
   // Any thread: wake the loop (e.g. a tenant's queue has room again).
   void wake();
 
   // Any thread, before or after start(): serves real VM `vm.name` at
   // `vm.path`. The socket (or region file) exists when this returns, so QEMU
   // may start right after. kInvalidValue for a bad spec or a name already served.
-  Status add_vm(const VmSpec& vm, std::string* why);
+  Status add_vm(const VmSpec& vm, std::string* why) EXCLUDES(vm_mu_);
   // Any thread: whether real VM `name` is served (added and not removed).
-  bool serves(const std::string& name);
+  bool serves(const std::string& name) EXCLUDES(vm_mu_);
   // Any thread: stops serving real VM `name`. Its socket (or region file) is
   // gone when this returns, so the name may be added again at once; a QEMU
   // still connected keeps its channel until it hangs up.
-  void remove_vm(const std::string& name);
+  void remove_vm(const std::string& name) EXCLUDES(vm_mu_);
   // Any thread: closes real VM `name`'s channel if one is open (and, with
   // `pid` >= 0, only if that QEMU process holds it): on_close releases
   // everything the VM held. The socket stays for the VM's next QEMU. The loop
   // does it soon after this returns.
-  void disconnect_vm(const std::string& name, int pid = -1);
+  void disconnect_vm(const std::string& name, int pid = -1) EXCLUDES(vm_mu_);
   // Any thread: the next QEMU to connect for real VM `name` has had the VM's
   // device unplugged and is plugging a new one (IvshmemSetup::replug).
-  void expect_replug(const std::string& name);
+  void expect_replug(const std::string& name) EXCLUDES(vm_mu_);
 
   // Loop thread (from ChannelEvents::on_request): the part of `channel`'s data
   // area that `client` may name. False for a client the channel cannot have.
   bool client_data_area(uint64_t channel, uint32_t client, std::span<uint8_t>* area) const;
 
   HostLoopStats stats() const;
-  size_t channel_count() const;
+  size_t channel_count() const EXCLUDES(mu_);
 
  private:
   struct Peer;
@@ -152,12 +151,12 @@ class HostLoop {
   void handle_events(int timeout_us);
   // Real VMs (host_loop_vm.cpp), loop thread.
   struct VmServer;
-  void apply_pending_vms();
-  void accept_vm(int listen_fd);
+  void apply_pending_vms() EXCLUDES(vm_mu_);
+  void accept_vm(int listen_fd) EXCLUDES(vm_mu_);
   bool open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id);
   bool kernel_attached(uint64_t id, const std::shared_ptr<Peer>& peer,
                        std::span<const uint8_t> message);
-  void close_vm_servers();
+  void close_vm_servers() EXCLUDES(vm_mu_);
 
   const std::string socket_path_;
   const RegionGeometry geometry_;
@@ -177,22 +176,30 @@ class HostLoop {
     Peer* peer = nullptr;
   } serving_;
 
-  mutable std::shared_mutex mu_;  // guards channels_ (written by the loop thread only)
-  std::unordered_map<uint64_t, std::shared_ptr<Peer>> channels_;
+  using Channels = std::unordered_map<uint64_t, std::shared_ptr<Peer>>;
+  // Written by the loop thread only, with mu_ held exclusively; other threads
+  // read it with mu_ held shared.
+  mutable SharedMutex mu_;
+  Channels channels_ GUARDED_BY(mu_);
+  // The loop thread, as the only writer, reads channels_ without the lock
+  // (and so does stop(), once the loop thread has ended).
+  const Channels& loop_channels() const NO_THREAD_SAFETY_ANALYSIS { return channels_; }
   std::unordered_map<int, uint64_t> by_socket_;  // loop thread only
   std::unordered_map<int, PeerCredentials> pending_hello_;  // loop thread only
   uint64_t next_channel_ = 1;
 
-  std::mutex vm_mu_;  // guards vm_names_, pending_vms_, vm_ops_, replugging_
-  std::unordered_set<std::string> replugging_;  // VMs whose next QEMU connection is a replug
-  std::unordered_map<std::string, std::string> vm_names_;  // every VM served: its path
-  std::vector<std::shared_ptr<VmServer>> pending_vms_;  // added, not yet served
+  Mutex vm_mu_;
+  // VMs whose next QEMU connection is a replug.
+  std::unordered_set<std::string> replugging_ GUARDED_BY(vm_mu_);
+  // Every VM served: its path.
+  std::unordered_map<std::string, std::string> vm_names_ GUARDED_BY(vm_mu_);
+  std::vector<std::shared_ptr<VmServer>> pending_vms_ GUARDED_BY(vm_mu_);  // added, not yet served
   struct VmOp {
     std::string name;
     bool remove = false;  // remove_vm; else disconnect_vm
     int pid = -1;
   };
-  std::vector<VmOp> vm_ops_;  // for the loop, before pending_vms_
+  std::vector<VmOp> vm_ops_ GUARDED_BY(vm_mu_);  // for the loop, before pending_vms_
   std::unordered_map<int, std::shared_ptr<VmServer>> vm_servers_;  // by listen fd; loop thread
   std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
   int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
