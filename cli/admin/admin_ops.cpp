@@ -7,6 +7,7 @@
 #include <map>
 
 #include "quota_json.h"
+#include "roster_import.h"
 #include "usage_report.h"
 #include "vgpu/policy/units.h"
 
@@ -243,6 +244,8 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           if (!ok(added) || !uid) return c.change(added);
           return c.change(c.store.set_student_uid(c.by, name, uid, &c.why));
         }}},
+      {"student.import",
+       {true, [](Ctx& c) { return import_roster(c.store, c.by, c.r, &c.changed); }}},
       {"student.uid",
        {true,
         [](Ctx& c) {

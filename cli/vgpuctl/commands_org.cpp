@@ -75,15 +75,16 @@ void add_user_commands(CLI::App& app, Context& ctx) {
   });
 
   auto* list = user->add_subcommand("list", "list users");
+  add_output_options(list, ctx);
   list->callback([&ctx] {
     ctx.action = [&ctx] {
-      return ctx.run({{"op", "user.list"}}, [](const json& r) {
-        Table t({"USER", "UID", "ROLE", "ADDED"});
+      return ctx.run({{"op", "user.list"}}, [&ctx](const json& r) {
+        Table t({text_column("USER", "user"), number_column("UID", "uid"),
+                 text_column("ROLE", "role"), text_column("ADDED", "added_at")});
         for (const json& u : r) {
-          t.add({u["name"], std::to_string(u["uid"].get<uint32_t>()), u["role"],
-                 when(u["created_at"].get<int64_t>())});
+          t.add({u["name"], u["uid"], u["role"], time_cell(u["created_at"].get<int64_t>())});
         }
-        t.print();
+        ctx.print(t);
       });
     };
   });
@@ -108,26 +109,41 @@ void add_course_commands(CLI::App& app, Context& ctx) {
   });
 
   auto* list = course->add_subcommand("list", "list the courses you see");
+  add_output_options(list, ctx);
   list->callback([&ctx] {
     ctx.action = [&ctx] {
-      return ctx.run({{"op", "course.list"}}, [](const json& r) {
-        Table t({"COURSE", "TEACHER", "STUDENTS", "CREATED"});
+      return ctx.run({{"op", "course.list"}}, [&ctx](const json& r) {
+        Table t({text_column("COURSE", "course"), text_column("TEACHER", "teacher"),
+                 number_column("STUDENTS", "students"), text_column("CREATED", "created_at")});
         for (const json& c : r) {
-          t.add({c["name"],
-                 c["teacher"].get<std::string>().empty() ? "-" : c["teacher"].get<std::string>(),
-                 std::to_string(c["students"].get<int64_t>()),
-                 when(c["created_at"].get<int64_t>())});
+          t.add({c["name"], optional_cell(c["teacher"]), c["students"],
+                 time_cell(c["created_at"].get<int64_t>())});
         }
-        t.print();
+        ctx.print(t);
       });
     };
   });
 
   auto* show = course->add_subcommand("show", "a course, its quota and its students");
   show->add_option("NAME", name, "course name")->required();
+  add_output_options(show, ctx);  // -o csv|json: the students' table alone
   show->callback([&ctx] {
     ctx.action = [&ctx] {
-      return ctx.run({{"op", "course.show"}, {"name", name}}, [](const json& r) {
+      return ctx.run({{"op", "course.show"}, {"name", name}}, [&ctx](const json& r) {
+        Table t({text_column("STUDENT", "student"), text_column("VMS", "vms"),
+                 text_column("GPU TIME", "gpu_time"), text_column("MEMORY", "memory"),
+                 text_column("ON EXHAUST", "on_exhaust"), table_only("THIS PERIOD"),
+                 machine_only("period_used_ns"), machine_only("period_left_ns")});
+        for (const json& s : r["students"]) {
+          const json& p = s["period"];
+          t.add({s["name"], names_cell(s["vms"].get<std::vector<std::string>>()),
+                 s["quota"]["gpu_time"], s["quota"]["memory"], s["quota"]["on_exhaust"],
+                 period_cell(s), p.value("used_ns", json()), p.value("left_ns", json())});
+        }
+        if (!ctx.for_people()) {
+          ctx.print(t);
+          return;
+        }
         std::printf("course:   %s\n", r.value("name", "").c_str());
         std::printf("teacher:  %s\n",
                     r.value("teacher", "").empty() ? "-" : r.value("teacher", "").c_str());
@@ -140,12 +156,7 @@ void add_course_commands(CLI::App& app, Context& ctx) {
                     r.value("domains", json::array()).empty()
                         ? "(none; an admin allows them with vgpuctl vm allow)"
                         : join(r["domains"].get<std::vector<std::string>>()).c_str());
-        Table t({"STUDENT", "VMS", "GPU TIME", "MEMORY", "ON EXHAUST", "THIS PERIOD"});
-        for (const json& s : r["students"]) {
-          t.add({s["name"], join(s["vms"].get<std::vector<std::string>>()), s["quota"]["gpu_time"],
-                 s["quota"]["memory"], s["quota"]["on_exhaust"], period_cell(s)});
-        }
-        t.print();
+        ctx.print(t);
       });
     };
   });
@@ -234,22 +245,27 @@ void add_student_commands(CLI::App& app, Context& ctx) {
 
   auto* list = student->add_subcommand("list", "list students");
   list->add_option("--course", course, "only this course");
+  add_output_options(list, ctx);
   list->callback([&ctx] {
     ctx.action = [&ctx] {
       json req = {{"op", "student.list"}};
       if (!course.empty()) req["course"] = course;
-      return ctx.run(req, [](const json& r) {
-        Table t({"STUDENT", "COURSE", "VMS", "UID", "ADDED"});
+      return ctx.run(req, [&ctx](const json& r) {
+        Table t({text_column("STUDENT", "student"), text_column("COURSE", "course"),
+                 text_column("VMS", "vms"), number_column("UID", "uid"),
+                 text_column("ADDED", "added_at")});
         for (const json& s : r) {
-          t.add({s["name"], s["course"], join(s["vms"].get<std::vector<std::string>>()),
-                 s.contains("uid") && s["uid"].is_number() ? std::to_string(s["uid"].get<int64_t>())
-                                                           : std::string("-"),
-                 when(s["created_at"].get<int64_t>())});
+          const json their_uid = s.value("uid", json());
+          t.add({s["name"], s["course"], names_cell(s["vms"].get<std::vector<std::string>>()),
+                 their_uid.is_number() ? Cell(their_uid) : Cell("-", nullptr),
+                 time_cell(s["created_at"].get<int64_t>())});
         }
-        t.print();
+        ctx.print(t);
       });
     };
   });
+
+  add_import_command(student, ctx);
 
   auto* show = student->add_subcommand("show", "a student: VMs, quota, and usage this period");
   show->add_option("NAME", name, "student name")->required();

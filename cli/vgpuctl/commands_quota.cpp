@@ -45,30 +45,37 @@ std::string target_name(const Target& t) {
   return "student " + t.student;
 }
 
-void print_levels(const json& levels) {
-  Table t(
-      {"LEVEL", "NAME", "GPU TIME", "MEMORY", "WEIGHT", "ON EXHAUST", "SET HERE", "THIS PERIOD"});
+Table levels_table(const json& levels) {
+  Table t({text_column("LEVEL", "level"), text_column("NAME", "name"),
+           text_column("GPU TIME", "gpu_time"), text_column("MEMORY", "memory"),
+           number_column("WEIGHT", "weight"), text_column("ON EXHAUST", "on_exhaust"),
+           text_column("SET HERE", "set_here"), table_only("THIS PERIOD"),
+           machine_only("period_used_ns"), machine_only("period_left_ns")});
   for (const json& l : levels) {
     if (l.contains("quota")) {  // a student: the quota that applies to them
       const json& q = l["quota"];
-      std::string period = l["period"].value("used", "0s");
-      if (q.value("limited", false))
-        period += " used, " + l["period"].value("left", "0s") + " left";
-      t.add({"student", l["name"], q["gpu_time"], q["memory"], std::to_string(q.value("weight", 1)),
-             q["on_exhaust"], set_text(l["quota_set"]), period});
+      const json& p = l["period"];
+      std::string period = p.value("used", "0s");
+      if (q.value("limited", false)) period += " used, " + p.value("left", "0s") + " left";
+      t.add({"student", l["name"], q["gpu_time"], q["memory"], q.value("weight", 1),
+             q["on_exhaust"], optional_cell(set_text(l["quota_set"])), period,
+             p.value("used_ns", json()), p.value("left_ns", json())});
     } else if (l.value("kind", "") == "course") {
       const json& s = l["set"];
-      t.add({"course", l["name"], s.value("gpu_time", "-"), s.value("memory", "-"),
-             std::to_string(l.value("course_weight", 1)) + " (course)", s.value("on_exhaust", "-"),
-             set_text(s), ""});
+      const int weight = l.value("course_weight", 1);
+      t.add({"course", l["name"], optional_cell(s.value("gpu_time", "")),
+             optional_cell(s.value("memory", "")),
+             Cell(std::to_string(weight) + " (course)", weight),
+             optional_cell(s.value("on_exhaust", "")), optional_cell(set_text(s)), ""});
     } else {
       const json& q = l["effective"];
-      t.add({"default", "(unassigned VMs: " + l.value("unassigned", "run") + ")", q["gpu_time"],
-             q["memory"], std::to_string(q.value("weight", 1)), q["on_exhaust"], set_text(l["set"]),
-             ""});
+      t.add({"default",
+             Cell("(unassigned VMs: " + l.value("unassigned", "run") + ")", "(unassigned)"),
+             q["gpu_time"], q["memory"], q.value("weight", 1), q["on_exhaust"],
+             optional_cell(set_text(l["set"])), ""});
     }
   }
-  t.print();
+  return t;
 }
 
 }  // namespace
@@ -116,11 +123,12 @@ void add_quota_commands(CLI::App& app, Context& ctx) {
 
   auto* show = quota->add_subcommand("show", "quotas you see (or one level), with use this period");
   add_target(show, target);
+  add_output_options(show, ctx);
   show->callback([&ctx] {
     ctx.action = [&ctx] {
       json req = {{"op", "quota.show"}};
       put_target(target, &req);
-      return ctx.run(req, print_levels);
+      return ctx.run(req, [&ctx](const json& levels) { ctx.print(levels_table(levels)); });
     };
   });
 

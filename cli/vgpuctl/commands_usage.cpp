@@ -23,71 +23,56 @@ std::string quota_cell(const json& row) {
   return row["quota"].value("gpu_time", "-");
 }
 
-std::string period_cell(const json& row, const char* key) {
-  if (!row.contains("period") || !row["period"].contains(key)) return "-";
-  return row["period"].value(std::string(key), "-");
+// A period field for people ("1h30m"), with the nanoseconds for programs.
+Cell period_cell(const json& row, const char* key) {
+  const json& p = row.value("period", json::object());
+  if (!p.contains(key)) return {"-", nullptr};
+  return {p.value(std::string(key), "-"), p.value(std::string(key) + "_ns", json())};
 }
 
-void print_report(const json& r, const std::string& format) {
-  if (format == "json") {
-    std::printf("%s\n", r.dump(2).c_str());
-    return;
-  }
-  const bool csv = format == "csv";
-  Table t(csv ? std::vector<std::string>{"student", "course", "vms", "gpu_ns", "kernels",
-                                         "bytes_to_device", "bytes_from_device", "peak_memory",
-                                         "quota", "period_used_ns", "period_left_ns"}
-              : std::vector<std::string>{"STUDENT", "COURSE", "VMS", "GPU TIME", "KERNELS",
-                                         "TO DEVICE", "FROM DEVICE", "PEAK MEMORY", "QUOTA",
-                                         "USED THIS PERIOD", "LEFT"});
+Cell amount(const json& v, std::string (*format)(uint64_t)) {
+  return {format(v.get<uint64_t>()), v};
+}
+
+std::string duration(uint64_t ns) { return format_duration(static_cast<int64_t>(ns)); }
+
+// The CSV keys are the ones `usage report --format csv` has always written.
+Table report_table(const json& r) {
+  Table t({text_column("STUDENT", "student"), text_column("COURSE", "course"),
+           text_column("VMS", "vms"), number_column("GPU TIME", "gpu_ns"),
+           number_column("KERNELS", "kernels"), number_column("TO DEVICE", "bytes_to_device"),
+           number_column("FROM DEVICE", "bytes_from_device"),
+           number_column("PEAK MEMORY", "peak_memory"), text_column("QUOTA", "quota"),
+           number_column("USED THIS PERIOD", "period_used_ns"),
+           number_column("LEFT", "period_left_ns")});
   for (const json& row : r["rows"]) {
-    const std::string vms = join(row["vms"].get<std::vector<std::string>>(), csv ? " " : ",");
-    if (csv) {
-      const json& p = row.value("period", json::object());
-      t.add({who(row), row["course"], vms, std::to_string(row["gpu_ns"].get<uint64_t>()),
-             std::to_string(row["kernels"].get<uint64_t>()),
-             std::to_string(row["bytes_to_device"].get<uint64_t>()),
-             std::to_string(row["bytes_from_device"].get<uint64_t>()),
-             std::to_string(row["peak_memory"].get<uint64_t>()), quota_cell(row),
-             p.contains("used_ns") ? std::to_string(p["used_ns"].get<int64_t>()) : "",
-             p.contains("left_ns") ? std::to_string(p["left_ns"].get<int64_t>()) : ""});
-    } else {
-      t.add({who(row),
-             row["course"].get<std::string>().empty() ? "-" : row["course"].get<std::string>(), vms,
-             format_duration(row["gpu_ns"].get<int64_t>()),
-             std::to_string(row["kernels"].get<uint64_t>()),
-             format_bytes(row["bytes_to_device"].get<uint64_t>()),
-             format_bytes(row["bytes_from_device"].get<uint64_t>()),
-             format_bytes(row["peak_memory"].get<uint64_t>()), quota_cell(row),
-             period_cell(row, "used"), period_cell(row, "left")});
-    }
+    t.add({who(row), optional_cell(row["course"]),
+           names_cell(row["vms"].get<std::vector<std::string>>()), amount(row["gpu_ns"], duration),
+           row["kernels"], amount(row["bytes_to_device"], format_bytes),
+           amount(row["bytes_from_device"], format_bytes), amount(row["peak_memory"], format_bytes),
+           quota_cell(row), period_cell(row, "used"), period_cell(row, "left")});
   }
-  if (csv) {
-    t.print_csv();
-    return;
-  }
-  const int64_t since = r["since"].get<int64_t>();
-  std::printf("Usage %s %s (UTC)\n", since ? ("from " + when(since)).c_str() : "recorded",
-              ("until " + when(r["until"].get<int64_t>())).c_str());
-  t.print();
+  return t;
 }
 
-void print_audit(const json& rows, const std::string& format) {
-  if (format == "json") {
-    std::printf("%s\n", rows.dump(2).c_str());
-    return;
-  }
-  Table t({"TIME (UTC)", "WHO", "UID", "ACTION", "OBJECT", "OLD", "NEW"});
+Table audit_table(const json& rows) {
+  Table t({text_column("TIME (UTC)", "at"), text_column("WHO", "actor"),
+           number_column("UID", "uid"), text_column("ACTION", "action"),
+           text_column("OBJECT", "object"), text_column("OLD", "old"), text_column("NEW", "new")});
   for (const json& a : rows) {
-    const std::string old_value = a["old"], new_value = a["new"];
-    t.add({when(a["at"].get<int64_t>()), a["actor"], std::to_string(a["uid"].get<uint32_t>()),
-           a["action"], a["object"], old_value.empty() ? "-" : old_value,
-           new_value.empty() ? "-" : new_value});
+    t.add({time_cell(a["at"].get<int64_t>()), a["actor"], a["uid"], a["action"], a["object"],
+           optional_cell(a["old"]), optional_cell(a["new"])});
   }
-  if (format == "csv")
-    t.print_csv();
-  else
-    t.print();
+  return t;
+}
+
+// --format, the older spelling of -o on these two commands: csv and table as
+// -o has them; json is the daemon's answer, as --json gives it.
+bool raw_answer(const Context& ctx, const std::string& format) {
+  return ctx.json_output || format == "json";
+}
+void apply_format(Context& ctx, const std::string& format) {
+  if (format == "csv") ctx.format = Format::kCsv;
 }
 
 }  // namespace
@@ -116,8 +101,12 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
             return policy::parse_date(s, true, 0, &t, &why) ? std::string() : why;
           },
           "DATE"));
-  report->add_option("--format", format, "table, csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_output_options(report, ctx);
+  report
+      ->add_option("--format", format,
+                   "the older spelling of -o (json: the daemon's answer, as --json)")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->excludes("-o");
   report->add_option("--html", html, "also write a self-contained HTML report with charts to FILE");
   report->callback([&ctx] {
     ctx.action = [&ctx] {
@@ -137,7 +126,17 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
           return 1;
         }
       }
-      print_report(result, ctx.json_output ? "json" : format);
+      if (raw_answer(ctx, format)) {
+        std::printf("%s\n", result.dump(2).c_str());
+      } else {
+        apply_format(ctx, format);
+        if (ctx.for_people()) {
+          const int64_t from = result["since"].get<int64_t>();
+          std::printf("Usage %s %s (UTC)\n", from ? ("from " + when(from)).c_str() : "recorded",
+                      ("until " + when(result["until"].get<int64_t>())).c_str());
+        }
+        ctx.print(report_table(result));
+      }
       if (!html.empty()) std::fprintf(stderr, "vgpuctl: wrote %s\n", html.c_str());
       return 0;
     };
@@ -165,15 +164,24 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
             return policy::parse_date(s, false, 0, &t, &why) ? std::string() : why;
           },
           "DATE"));
-  audit->add_option("--format", audit_format, "table, csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_output_options(audit, ctx);
+  audit
+      ->add_option("--format", audit_format,
+                   "the older spelling of -o (json: the daemon's answer, as --json)")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->excludes("-o");
   audit->callback([&ctx] {
     ctx.action = [&ctx] {
       json req = {{"op", "audit.list"}};
       if (!audit_since.empty()) req["since"] = parse_date_or_die(audit_since, false);
       json result;
       if (!ctx.call(req, &result)) return 1;
-      print_audit(result, ctx.json_output ? "json" : audit_format);
+      if (raw_answer(ctx, audit_format)) {
+        std::printf("%s\n", result.dump(2).c_str());
+      } else {
+        apply_format(ctx, audit_format);
+        ctx.print(audit_table(result));
+      }
       return 0;
     };
   });

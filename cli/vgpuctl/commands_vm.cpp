@@ -31,6 +31,12 @@ bool gpu_shares(Context& ctx, double seconds, std::map<std::string, double>* out
   return true;
 }
 
+std::string percent(double fraction) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * fraction);
+  return buf;
+}
+
 int list_vms(Context& ctx, double interval) {
   json vms;
   if (!ctx.call({{"op", "vm.list"}}, &vms)) return 1;
@@ -85,36 +91,38 @@ int list_vms(Context& ctx, double interval) {
     std::printf("%s\n", rows.dump(2).c_str());
     return 0;
   }
-  Table t({"DOMAIN", "STATE", "VGPU VM", "STUDENT", "GPU SHARE", "UUID"});
+  Table t({text_column("DOMAIN", "domain"), text_column("STATE", "state"),
+           text_column("VGPU VM", "vm"), text_column("STUDENT", "student"),
+           number_column("GPU SHARE", "gpu_share"), text_column("UUID", "uuid")});
   for (const json& r : rows) {
     const std::string vm = r["vm"], student = r["student"];
-    std::string share = "-";
-    if (r["gpu_share"].is_number()) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * r["gpu_share"].get<double>());
-      share = buf;
-    }
-    const std::string domain = r["domain"], state = r["state"], uuid = r["uuid"];
-    t.add({domain.empty() ? "-" : domain, state.empty() ? "-" : state, vm.empty() ? "-" : vm,
-           vm.empty() ? "-" : (student.empty() ? "(unassigned)" : student), share,
-           uuid.empty() ? "-" : uuid});
+    Cell share("-", nullptr);
+    if (r["gpu_share"].is_number()) share = {percent(r["gpu_share"].get<double>()), r["gpu_share"]};
+    t.add({optional_cell(r["domain"]), optional_cell(r["state"]), optional_cell(vm),
+           vm.empty() ? Cell("-", nullptr) : Cell(student.empty() ? "(unassigned)" : student),
+           share, optional_cell(r["uuid"])});
   }
-  t.print();
+  ctx.print(t);
   return 0;
 }
 
 int list_sessions(Context& ctx, const std::string& vm, int64_t since) {
   json req = {{"op", "vm.sessions"}, {"since", since}};
   if (!vm.empty()) req["vm"] = vm;
-  return ctx.run(req, [](const json& r) {
-    Table t({"SESSION", "VM", "STARTED", "ENDED", "HOW", "GPU TIME", "DOMAIN UUID"});
+  return ctx.run(req, [&ctx](const json& r) {
+    Table t({number_column("SESSION", "session"), text_column("VM", "vm"),
+             text_column("STARTED", "started_at"), text_column("ENDED", "ended_at"),
+             text_column("HOW", "end_reason"), number_column("GPU TIME", "gpu_ns"),
+             text_column("DOMAIN UUID", "domain_uuid")});
     for (const json& s : r) {
       const int64_t ended = s["ended_at"].get<int64_t>();
-      t.add({std::to_string(s["id"].get<int64_t>()), s["vm"], when(s["started_at"].get<int64_t>()),
-             ended ? when(ended) : "(running)", ended ? s["end_reason"].get<std::string>() : "-",
-             policy::format_duration(s["gpu_ns"].get<int64_t>()), s["domain_uuid"]});
+      t.add({s["id"], s["vm"], time_cell(s["started_at"].get<int64_t>()),
+             ended ? time_cell(ended) : Cell("(running)", nullptr),
+             ended ? optional_cell(s["end_reason"]) : Cell("-", nullptr),
+             Cell(policy::format_duration(s["gpu_ns"].get<int64_t>()), s["gpu_ns"]),
+             s["domain_uuid"]});
     }
-    t.print();
+    ctx.print(t);
   });
 }
 
@@ -160,12 +168,14 @@ void add_vm_commands(CLI::App& app, Context& ctx) {
   list->add_option("--interval", interval,
                    "seconds over which the GPU share is measured (0: do not measure)")
       ->check(CLI::Range(0.0, 60.0));
+  add_output_options(list, ctx);
   list->callback([&ctx] { ctx.action = [&ctx] { return list_vms(ctx, interval); }; });
 
   auto* sessions = vm->add_subcommand(
       "sessions", "each run of the attached domains: when it started and ended, and how");
   sessions->add_option("VM", name, "only this VM");
   sessions->add_option("--since", since, "only sessions started since DATE");
+  add_output_options(sessions, ctx);
   sessions->callback([&ctx] {
     ctx.action = [&ctx] {
       return list_sessions(ctx, name, since.empty() ? 0 : parse_date_or_die(since, false));

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 #include "../common/runtime_dir.h"
 #include "vgpu/policy/units.h"
@@ -33,6 +34,19 @@ int Context::run(const json& request, const std::function<void(const json&)>& pr
   else
     print(result);
   return 0;
+}
+
+void add_output_options(CLI::App* command, Context& ctx) {
+  static const std::map<std::string, Format> formats = {
+      {"table", Format::kTable}, {"csv", Format::kCsv}, {"json", Format::kJson}};
+  command
+      ->add_option("-o,--output", ctx.format,
+                   "table (aligned, for people), csv (RFC 4180, a header row of column keys) or "
+                   "json (an array of objects keyed by column key)")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->option_text("table|csv|json");
+  command->add_flag_callback(
+      "--no-header", [&ctx] { ctx.header = false; }, "leave out the header row (table and csv)");
 }
 
 CLI::Validator gpu_time_validator() {

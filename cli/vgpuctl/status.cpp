@@ -14,7 +14,31 @@ namespace {
 
 std::string n(const json& v) { return std::to_string(v.get<uint64_t>()); }
 
-void print_status(const json& s) {
+Table tenants_table(const json& s) {
+  Table table({text_column("VM", "vm"), number_column("CHANNELS", "channels"),
+               number_column("CONTEXTS", "contexts"), number_column("ALLOCS", "allocations"),
+               number_column("MEMORY", "bytes"), number_column("STREAMS", "streams"),
+               number_column("EVENTS", "events"), number_column("MODULES", "modules"),
+               number_column("QUEUED", "queued"), number_column("MALFORMED", "malformed"),
+               number_column("REFUSED", "refused"), number_column("FAILED", "work_failed"),
+               number_column("PAUSED", "backpressure")});
+  for (const json& vm : s["tenants"]) {
+    const std::string name = vm["vm"];
+    table.add({name.empty() ? "(tenant " + n(vm["tenant"]) + ")" : name, vm["channels"],
+               vm["contexts"], vm["allocations"],
+               Cell(policy::format_bytes(vm["bytes"].get<uint64_t>()), vm["bytes"]), vm["streams"],
+               vm["events"], vm["modules"], vm["queued"], vm["malformed"], vm["refused"],
+               vm["work_failed"], vm["backpressure"]});
+  }
+  return table;
+}
+
+void print_status(const Context& ctx, const json& s) {
+  const Table table = tenants_table(s);
+  if (!ctx.for_people()) {  // -o csv|json: the per-VM table alone
+    ctx.print(table);
+    return;
+  }
   const json& p = s["process"];
   const json& b = s["backend"];
   const json& t = s["transport"];
@@ -48,20 +72,10 @@ void print_status(const json& s) {
                 "no reboot needed): %s\n\n",
                 waiting.c_str());
   }
-  Table table({"VM", "CHANNELS", "CONTEXTS", "ALLOCS", "MEMORY", "STREAMS", "EVENTS", "MODULES",
-               "QUEUED", "MALFORMED", "REFUSED", "FAILED", "PAUSED"});
-  for (const json& vm : s["tenants"]) {
-    const std::string name = vm["vm"];
-    table.add({name.empty() ? "(tenant " + n(vm["tenant"]) + ")" : name, n(vm["channels"]),
-               n(vm["contexts"]), n(vm["allocations"]),
-               policy::format_bytes(vm["bytes"].get<uint64_t>()), n(vm["streams"]),
-               n(vm["events"]), n(vm["modules"]), n(vm["queued"]), n(vm["malformed"]),
-               n(vm["refused"]), n(vm["work_failed"]), n(vm["backpressure"])});
-  }
   if (table.empty()) {
     std::printf("no VM holds anything\n");
   } else {
-    table.print();
+    ctx.print(table);
   }
 }
 
@@ -70,8 +84,12 @@ void print_status(const json& s) {
 void add_status_command(CLI::App& app, Context& ctx) {
   auto* status = app.add_subcommand(
       "status", "the daemon's own accounting (admins): what each VM holds, queues and did wrong");
-  status->callback(
-      [&ctx] { ctx.action = [&ctx] { return ctx.run({{"op", "status"}}, print_status); }; });
+  add_output_options(status, ctx);
+  status->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "status"}}, [&ctx](const json& s) { print_status(ctx, s); });
+    };
+  });
 }
 
 }  // namespace vgpu::ctl

@@ -14,12 +14,16 @@
 namespace vgpu::ctl {
 namespace {
 
-void print_frame(const json& now, const json& before, bool clear) {
+void print_frame(const Context& ctx, const json& now, const json& before, bool clear) {
   std::map<std::string, uint64_t> previous;
   for (const json& t : before["tenants"]) previous[t["vm"]] = t["gpu_ns"].get<uint64_t>();
   const double wall =
       static_cast<double>(now["now_ns"].get<int64_t>() - before["now_ns"].get<int64_t>());
-  Table table({"VM", "STUDENT", "COURSE", "STATE", "GPU SHARE", "QUEUED", "USED", "QUOTA", "LEFT"});
+  Table table({text_column("VM", "vm"), text_column("STUDENT", "student"),
+               text_column("COURSE", "course"), text_column("STATE", "state"),
+               number_column("GPU SHARE", "gpu_share"), number_column("QUEUED", "queued"),
+               number_column("USED", "spent_ns"), text_column("QUOTA", "quota"),
+               number_column("LEFT", "left_ns")});
   double busy = 0;
   for (const json& t : now["tenants"]) {
     const uint64_t gpu = t["gpu_ns"].get<uint64_t>();
@@ -27,20 +31,31 @@ void print_frame(const json& now, const json& before, bool clear) {
     const double delta =
         static_cast<double>(gpu - (it == previous.end() ? gpu : std::min(gpu, it->second)));
     busy += delta;
+    const double fraction = wall > 0 ? delta / wall : 0.0;
     char share[16];
-    std::snprintf(share, sizeof share, "%.0f%%", wall > 0 ? 100.0 * delta / wall : 0.0);
+    std::snprintf(share, sizeof share, "%.0f%%", 100.0 * fraction);
     const int64_t left = t["left_ns"].get<int64_t>();
     const std::string student = t["student"];
-    table.add({t["vm"], student.empty() ? "(unassigned)" : student,
-               t["course"].get<std::string>().empty() ? "-" : t["course"].get<std::string>(),
-               t["state"], share, std::to_string(t["queued"].get<uint64_t>()),
-               policy::format_duration(t["spent_ns"].get<int64_t>()), t["quota"],
-               left < 0 ? "-" : policy::format_duration(left)});
+    table.add({t["vm"], student.empty() ? "(unassigned)" : student, optional_cell(t["course"]),
+               t["state"], Cell(share, fraction), t["queued"],
+               Cell(policy::format_duration(t["spent_ns"].get<int64_t>()), t["spent_ns"]),
+               t["quota"],
+               left < 0 ? Cell("-", nullptr) : Cell(policy::format_duration(left), left)});
+  }
+  if (ctx.format == Format::kJson) {  // one frame a line, so that frames can be read as they come
+    std::printf("%s\n", table.to_json().dump().c_str());
+    std::fflush(stdout);
+    return;
+  }
+  if (!ctx.for_people()) {
+    ctx.print(table);
+    std::fflush(stdout);
+    return;
   }
   if (clear) std::printf("\033[H\033[2J");
   std::printf("vgpu top: %zu VM(s), GPU busy %.0f%% over the last %.1f s\n\n",
               now["tenants"].size(), wall > 0 ? 100.0 * busy / wall : 0.0, wall / 1e9);
-  table.print();
+  ctx.print(table);
   std::fflush(stdout);
 }
 
@@ -54,6 +69,7 @@ void add_top_command(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(0.1, 60.0));
   top->add_option("--count", count, "stop after this many refreshes (default: until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
+  add_output_options(top, ctx);  // csv: a table a refresh; json: an array a line
   top->callback([&ctx] {
     ctx.action = [&ctx] {
       const bool tty = isatty(STDOUT_FILENO) != 0;
@@ -66,7 +82,7 @@ void add_top_command(CLI::App& app, Context& ctx) {
         if (ctx.json_output)
           std::printf("%s\n", now.dump().c_str());
         else
-          print_frame(now, before, tty);
+          print_frame(ctx, now, before, tty);
         before = now;
       }
       return 0;

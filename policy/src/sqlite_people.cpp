@@ -277,6 +277,32 @@ bool SqliteStore::unbind_students_vms(int64_t student_id) {
   return s.step() == SQLITE_DONE;
 }
 
+Status SqliteStore::insert_student_locked(const Actor& by, const std::string& name,
+                                          const Course& course, Student* out, std::string* why) {
+  if (!valid_name(name)) {
+    *why = bad_name("student", name);
+    return Status::kInvalidValue;
+  }
+  Student existing;
+  std::string ignored;
+  if (find_student(name, &existing, &ignored)) {
+    *why = "student '" + name + "' already exists (in course '" + existing.course.name + "')";
+    return Status::kInvalidValue;
+  }
+  sql::Stmt ins(db_, "INSERT INTO students(name, course_id, created_at) VALUES(?1, ?2, ?3)");
+  ins.bind(1, name).bind(2, course.id).bind(3, unix_now());
+  if (ins.step() != SQLITE_DONE) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  *out = {sqlite3_last_insert_rowid(db_.raw()), name, course};
+  if (!audit(by, "student.add", "student " + name, course.id, "", "course=" + course.name)) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
 Status SqliteStore::add_student(const Actor& by, const std::string& name, const std::string& course,
                                 const std::vector<std::string>& vms, std::string* why) {
   std::lock_guard lock(mu_);
@@ -287,27 +313,11 @@ Status SqliteStore::add_student(const Actor& by, const std::string& name, const 
   }
   sql::Transaction tx(db_);
   if (!tx.began()) return not_begun(why);
+  Course c;
+  if (!find_course(course, &c, why)) return Status::kInvalidValue;
+  if (!may_manage(by, c, why)) return Status::kNotPermitted;
   Student s;
-  if (!find_course(course, &s.course, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
-  Student existing;
-  std::string ignored;
-  if (find_student(name, &existing, &ignored)) {
-    *why = "student '" + name + "' already exists (in course '" + existing.course.name + "')";
-    return Status::kInvalidValue;
-  }
-  sql::Stmt ins(db_, "INSERT INTO students(name, course_id, created_at) VALUES(?1, ?2, ?3)");
-  ins.bind(1, name).bind(2, s.course.id).bind(3, unix_now());
-  if (ins.step() != SQLITE_DONE) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
-  }
-  s.id = sqlite3_last_insert_rowid(db_.raw());
-  s.name = name;
-  if (!audit(by, "student.add", "student " + name, s.course.id, "", "course=" + course)) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
-  }
+  if (Status st = insert_student_locked(by, name, c, &s, why); !ok(st)) return st;
   for (const std::string& vm : vms) {
     if (!bind_locked(by, s, vm, why)) return Status::kInvalidValue;
   }
@@ -386,12 +396,8 @@ Status SqliteStore::unbind_vm(const Actor& by, const std::string& vm, std::strin
   return Status::kSuccess;
 }
 
-Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
-                                    std::optional<uint32_t> uid, std::string* why) {
-  std::lock_guard lock(mu_);
-  std::optional<sql::Transaction> tx;
-  Student s;
-  if (Status st = begin_student_change(by, student, &tx, &s, why); !ok(st)) return st;
+bool SqliteStore::write_uid_locked(const Actor& by, const Student& s, std::optional<uint32_t> uid,
+                                   std::string* why) {
   sql::Stmt cur(db_, "SELECT coalesce(uid, -1) FROM students WHERE id = ?1");
   cur.bind(1, s.id);
   const int64_t old = cur.step() == SQLITE_ROW ? cur.int64(0) : -1;
@@ -405,8 +411,21 @@ Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
   }
   const int64_t now = uid ? static_cast<int64_t>(*uid) : -1;
   if (up.step() != SQLITE_DONE ||
-      !audit(by, "student.uid", "student " + student, s.course.id, text(old), text(now)) ||
-      !tx->commit()) {
+      !audit(by, "student.uid", "student " + s.name, s.course.id, text(old), text(now))) {
+    *why = "database error: " + db_.error();
+    return false;
+  }
+  return true;
+}
+
+Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
+                                    std::optional<uint32_t> uid, std::string* why) {
+  std::lock_guard lock(mu_);
+  std::optional<sql::Transaction> tx;
+  Student s;
+  if (Status st = begin_student_change(by, student, &tx, &s, why); !ok(st)) return st;
+  if (!write_uid_locked(by, s, uid, why)) return Status::kUnknown;
+  if (!tx->commit()) {
     *why = "database error: " + db_.error();
     return Status::kUnknown;
   }

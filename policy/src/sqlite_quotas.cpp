@@ -41,7 +41,9 @@ std::string target_text(const QuotaTarget& t) {
   return "quota";
 }
 
-bool validate(const QuotaFields& f, std::string* why) {
+}  // namespace
+
+bool valid_quota(const QuotaFields& f, std::string* why) {
   if (f.weight && (*f.weight < 1 || *f.weight > kMaxWeight)) {
     *why = "weight must be between 1 and " + std::to_string(kMaxWeight);
     return false;
@@ -63,8 +65,6 @@ bool validate(const QuotaFields& f, std::string* why) {
   }
   return true;
 }
-
-}  // namespace
 
 bool SqliteStore::quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope,
                               int64_t* id, Course* course, std::string* why) {
@@ -151,7 +151,7 @@ Status SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
     *why = "nothing to set: give --gpu-time, --memory, --weight or --on-exhaust";
     return Status::kInvalidValue;
   }
-  if (!validate(changes, why)) return Status::kInvalidValue;
+  if (!valid_quota(changes, why)) return Status::kInvalidValue;
   if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
     *why = "permission denied: only admins set the default quota";
     return Status::kNotPermitted;
@@ -168,10 +168,20 @@ Status SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
   if (!quota_scope(by, target, &scope, &id, &course, why)) {
     return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
   }
+  if (!change_quota_locked(by, target, scope, id, course.id, changes, why) || !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
+bool SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& target,
+                                      const std::string& scope, int64_t id, int64_t course_id,
+                                      const QuotaFields& changes, std::string* why) {
   QuotaFields old;
   if (!read_quota(scope, id, &old)) {
     *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return false;
   }
   QuotaFields now = old;
   if (changes.gpu_time) now.gpu_time = changes.gpu_time;
@@ -179,12 +189,11 @@ Status SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
   if (changes.weight) now.weight = changes.weight;
   if (changes.on_exhaust) now.on_exhaust = changes.on_exhaust;
   if (!write_quota(scope, id, now) ||
-      !audit(by, "quota.set", target_text(target), course.id, describe(old), describe(now)) ||
-      !tx.commit()) {
+      !audit(by, "quota.set", target_text(target), course_id, describe(old), describe(now))) {
     *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return false;
   }
-  return Status::kSuccess;
+  return true;
 }
 
 Status SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target, std::string* why) {

@@ -45,6 +45,9 @@ class SqliteStore final : public Store {
   Status unbind_vm(const Actor& by, const std::string& vm, std::string* why) override;
   Status set_student_uid(const Actor& by, const std::string& student, std::optional<uint32_t> uid,
                          std::string* why) override;
+  Status import_students(const Actor& by, const std::string& course,
+                         std::span<const RosterRow> rows, ImportOptions options,
+                         std::vector<RosterOutcome>* out, std::string* why) override;
   Status vm_usable_by(const std::string& vm, uint32_t uid, bool* out) override;
   Status list_students(const Actor& by, const std::string& course, bool include_removed,
                        std::vector<StudentRow>* out, std::string* why) override;
@@ -100,6 +103,20 @@ class SqliteStore final : public Store {
   Status begin_student_change(const Actor& by, const std::string& name,
                               std::optional<sql::Transaction>* tx, Student* s, std::string* why);
   bool bind_locked(const Actor& by, const Student& s, const std::string& vm, std::string* why);
+  // The writes of add_student, set_student_uid and set_quota, each audited,
+  // inside the caller's transaction (the caller checked `by` may manage the course).
+  Status insert_student_locked(const Actor& by, const std::string& name, const Course& course,
+                               Student* out, std::string* why);
+  bool write_uid_locked(const Actor& by, const Student& s, std::optional<uint32_t> uid,
+                        std::string* why);
+  bool change_quota_locked(const Actor& by, const QuotaTarget& target, const std::string& scope,
+                           int64_t id, int64_t course_id, const QuotaFields& changes,
+                           std::string* why);
+  // One roster row inside import_students' transaction: all of it or none of
+  // it (a savepoint). False with `why` if refused; a database error is
+  // reported as "database error: ...".
+  bool import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
+                         const std::string& duplicate, std::string* why);
   bool unbind_students_vms(int64_t student_id);
   // Resolves a quota target to (scope, id, course for access checks).
   bool quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope, int64_t* id,
@@ -115,6 +132,8 @@ class SqliteStore final : public Store {
 };
 
 int64_t unix_now();
+// A quota's values in range (weight, budget, range, memory); false with `why`.
+bool valid_quota(const QuotaFields& f, std::string* why);
 // Names of courses, students, users and VMs: [A-Za-z0-9._-]{1,63}.
 bool valid_name(std::string_view name);
 // A one-line "… is not a valid name" message.

@@ -75,6 +75,7 @@ TEST_CASE("every vgpuctl command answers --help", "[vgpuctl]") {
                                                           {"student", "bind"},
                                                           {"student", "unbind"},
                                                           {"student", "uid"},
+                                                          {"student", "import"},
                                                           {"vm", "list"},
                                                           {"vm", "allow"},
                                                           {"vm", "disallow"},

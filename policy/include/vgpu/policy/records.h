@@ -54,6 +54,30 @@ struct StudentRow {
   int64_t uid = -1;        // their login here (-1: none): who may run as their VMs
 };
 
+// One row of a class roster (vgpuctl student import), as text from the file:
+// the store parses and checks every field, as it would for one student.
+struct RosterRow {
+  int row = 0;  // where the row is in the file, for the report
+  std::string name;
+  std::string vm;        // a VM to bind ("": none)
+  std::string uid;       // their login, a number ("": none)
+  std::string gpu_time;  // their own quota, as `quota set --gpu-time` takes it ("": inherit)
+  std::string memory;    // as `quota set --memory` takes it ("": inherit)
+};
+
+// What became of one roster row.
+struct RosterOutcome {
+  int row = 0;
+  std::string name;
+  bool added = false;  // false for every row when the import was not committed
+  std::string why;     // why the row was refused ("": a good row)
+};
+
+struct ImportOptions {
+  bool partial = false;  // add the good rows even if some are refused
+  bool dry_run = false;  // only check: change nothing
+};
+
 struct QuotaTarget {
   enum class Kind : uint8_t { kDefault, kCourse, kStudent };
   Kind kind = Kind::kDefault;

@@ -114,6 +114,16 @@ class Store {
   // The student's login on this host (nullopt: none).
   virtual Status set_student_uid(const Actor& by, const std::string& student,
                                  std::optional<uint32_t> uid, std::string* why) = 0;
+  // A class in one go: each row added to `course` as add_student,
+  // set_student_uid and set_quota would add it (the same checks, the same
+  // audit rows), all in one transaction. Every row is checked and `out` says
+  // what became of each. If any row is refused, nothing is added and the
+  // answer is kInvalidValue (`why` counts them), unless `options.partial`,
+  // when the good rows are added and the answer is kSuccess. A refusal of the
+  // whole import (an unknown course, not the actor's course) leaves `out` empty.
+  virtual Status import_students(const Actor& by, const std::string& course,
+                                 std::span<const RosterRow> rows, ImportOptions options,
+                                 std::vector<RosterOutcome>* out, std::string* why) = 0;
   // `course` empty: every course the actor sees. Removed students only if asked.
   virtual Status list_students(const Actor& by, const std::string& course, bool include_removed,
                                std::vector<StudentRow>* out, std::string* why) = 0;
