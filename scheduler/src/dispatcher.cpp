@@ -7,6 +7,8 @@
 #include <deque>
 #include <variant>
 
+#include <tbb/concurrent_queue.h>
+
 #include "dispatcher_tenant.h"
 #include "vgpu/scheduler/policy_factory.h"
 #include "vgpu/scheduler/turn.h"
@@ -15,6 +17,8 @@ namespace vgpu::scheduler {
 
 using executor::ExecResult;
 using executor::Work;
+
+class Dispatcher::Arrivals : public tbb::concurrent_queue<Arrival> {};
 
 // The tenants' queues as a turn sees them (turn.h).
 // state() is asked right before a turn; the tenant it found is kept for the
@@ -51,7 +55,9 @@ Dispatcher::Dispatcher(executor::Backend* backend, std::unique_ptr<Policy> polic
       on_room_(std::move(on_room)),
       policy_name_(policy_->name()),
       queues_(std::make_unique<Queues>(this)),
-      overlap_depth_(std::clamp<uint32_t>(config.overlap_depth, 1, kMaxOverlapDepth)) {}
+      overlap_depth_(std::clamp<uint32_t>(config.overlap_depth, 1, kMaxOverlapDepth)) {
+  became_runnable_ = std::make_unique<Arrivals>();
+}
 
 Dispatcher::~Dispatcher() { stop(); }
 
@@ -260,7 +266,7 @@ void Dispatcher::submit(TenantId tenant, std::span<Command> commands) {
   }
   if (t->queued.fetch_add(commands.size()) == 0) {
     with_work_.fetch_add(1);
-    became_runnable_.push({tenant, clock_->now()});
+    became_runnable_->push({tenant, clock_->now()});
     MutexLock lock(mu_);
     wake_ = true;
     cv_.notify_one();
@@ -430,7 +436,7 @@ void Dispatcher::apply_control() {
 
 void Dispatcher::note_runnable(TurnSource::ArrivalListener* arrivals) {
   Arrival a;
-  while (became_runnable_.try_pop(a)) {
+  while (became_runnable_->try_pop(a)) {
     // An unknown tenant's add is still on its way: it makes it runnable then.
     if (waiting_.count(a.tenant) || !known_.count(a.tenant)) continue;
     if (arrivals) arrivals->before_runnable(a.at);
@@ -535,7 +541,7 @@ bool Dispatcher::run_one_slice() {
       settle_flight();
       MutexLock lock(mu_);
       cv_.wait_for(mu_, std::chrono::nanoseconds(std::max<Nanos>(plan.until - now, 0)),
-                   [this] { return wake_ || !became_runnable_.empty(); });
+                   [this] { return wake_ || !became_runnable_->empty(); });
       return true;
     }
     case TurnPlan::Kind::kRetry:
@@ -563,7 +569,7 @@ bool Dispatcher::poll_for_work() const {
   const auto start = std::chrono::steady_clock::now();
   for (auto now = start; now - start < config_.poll_before_sleep;
        now = std::chrono::steady_clock::now()) {
-    if (wake_.load(std::memory_order_relaxed) || !became_runnable_.empty()) return true;
+    if (wake_.load(std::memory_order_relaxed) || !became_runnable_->empty()) return true;
     // Pause briefly, then give the core to whoever has work (the program or
     // the transport thread may be waiting for one).
     proto::poll_step(now - start);
@@ -581,7 +587,7 @@ void Dispatcher::run() {
     // re-check of tenants the gate holds back.
     MutexLock lock(mu_);
     cv_.wait_for(mu_, std::chrono::milliseconds(waiting_.empty() ? 1000 : 100),
-                 [this] { return wake_ || !became_runnable_.empty(); });
+                 [this] { return wake_ || !became_runnable_->empty(); });
     if (!waiting_.empty() && !wake_) {
       lock.unlock();
       poke();

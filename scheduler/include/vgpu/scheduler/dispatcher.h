@@ -26,8 +26,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <tbb/concurrent_queue.h>
-
 #include "vgpu/executor/backend.h"
 #include "vgpu/protocol/polling.h"
 #include "vgpu/scheduler/command.h"
@@ -243,12 +241,14 @@ class Dispatcher {
   std::atomic<int64_t> with_work_{0};
 
   // Tenants whose queue went from empty to not, with when (clock_): a turn
-  // running meanwhile is charged in parts, split there (turn.h).
+  // running meanwhile is charged in parts, split there (turn.h). Submitters
+  // push without a lock (a oneTBB queue, kept out of this header).
   struct Arrival {
     TenantId tenant;
     Nanos at;
   };
-  tbb::concurrent_queue<Arrival> became_runnable_;
+  class Arrivals;
+  std::unique_ptr<Arrivals> became_runnable_;
   std::unordered_set<TenantId> waiting_;  // dispatcher thread: tenants the gate holds back
   // Dispatcher thread: when a tenant's queue last ran empty (long ago at first).
   Nanos last_emptied_ = std::numeric_limits<Nanos>::min() / 2;
