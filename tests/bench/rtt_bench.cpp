@@ -7,7 +7,9 @@
 //      GetDeviceCount requests to a real vgpud (sim backend): the difference
 //      to 1 is what vgpud adds (decode, validation, call handler, reply);
 //   3. vgpud from a CUDA program (null_call through vgpu-run): what an
-//      application sees, the guest library's lock and encoding included;
+//      application sees, NVIDIA's runtime and vgpu's driver included: the
+//      cudaStreamQuery round trip (cudaGetDeviceCount is answered from the
+//      runtime's cache, and printed only);
 //   4. ONC RPC null procedure over loopback TCP with libtirpc (onc_rpc.h).
 //
 // 1 to 3 take turns in five rounds, and each ratio to 1 is the median of the
@@ -181,10 +183,13 @@ int main(int argc, char** argv) {
   }
   const Row bare{"bare shared-memory ping-pong (same transport, echo)", summarize(bare_samples)};
   const Row transport{"vgpud, GetDeviceCount from a guest channel", summarize(transport_samples)};
-  const Row cuda{"vgpud, cudaGetDeviceCount from a CUDA program", cuda_rounds.overall()};
+  // NVIDIA's runtime answers cudaGetDeviceCount from its cache (the program
+  // runs over vgpu's driver): shown, but the round trip is cudaStreamQuery's.
+  const Row cuda{"cudaGetDeviceCount from a CUDA program, guest-cached",
+                 cuda_rounds.overall()};
   const Row query{"vgpud, cudaStreamQuery(0) from a CUDA program", query_rounds.overall()};
   for (const Row* row : {&bare, &transport, &cuda, &query}) print_row(*row);
-  const double cuda_over_bare = cuda_rounds.median_ratio_to(bare_rounds);
+  const double query_over_bare = query_rounds.median_ratio_to(bare_rounds);
   const double transport_over_bare = transport_rounds.median_ratio_to(bare_rounds);
 
   // 4. ONC RPC.
@@ -205,11 +210,11 @@ int main(int argc, char** argv) {
   std::printf("\nRatios of medians (against the bare ping-pong: the median of %d rounds' ratios):\n",
               kRounds);
   bool met = true;
-  met &= report_ratio("vgpud (CUDA program) / bare ping-pong", cuda_over_bare, "<= 2x",
-                      cuda_over_bare <= 2);
+  met &= report_ratio("vgpud (CUDA program, cudaStreamQuery) / bare ping-pong", query_over_bare,
+                      "<= 2x", query_over_bare <= 2);
   report_ratio("vgpud (guest channel) / bare ping-pong", transport_over_bare, "<= 2x",
                transport_over_bare <= 2);
-  met &= report_ratio("ONC RPC / vgpud (CUDA program): vgpud faster by", onc.s.median / cuda.s.median,
-                      ">= 5x", onc.s.median >= 5 * cuda.s.median);
+  met &= report_ratio("ONC RPC / vgpud (CUDA program): vgpud faster by", onc.s.median / query.s.median,
+                      ">= 5x", onc.s.median >= 5 * query.s.median);
   return met || quick ? 0 : 1;  // --quick is a smoke run: figures, no verdict
 }
