@@ -11,8 +11,13 @@
 //   5. cudaFuncSetAttribute (dynamic shared memory above 48 KiB),
 //      occupancy, limits, a peer copy on the one device, peer access refused;
 //   6. mapped pinned memory: a kernel writes through the device pointer of
-//      cudaHostAllocMapped memory, the CPU reads it after a synchronize.
+//      cudaHostAllocMapped memory, the CPU reads it after a synchronize;
+//   7. the program's own memory registered as mapped (cudaHostRegister with
+//      cudaHostRegisterMapped), malloc'd so that its first and last pages
+//      hold other data: kernels read and write it through the device pointer,
+//      the CPU changes it between launches, a memset and copies reach it.
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +38,91 @@ __global__ void fill_index(int n, int* out, int offset) {
 }
 
 namespace {
+
+// 7. Registered mapped memory: `reg` starts 4 bytes into a malloc'd block and
+// ends mid-page, so its first and last pages hold other bytes (`raw[0]`, and
+// whatever malloc put after it).
+void registered_mapped_memory() {
+  const int m = 3017;  // floats: more than two pages
+  auto* raw = static_cast<float*>(std::malloc(sizeof(float) * (m + 1)));
+  float* reg = raw + 1;
+  raw[0] = -5.0f;
+  for (int i = 0; i < m; ++i) reg[i] = static_cast<float>(i);
+  CUDA_OK(cudaHostRegister(reg, m * sizeof(float), cudaHostRegisterMapped));
+  float* reg_dev = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&reg_dev), reg, 0));
+  const dim3 grid((m + 255) / 256, 1), block(256, 1);
+  scale_rows<<<grid, block>>>(reg_dev, m * sizeof(float), m, 1, 2.0f);
+  CUDA_OK(cudaDeviceSynchronize());
+  int wrong = 0;
+  for (int i = 0; i < m; ++i) wrong += reg[i] != 2.0f * i;
+  vt::check(wrong == 0 && raw[0] == -5.0f,
+            "a kernel doubles registered mapped memory the CPU filled (%d wrong; neighbour %g)",
+            wrong, raw[0]);
+
+  // The CPU writes between launches; the next launch reads what it wrote.
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  for (int i = 0; i < m; ++i) reg[i] = 1.0f + (i % 7);
+  raw[0] = -6.0f;
+  scale_rows<<<grid, block, 0, s>>>(reg_dev, m * sizeof(float), m, 1, 3.0f);
+  CUDA_OK(cudaStreamSynchronize(s));
+  wrong = 0;
+  for (int i = 0; i < m; ++i) wrong += reg[i] != 3.0f * (1.0f + (i % 7));
+  vt::check(wrong == 0 && raw[0] == -6.0f,
+            "the CPU's new values reach the second launch, and its result the CPU (%d wrong)", wrong);
+
+  // A memset and a copy through the device pointer, a copy from the host pointer.
+  CUDA_OK(cudaMemsetAsync(reg_dev + m - 10, 0, 10 * sizeof(float), s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  vt::check(reg[m - 11] == 3.0f * (1.0f + ((m - 11) % 7)) && reg[m - 10] == 0.0f && reg[m - 1] == 0.0f,
+            "a memset of the device pointer reaches the CPU (%g %g)", reg[m - 10], reg[m - 1]);
+  float* dev = nullptr;
+  CUDA_OK(cudaMalloc(&dev, m * sizeof(float)));
+  for (int i = 0; i < m; ++i) reg[i] = static_cast<float>(-i);
+  CUDA_OK(cudaMemcpy(dev, reg, m * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(reg, reg_dev + 1, sizeof(float), cudaMemcpyDeviceToHost));  // reg[0] = reg[1]
+  std::vector<float> back(m);
+  CUDA_OK(cudaMemcpy(back.data(), dev, m * sizeof(float), cudaMemcpyDeviceToHost));
+  vt::check(back[m - 1] == static_cast<float>(-(m - 1)) && back[5] == -5.0f && reg[0] == -1.0f,
+            "copies read and write registered memory by either pointer (%g %g %g)", back[m - 1],
+            back[5], reg[0]);
+  CUDA_OK(cudaFree(dev));
+
+  cudaPointerAttributes pa{};
+  CUDA_OK(cudaPointerGetAttributes(&pa, reg));
+  vt::check(pa.type == cudaMemoryTypeHost && pa.devicePointer == reg_dev && pa.hostPointer == reg,
+            "registered mapped memory is host memory with a device pointer (type %d)",
+            static_cast<int>(pa.type));
+  vt::check(cudaHostRegister(reg + 8, 16, cudaHostRegisterMapped) != cudaSuccess,
+            "registering a part of a registered range again is refused");
+  cudaGetLastError();
+
+  // A launch, then unregistering: what the kernel wrote is the program's.
+  scale_rows<<<grid, block, 0, s>>>(reg_dev, m * sizeof(float), m, 1, -1.0f);
+  CUDA_OK(cudaHostUnregister(reg));
+  wrong = 0;
+  for (int i = 1; i < m; ++i) wrong += reg[i] != static_cast<float>(i);
+  vt::check(wrong == 0 && reg[0] == 1.0f, "unregistering hands the kernel's writes to the CPU (%d wrong)",
+            wrong);
+  reg[0] = 7.0f;  // the program's own memory again, writable
+  CUDA_OK(cudaStreamDestroy(s));
+  std::free(raw);
+
+  // A range inside one page: no page of its own at all.
+  auto* small = static_cast<int*>(std::malloc(64 * sizeof(int)));
+  for (int i = 0; i < 64; ++i) small[i] = -1;
+  CUDA_OK(cudaHostRegister(small + 3, 40 * sizeof(int), cudaHostRegisterMapped));
+  int* small_dev = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&small_dev), small + 3, 0));
+  fill_index<<<1, 64>>>(40, small_dev, 100);
+  CUDA_OK(cudaDeviceSynchronize());
+  vt::check(small[2] == -1 && small[3] == 100 && small[42] == 139 && small[43] == -1,
+            "a kernel writes a registered range smaller than a page (%d %d %d %d)", small[2],
+            small[3], small[42], small[43]);
+  CUDA_OK(cudaHostUnregister(small + 3));
+  std::free(small);
+}
 
 struct CallbackLog {
   int calls = 0;
@@ -242,6 +332,7 @@ int main() {
   vt::check(pa.type == cudaMemoryTypeHost && pa.devicePointer == mapped_dev,
             "mapped memory is host memory with a device pointer (type %d)", static_cast<int>(pa.type));
   CUDA_OK(cudaFreeHost(mapped));
+  registered_mapped_memory();
 
   CUDA_OK(cudaFree(dev));
   CUDA_OK(cudaFree(dev2));

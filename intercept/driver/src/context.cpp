@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "device_output.h"
+#include "managed_memory.h"
 #include "context_objects.h"
 #include "driver_state.h"
 
@@ -72,6 +73,7 @@ CUresult synchronize() {
     r = to_cu(intercept::with_async_errors(c, c.call(proto::DeviceSynchronizeRequest{}, {}, &rep)));
   }
   device_output::flush();
+  managed::synchronized();
   return r;
 }
 

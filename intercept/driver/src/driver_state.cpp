@@ -59,7 +59,7 @@ CUresult device_info(const DeviceInfo** out) {
   std::memcpy(d->attributes, props.attributes, sizeof d->attributes);
   // What this guest implements, whatever the GPU behind it can do: managed
   // memory without concurrent CPU access (managed_memory.h), mapped pinned
-  // memory on top of it, cooperative launch within one device; no IPC
+  // memory on top of it (registered memory too), cooperative launch within one device; no IPC
   // (refused by name).
   d->attributes[CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY] = 1;
   d->attributes[CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS] = 0;
@@ -69,6 +69,9 @@ CUresult device_info(const DeviceInfo** out) {
   d->attributes[CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH] = 1;
   d->attributes[CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] = 1;
+  // Registered memory is mapped at another device address (managed_registered.cpp).
+  d->attributes[CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED] = 1;
+  d->attributes[CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED] = 0;
   info = d;
   *out = info;

@@ -162,6 +162,7 @@ struct HostRange {
   unsigned flags = 0;
   bool allocated = false;  // cuMemHostAlloc (else cuMemHostRegister)
   bool mapped = false;     // with DEVICEMAP: managed memory underneath (host_memory.cpp)
+  uint64_t device = 0;     // registered with DEVICEMAP: the device address of its base
 };
 bool host_range(const void* p, const void** base, HostRange* out);
 

@@ -7,8 +7,9 @@
 // Mapped pinned memory (cuMemHostAlloc with DEVICEMAP) is managed memory
 // underneath (managed_memory.h): kernels reach it at the host pointer, what
 // the CPU wrote is there at each launch, and what kernels wrote is there for
-// the CPU after it synchronises. Registering existing memory as mapped is
-// refused by name.
+// the CPU after it synchronises. Existing memory registered as mapped is
+// mirrored by device memory at another address, kept coherent the same way
+// (managed::register_host).
 #include <cstdlib>
 #include <cstring>
 
@@ -115,11 +116,26 @@ CUresult cuMemFreeHost(void* ptr) {
 
 CUresult cuMemHostRegister_v2(void* ptr, size_t size, unsigned flags) {
   if (!ptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
-    return refuse("cuMemHostRegister with DEVICEMAP or IOMEMORY (mapped host memory)");
+  if (flags & CU_MEMHOSTREGISTER_IOMEMORY)
+    return refuse("cuMemHostRegister with IOMEMORY (a device's I/O memory)");
+  const bool mapped = flags & CU_MEMHOSTREGISTER_DEVICEMAP;
+  if (mapped && (flags & CU_MEMHOSTREGISTER_READ_ONLY))
+    return refuse("cuMemHostRegister with DEVICEMAP and READ_ONLY (read-only mapped host memory)");
+  {
+    std::lock_guard lock(host_mutex());
+    if (ranges().count(ptr)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
+  CUdeviceptr device = 0;
+  if (mapped) {
+    if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+    if (CUresult r = managed::register_host(ptr, size, &device); r != CUDA_SUCCESS) return r;
+  }
   std::lock_guard lock(host_mutex());
-  auto [it, inserted] = ranges().emplace(ptr, HostRange{size, flags, false});
-  if (!inserted) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  auto [it, inserted] = ranges().emplace(ptr, HostRange{size, flags, false, mapped, device});
+  if (!inserted) {  // another thread registered it meanwhile
+    if (mapped) (void)managed::unregister_host(ptr);
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
   owned::add(owned::Kind::kHostRegistered, ptr);
   return CUDA_SUCCESS;
 }
@@ -129,12 +145,17 @@ CUresult cuMemHostRegister(void* ptr, size_t size, unsigned flags) {
 }
 
 CUresult cuMemHostUnregister(void* ptr) {
-  std::lock_guard lock(host_mutex());
-  auto it = ranges().find(ptr);
-  if (it == ranges().end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-  ranges().erase(it);
-  owned::remove(owned::Kind::kHostRegistered, ptr);
-  return CUDA_SUCCESS;
+  bool mapped = false;
+  {
+    std::lock_guard lock(host_mutex());
+    auto it = ranges().find(ptr);
+    if (it == ranges().end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    mapped = it->second.mapped;
+    ranges().erase(it);
+    owned::remove(owned::Kind::kHostRegistered, ptr);
+  }
+  // The device's bytes come back first: what kernels wrote is the program's.
+  return mapped ? managed::unregister_host(ptr) : CUDA_SUCCESS;
 }
 
 CUresult cuMemHostGetFlags(unsigned* flags, void* ptr) {
@@ -146,16 +167,18 @@ CUresult cuMemHostGetFlags(unsigned* flags, void* ptr) {
   return CUDA_SUCCESS;
 }
 
-// Mapped memory's device address is its host address (unified addressing).
+// Mapped memory's device address: its host address when allocated mapped
+// (unified addressing), its device copy's when registered.
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* dptr, void* p, unsigned flags) {
   if (!dptr || !p || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   const void* base = nullptr;
   HostRange r;
   if (!host_range(p, &base, &r)) return CUDA_ERROR_INVALID_VALUE;  // not pinned memory
   if (!r.mapped)
-    return refuse("cuMemHostGetDevicePointer on pinned memory allocated without "
-                  "CU_MEMHOSTALLOC_DEVICEMAP (cudaHostAllocMapped)");
-  *dptr = reinterpret_cast<CUdeviceptr>(p);
+    return refuse("cuMemHostGetDevicePointer on pinned memory allocated or registered without "
+                  "DEVICEMAP (cudaHostAllocMapped, cudaHostRegisterMapped)");
+  *dptr = r.allocated ? reinterpret_cast<CUdeviceptr>(p)
+                      : r.device + (static_cast<const uint8_t*>(p) - static_cast<const uint8_t*>(base));
   return CUDA_SUCCESS;
 }
 
@@ -174,9 +197,15 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr
     size = host.size;
   }
   // Managed memory is device memory the CPU reaches at the same address;
-  // mapped pinned memory is that too, but host memory to the program.
-  const bool mapped = device && managed::host_mapped(ptr);
+  // mapped pinned memory is that too, but host memory to the program, and so
+  // is registered memory's device copy (at another address than the CPU's).
+  uint64_t registered_cpu = 0;
+  const bool registered_copy = device && managed::registered_device(ptr, 1, &registered_cpu);
+  const bool mapped = device && (registered_copy || managed::host_mapped(ptr));
   const bool is_managed = device && !mapped && managed::contains(ptr);
+  // The device address of registered mapped memory's CPU address.
+  const uint64_t registered_device =
+      pinned && host.mapped && !host.allocated ? host.device + (ptr - base) : 0;
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(primary_context(0));
@@ -185,19 +214,24 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr
       *static_cast<unsigned*>(data) = device && !mapped ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      if (registered_device) {
+        *static_cast<CUdeviceptr*>(data) = registered_device;
+        return CUDA_SUCCESS;
+      }
       if (!device) return CUDA_ERROR_INVALID_VALUE;  // host memory is not mapped
       *static_cast<CUdeviceptr*>(data) = ptr;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
       if (device && !is_managed && !mapped) return CUDA_ERROR_INVALID_VALUE;
-      *static_cast<void**>(data) = reinterpret_cast<void*>(ptr);
+      *static_cast<void**>(data) = reinterpret_cast<void*>(registered_copy ? registered_cpu : ptr);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
       *static_cast<int*>(data) = is_managed ? 1 : 0;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
     case CU_POINTER_ATTRIBUTE_MAPPED:
-      *static_cast<int*>(data) = attr == CU_POINTER_ATTRIBUTE_MAPPED && device ? 1 : 0;
+      *static_cast<int*>(data) =
+          attr == CU_POINTER_ATTRIBUTE_MAPPED && (device || registered_device) ? 1 : 0;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
       *static_cast<int*>(data) = 1;

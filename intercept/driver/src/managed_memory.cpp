@@ -17,64 +17,21 @@
 #include "device_memory.h"
 #include "driver_state.h"
 #include "log.h"
+#include "managed_internal.h"
 
 namespace vgpu::driver::managed {
 
-namespace {
-
 using intercept::DeviceMemory;
+using namespace detail;
 
-enum class State : uint8_t { kDevice, kClean, kDirty };
-
-constexpr uint64_t kPage = 4096;
-// Granules one fault fetches (or marks dirty), from the one touched on: 1
-// MiB, doubled while the faults walk the allocation in order, up to 64 MiB.
-// Each fetch is a round trip through the host's queue, and each dirtying a
-// signal: a CPU loop over an array then costs a few of either.
-constexpr size_t kFirstAhead = 16;
-constexpr size_t kMostAhead = 1024;
-
-uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
-
-struct Allocation {
-  uint64_t base = 0;         // page-aligned; what the program sees
-  uint64_t size = 0;         // bytes the program asked for
-  uint64_t mapped = 0;       // the guest mapping's length (whole pages)
-  uint64_t device_base = 0;  // what the host allocated (base lies inside it)
-  std::vector<State> granules;
-  bool all_device = false;   // every granule is kDevice: nothing to invalidate
-  bool host_mapped = false;  // mapped pinned memory (cuMemHostAlloc with DEVICEMAP)
-  Advice advice;
-  // Where the next fault of an in-order walk would land, and how far the
-  // last one reached ahead (one pair for fetches, one for writes).
-  size_t next_read = SIZE_MAX, read_ahead = kFirstAhead;
-  size_t next_write = SIZE_MAX, write_ahead = kFirstAhead;
-
-  uint64_t granule_start(size_t g) const { return base + g * kGranule; }
-  // Bytes of granule g that belong to the allocation (what copies move).
-  uint64_t granule_bytes(size_t g) const { return std::min(kGranule, size - g * kGranule); }
-  // Bytes of granule g that the mapping covers (what protections change).
-  uint64_t granule_pages(size_t g) const { return std::min(kGranule, mapped - g * kGranule); }
-};
+namespace detail {
 
 std::mutex mu;
-// By base; guarded by mu. Leaked: NVIDIA's runtime unloads modules (and so
-// forgets managed variables) from its exit handlers, after static destructors.
 std::map<uint64_t, Allocation>& allocations = *new std::map<uint64_t, Allocation>;
 std::atomic<int> live{0};
 std::atomic<bool> maybe_dirty{false};
-// Device work queued since the CPU last waited for the device: a fetch
-// must wait first. Guarded by mu.
+std::atomic<bool> edges_pending{false};
 bool device_busy = false;
-struct sigaction previous_handler;
-
-// The granules [g, end) a fault at g takes on: more while the walk goes on.
-size_t ahead(size_t g, size_t count, size_t* next, size_t* span) {
-  *span = g == *next ? std::min(*span * 2, kMostAhead) : kFirstAhead;
-  const size_t end = std::min(count, g + *span);
-  *next = end;
-  return end;
-}
 
 Allocation* holding(uint64_t ptr) {
   auto it = allocations.upper_bound(ptr);
@@ -93,22 +50,6 @@ void protect(const Allocation& a, size_t first, size_t last, int prot) {
   if (prot & PROT_WRITE) madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_WRITE);
 }
 
-// Runs of consecutive granules in `state` within [first, last), as fn(from, to).
-template <class Fn>
-void for_runs(const Allocation& a, size_t first, size_t last, State state, Fn fn) {
-  for (size_t g = first; g < last;) {
-    if (a.granules[g] != state) {
-      ++g;
-      continue;
-    }
-    size_t end = g;
-    while (end < last && a.granules[end] == state) ++end;
-    fn(g, end);
-    g = end;
-  }
-}
-
-// Granule indexes of `a` that [ptr, ptr + size) touches.
 void granule_span(const Allocation& a, uint64_t ptr, uint64_t size, size_t* first, size_t* last) {
   const uint64_t lo = std::max(ptr, a.base);
   const uint64_t hi = std::min(ptr + size, a.base + a.mapped);
@@ -116,13 +57,10 @@ void granule_span(const Allocation& a, uint64_t ptr, uint64_t size, size_t* firs
   *last = hi > lo ? (hi - a.base - 1) / kGranule + 1 : *first;
 }
 
-// A fetch or flush failure is the program's to see at its next
-// synchronising call, like any asynchronous failure.
 void defer(Connection& c, Status s) {
   if (!ok(s)) c.defer_async_error(s);
 }
 
-// Makes granules [first, last) of `a` the CPU's (mu held, connection not).
 void fetch_granules(Allocation& a, size_t first, size_t last) {
   Connection& c = Connection::instance();
   Connection::Lock lock(c);
@@ -136,11 +74,40 @@ void fetch_granules(Allocation& a, size_t first, size_t last) {
     protect(a, from, to, PROT_READ | PROT_WRITE);
     const uint64_t start = a.granule_start(from);
     const uint64_t bytes = a.granule_start(to - 1) + a.granule_bytes(to - 1) - start;
-    defer(c, intercept::copy_from_device(c, reinterpret_cast<void*>(start), start, bytes, 0, true));
+    defer(c, intercept::copy_from_device(c, reinterpret_cast<void*>(start), a.device(start), bytes,
+                                         0, true));
     protect(a, from, to, PROT_READ);
     for (size_t g = from; g < to; ++g) a.granules[g] = State::kClean;
   });
   a.all_device = false;
+}
+
+void invalidate(Allocation& a, size_t first, size_t last) {
+  for (State want : {State::kClean, State::kDirty}) {
+    for_runs(a, first, last, want, [&](size_t from, size_t to) {
+      protect(a, from, to, PROT_NONE);
+      for (size_t g = from; g < to; ++g) a.granules[g] = State::kDevice;
+    });
+  }
+}
+
+void free_device(Connection& c, uint64_t device_base) {
+  proto::FreeReply rep{};
+  (void)c.call(proto::FreeRequest{device_base}, {}, &rep);
+}
+
+}  // namespace detail
+
+namespace {
+
+struct sigaction previous_handler;
+
+// The granules [g, end) a fault at g takes on: more while the walk goes on.
+size_t ahead(size_t g, size_t count, size_t* next, size_t* span) {
+  *span = g == *next ? std::min(*span * 2, kMostAhead) : kFirstAhead;
+  const size_t end = std::min(count, g + *span);
+  *next = end;
+  return end;
 }
 
 // The CPU touched `addr`: true if that was a managed granule's protection
@@ -189,7 +156,9 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   }
 }
 
-void install_fault_handler() {
+}  // namespace
+
+void detail::install_fault_handler() {
   static std::once_flag once;
   std::call_once(once, [] {
     struct sigaction sa {};
@@ -199,14 +168,6 @@ void install_fault_handler() {
     sigaction(SIGSEGV, &sa, &previous_handler);
   });
 }
-
-// Frees the host allocation behind a managed one that could not be set up.
-void free_device(Connection& c, uint64_t device_base) {
-  proto::FreeReply rep{};
-  (void)c.call(proto::FreeRequest{device_base}, {}, &rep);
-}
-
-}  // namespace
 
 CUresult allocate(size_t size, CUdeviceptr* out, bool host_mapped) {
   if (size == 0 || size > (1ull << 46)) return CUDA_ERROR_INVALID_VALUE;
@@ -298,8 +259,12 @@ CUresult release(CUdeviceptr ptr) {
   if (!any()) return CUDA_ERROR_NOT_FOUND;
   std::lock_guard lock(mu);
   auto it = allocations.find(ptr);
-  if (it == allocations.end()) return CUDA_ERROR_NOT_FOUND;
-  if (it->second.device_base == 0) return CUDA_ERROR_INVALID_VALUE;  // a module's variable
+  if (it == allocations.end()) {
+    // The device copy of registered host memory goes with cuMemHostUnregister.
+    return in_registered_device(ptr, 1) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_FOUND;
+  }
+  // A module's variable, or the program's own memory registered as mapped.
+  if (it->second.device_base == 0 || it->second.registered) return CUDA_ERROR_INVALID_VALUE;
   Connection& c = Connection::instance();
   Connection::Lock clock(c);
   proto::FreeReply rep{};
@@ -326,22 +291,25 @@ bool contains(uint64_t ptr, uint64_t size) {
   if (!any()) return false;
   std::lock_guard lock(mu);
   const Allocation* a = holding(ptr);
-  return a && size <= a->base + a->size - ptr;
+  return a && !a->registered && size <= a->base + a->size - ptr;
 }
 
 CUresult flush(uint64_t stream) {
-  if (!any() || !maybe_dirty.load(std::memory_order_relaxed)) return CUDA_SUCCESS;
+  if (!any() || (!maybe_dirty.load(std::memory_order_relaxed) &&
+                 !edges_pending.load(std::memory_order_relaxed)))
+    return CUDA_SUCCESS;
   std::lock_guard lock(mu);
   Connection& c = Connection::instance();
   Connection::Lock clock(c);
-  Status result = Status::kSuccess;
+  Status result = flush_registered(c, stream);
   for (auto& [base, a] : allocations) {
     for_runs(a, 0, a.granules.size(), State::kDirty, [&](size_t from, size_t to) {
       const uint64_t start = a.granule_start(from);
       const uint64_t bytes = a.granule_start(to - 1) + a.granule_bytes(to - 1) - start;
       // Staged before this returns: the CPU may write again at once.
-      const Status s = intercept::copy_to_device(c, start, reinterpret_cast<const void*>(start),
-                                                 bytes, stream, false);
+      const Status s = intercept::copy_to_device(c, a.device(start),
+                                                 reinterpret_cast<const void*>(start), bytes, stream,
+                                                 false);
       if (!ok(s) && ok(result)) result = s;
       protect(a, from, to, PROT_READ);
       for (size_t g = from; g < to; ++g) a.granules[g] = State::kClean;
@@ -356,23 +324,18 @@ void device_may_write(uint64_t ptr, uint64_t size) {
   if (!any()) return;
   std::lock_guard lock(mu);
   device_busy = true;
-  auto invalidate = [](Allocation& a, size_t first, size_t last) {
-    for (State want : {State::kClean, State::kDirty}) {
-      for_runs(a, first, last, want, [&](size_t from, size_t to) {
-        protect(a, from, to, PROT_NONE);
-        for (size_t g = from; g < to; ++g) a.granules[g] = State::kDevice;
-      });
-    }
-  };
   if (size == 0) {
     for (auto& [base, a] : allocations) {
       if (a.all_device) continue;
       invalidate(a, 0, a.granules.size());
       a.all_device = true;
     }
+    registered_written();
     return;
   }
+  if (registered_written(ptr, size)) return;
   Allocation* a = holding(ptr);
+  if (a && a->registered) return;  // a CPU address: copies never write through it
   if (!a) return;
   size_t first = 0, last = 0;
   granule_span(*a, ptr, size, &first, &last);

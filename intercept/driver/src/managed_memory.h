@@ -65,6 +65,31 @@ CUresult before_launch(uint64_t stream);
 // the host).
 CUresult fetch(uint64_t ptr, uint64_t size);
 
+// ---- the program's own memory registered as mapped (cuMemHostRegister with
+// DEVICEMAP; managed_registered.cpp). Device memory of the same size mirrors
+// [ptr, ptr + size) at another address, which kernels take. The range's
+// whole pages are kept coherent by page protection, as managed memory is; the
+// bytes of its first and last page when those are shared with other data
+// (never protected, so that nothing else of the program faults) go to the
+// device before each launch and come back at the next synchronising call.
+
+// Registers [ptr, ptr + size): *device is the device address of ptr.
+// CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED if its pages overlap another
+// registered range's.
+CUresult register_host(void* ptr, size_t size, CUdeviceptr* device);
+// Gives the CPU the device's bytes, unprotects the pages and frees the device
+// copy. CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED if ptr starts no registered range.
+CUresult unregister_host(void* ptr);
+// Whether [cpu, cpu + size) lies inside one registered range: *device is the
+// device address of cpu.
+bool registered_host(uint64_t cpu, uint64_t size, uint64_t* device);
+// Whether [ptr, ptr + size) lies inside one registered range's device copy:
+// *cpu (if given) is the CPU address of ptr.
+bool registered_device(uint64_t ptr, uint64_t size, uint64_t* cpu = nullptr);
+// At a synchronising call, once the device is done: what the device may have
+// written to the unprotected bytes of registered ranges comes back.
+void synchronized();
+
 // Advice a program gave for a range, as cuMemRangeGetAttribute reads it back.
 struct Advice {
   bool read_mostly = false;

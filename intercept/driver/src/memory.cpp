@@ -26,7 +26,8 @@ namespace {
 // Whether a copy or memset touching [p, p + n) involves managed memory; if
 // so, the CPU's writes are flushed first, in the copy's stream.
 CUresult flush_if_managed(uint64_t p, size_t n, CUstream stream, bool* managed_side = nullptr) {
-  const bool m = managed::any() && managed::contains(p, n);
+  const bool m =
+      managed::any() && (managed::contains(p, n) || managed::registered_device(p, n));
   if (managed_side) *managed_side = m;
   return m ? managed::flush(stream_handle(stream)) : CUDA_SUCCESS;
 }
@@ -59,7 +60,10 @@ CUresult send_copy(bool sync, Copy copy) {
     Connection::Lock lock(c);
     r = to_cu(copy(c));
   }
-  if (sync) device_output::flush();
+  if (sync) {
+    device_output::flush();
+    managed::synchronized();
+  }
   return r;
 }
 
@@ -77,7 +81,12 @@ CUresult htod(CUdeviceptr dst, const void* src, size_t n, CUstream stream, bool 
   if (!src) return CUDA_ERROR_INVALID_VALUE;
   const auto host = reinterpret_cast<uint64_t>(src);
   if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_DEVICE, dst, CU_MEMORYTYPE_UNIFIED, host, n, stream);
-  if (managed::any() && managed::contains(host, n)) return dtod(dst, host, n, stream, sync);
+  if (managed::any()) {
+    // Managed memory is device memory at the same address; registered mapped
+    // memory's device copy is current at the copy's point in the stream.
+    if (managed::contains(host, n)) return dtod(dst, host, n, stream, sync);
+    if (uint64_t d = 0; managed::registered_host(host, n, &d)) return dtod(dst, d, n, stream, sync);
+  }
   bool to_managed = false;
   if (CUresult r = flush_if_managed(dst, n, stream, &to_managed); r != CUDA_SUCCESS) return r;
   if (to_managed) managed::device_may_write(dst, n);
@@ -90,7 +99,10 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync) 
   if (!dst) return CUDA_ERROR_INVALID_VALUE;
   const auto host = reinterpret_cast<uint64_t>(dst);
   if (captured(stream, sync)) return capture_copy(CU_MEMORYTYPE_UNIFIED, host, CU_MEMORYTYPE_DEVICE, src, n, stream);
-  if (managed::any() && managed::contains(host, n)) return dtod(host, src, n, stream, sync);
+  if (managed::any()) {
+    if (managed::contains(host, n)) return dtod(host, src, n, stream, sync);
+    if (uint64_t d = 0; managed::registered_host(host, n, &d)) return dtod(d, src, n, stream, sync);
+  }
   if (CUresult r = flush_if_managed(src, n, stream); r != CUDA_SUCCESS) return r;
   return send_copy(sync, [&](Connection& c) { return intercept::copy_from_device(c, dst, src, n, stream_handle(stream), sync); });
 }

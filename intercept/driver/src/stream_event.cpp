@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "device_output.h"
+#include "managed_memory.h"
 #include "context_objects.h"
 #include "driver_state.h"
 #include "stream_capture.h"
@@ -86,15 +87,21 @@ CUresult cuStreamSynchronize(CUstream stream) {
     r = synced(c, c.call(proto::StreamSynchronizeRequest{stream_handle(stream)}, {}, &rep));
   }
   device_output::flush();
+  managed::synchronized();
   return r;
 }
 
 CUresult cuStreamQuery(CUstream stream) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::StreamQueryReply rep{};
-  return to_cu(c.call(proto::StreamQueryRequest{stream_handle(stream)}, {}, &rep));
+  Status s;
+  {
+    Connection& c = Connection::instance();
+    Connection::Lock lock(c);
+    proto::StreamQueryReply rep{};
+    s = c.call(proto::StreamQueryRequest{stream_handle(stream)}, {}, &rep);
+  }
+  if (ok(s)) managed::synchronized();  // done: what it wrote is the CPU's to read
+  return to_cu(s);
 }
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
@@ -240,15 +247,21 @@ CUresult cuEventSynchronize(CUevent event) {
     r = synced(c, c.call(proto::EventSynchronizeRequest{event_handle(event)}, {}, &rep));
   }
   device_output::flush();
+  managed::synchronized();
   return r;
 }
 
 CUresult cuEventQuery(CUevent event) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::EventQueryReply rep{};
-  return to_cu(c.call(proto::EventQueryRequest{event_handle(event)}, {}, &rep));
+  Status s;
+  {
+    Connection& c = Connection::instance();
+    Connection::Lock lock(c);
+    proto::EventQueryReply rep{};
+    s = c.call(proto::EventQueryRequest{event_handle(event)}, {}, &rep);
+  }
+  if (ok(s)) managed::synchronized();  // done: what it wrote is the CPU's to read
+  return to_cu(s);
 }
 
 CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
