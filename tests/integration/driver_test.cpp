@@ -92,6 +92,9 @@ TEST_CASE("cuBLAS runs on vgpu's driver; on sim its kernel is named as missing")
   CHECK_THAT(r.output, Catch::Contains("cudaErrorNoKernelImageForDevice"));
   CHECK(r.exit_code == 1);
   CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel sm80_xmma_gemm"));
+  // The program's own stderr names the kernel, not only the daemon's log.
+  CHECK_THAT(r.output, Catch::Contains("vgpu: kernel sm80_xmma_gemm"));
+  CHECK_THAT(r.output, Catch::Contains("has no CPU implementation on this host's sim backend"));
 }
 
 TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel is named as missing") {
@@ -112,6 +115,7 @@ TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel is named as missing") 
   CHECK_THAT(r.output, Catch::Contains("cudaErrorNoKernelImageForDevice"));
   CHECK(r.exit_code == 1);
   CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel _Z10vector_fft"));
+  CHECK_THAT(r.output, Catch::Contains("vgpu: kernel _Z10vector_fft"));
 }
 
 TEST_CASE("cuRAND, cuSPARSE and cuSOLVER run on vgpu's driver; on sim their kernels are named") {
@@ -137,6 +141,7 @@ TEST_CASE("cuRAND, cuSPARSE and cuSOLVER run on vgpu's driver; on sim their kern
       CHECK_THAT(r.output, !Catch::Contains("not supported by vgpu"));
       CHECK(r.exit_code == 1);
       CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel"));
+      CHECK_THAT(r.output, Catch::Contains("has no CPU implementation on this host's sim backend"));
     }
   }
 }

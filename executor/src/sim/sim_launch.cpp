@@ -168,6 +168,13 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
             ctx.reported_missing.insert(kernel).second) {
           spdlog::warn("sim: context {}: no CPU implementation of kernel {}: no plug-in exports {}{}",
                        ctx.id, kernel, VGPU_SIM_SYMBOL_PREFIX, kernel);
+          // The program's own stderr says it too: a student reads that, not
+          // the daemon's log.
+          ctx.output.keep(2, fmt::format("vgpu: kernel {} has no CPU implementation on this host's "
+                                         "sim backend (no plug-in exports {}{}; see "
+                                         "--sim-kernels); its launch fails with "
+                                         "cudaErrorNoKernelImageForDevice\n",
+                                         kernel, VGPU_SIM_SYMBOL_PREFIX, kernel));
         }
         st = Status::kInvalidDeviceFunction;
         break;

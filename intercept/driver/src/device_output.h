@@ -12,6 +12,10 @@ namespace vgpu::driver::device_output {
 
 // A kernel that may print was launched.
 void expect();
+// A launch failed on the host for want of the kernel's code (the sim backend
+// has no CPU implementation of it): the host's line naming the kernel waits
+// in the assert stream, for the program's stderr.
+void expect_report();
 // Takes what the host holds and writes it to stdout, at most the context's
 // cudaLimitPrintfFifoSize bytes of it (the rest is dropped, as a full FIFO
 // drops it). Call with no lock held.

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "device_output.h"
 #include "log.h"
 
 namespace vgpu::driver {
@@ -17,7 +18,9 @@ CUresult to_cu(Status s) {
     case Status::kInvalidSymbol: return CUDA_ERROR_NOT_FOUND;
     // From a launch: the backend has no code for the kernel (the sim backend
     // no CPU implementation). A lookup by name maps it to NOT_FOUND itself.
-    case Status::kInvalidDeviceFunction: return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    case Status::kInvalidDeviceFunction:
+      device_output::expect_report();  // the host says which kernel, on stderr
+      return CUDA_ERROR_NO_BINARY_FOR_GPU;
     default: return static_cast<CUresult>(s);  // the other codes are the driver's own
   }
 }
