@@ -88,8 +88,8 @@ constexpr Attr kAttributes[] = {
     {cudaDevAttrMaxTexture2DLinearPitch, 2097120},
     {cudaDevAttrMaxTexture2DMipmappedWidth, 32768},
     {cudaDevAttrMaxTexture2DMipmappedHeight, 32768},
-    {cudaDevAttrComputeCapabilityMajor, 9},
-    {cudaDevAttrComputeCapabilityMinor, 0},
+    {cudaDevAttrComputeCapabilityMajor, kComputeCapability / 10},
+    {cudaDevAttrComputeCapabilityMinor, kComputeCapability % 10},
     {cudaDevAttrMaxTexture1DMipmappedWidth, 32768},
     {cudaDevAttrStreamPrioritiesSupported, 1},
     {cudaDevAttrGlobalL1CacheSupported, 1},
@@ -175,12 +175,17 @@ uint64_t modeled_launch_ns(const SimConfig& config, const uint32_t grid[3],
   return ns <= 0.0 ? 0 : static_cast<uint64_t>(ns);
 }
 
-FunctionAttributes function_attributes() {
+FunctionAttributes function_attributes(const fatbin::Module& image) {
   FunctionAttributes a;
   a.max_threads_per_block = static_cast<int32_t>(kMaxThreadsPerBlock);
   a.num_regs = 32;
-  a.ptx_version = 90;
-  a.binary_version = 90;
+  // What a GPU of this capability would run from the image (a plug-in runs
+  // whichever it is). An image with no code for it still answers: the sim
+  // does not refuse by architecture.
+  fatbin::ImageChoice choice{kComputeCapability, kComputeCapability};
+  (void)fatbin::choose_image(image, kComputeCapability, &choice);
+  a.ptx_version = static_cast<int32_t>(choice.ptx_version);
+  a.binary_version = static_cast<int32_t>(choice.binary_version);
   return a;
 }
 

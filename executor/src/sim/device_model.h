@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "vgpu/executor/backend.h"
+#include "vgpu/fatbin/fatbin.h"
 #include "vgpu/executor/sim_backend.h"
 
 namespace vgpu::executor::sim {
@@ -14,6 +15,7 @@ inline constexpr uint32_t kMaxBlockDim[3] = {1024, 1024, 64};
 inline constexpr uint32_t kMaxGridDim[3] = {2147483647u, 65535, 65535};
 inline constexpr uint32_t kMaxSharedPerBlockOptin = 232448;  // 227 KiB
 inline constexpr int32_t kDriverVersion = 13000;              // CUDA 13.0
+inline constexpr uint32_t kComputeCapability = 90;            // 9.0, as an H100/H200
 
 DeviceInfo make_device_info(const SimConfig& config);
 
@@ -24,6 +26,8 @@ Status check_launch_config(const uint32_t grid[3], const uint32_t block[3], uint
 // kernel_base_ns + ns_per_thread * (all threads of the grid), saturating.
 uint64_t modeled_launch_ns(const SimConfig& config, const uint32_t grid[3], const uint32_t block[3]);
 
-FunctionAttributes function_attributes();
+// A kernel's attributes; the PTX and binary versions are what a GPU of this
+// capability would choose from its module's images.
+FunctionAttributes function_attributes(const fatbin::Module& image);
 
 }  // namespace vgpu::executor::sim

@@ -138,8 +138,11 @@ Status SimBackend::func_attributes(ContextId id, Handle function, FunctionAttrib
   if (!out) return Status::kInvalidValue;
   std::lock_guard<std::mutex> lock(ctx->mu);
   if (!ok(ctx->fault)) return ctx->fault;
-  if (!ctx->functions.count(function)) return Status::kInvalidResourceHandle;
-  *out = function_attributes();
+  auto f = ctx->functions.find(function);
+  if (f == ctx->functions.end()) return Status::kInvalidResourceHandle;
+  auto m = ctx->modules.find(f->second.module);
+  if (m == ctx->modules.end()) return Status::kInvalidResourceHandle;
+  *out = function_attributes(m->second.image);
   return Status::kSuccess;
 }
 

@@ -61,11 +61,29 @@ const Variable* Module::find_variable(std::string_view name) const {
   return find_named(variables, variable_index, name);
 }
 
+bool choose_image(const Module& m, uint32_t cc, ImageChoice* out) {
+  // Ascending: the last that fits is the best.
+  for (auto it = m.cubin_archs.rbegin(); it != m.cubin_archs.rend(); ++it) {
+    if (*it / 10 == cc / 10 && *it <= cc) {
+      *out = {*it, *it};
+      return true;
+    }
+  }
+  for (auto it = m.ptx_archs.rbegin(); it != m.ptx_archs.rend(); ++it) {
+    if (*it <= cc) {
+      *out = {*it, cc};
+      return true;
+    }
+  }
+  return false;
+}
+
 uint64_t host_bytes(const Module& m) {
   uint64_t n = sizeof(Module) + m.kernels.capacity() * sizeof(Kernel) +
                m.variables.capacity() * sizeof(Variable);
   for (const Kernel& k : m.kernels) n += k.name.capacity() + k.params.capacity() * sizeof(Param);
   for (const Variable& v : m.variables) n += v.name.capacity() + v.init.capacity();
+  n += (m.cubin_archs.capacity() + m.ptx_archs.capacity()) * sizeof(uint32_t);
   return n + index_bytes(m.kernel_index) + index_bytes(m.variable_index);
 }
 
@@ -81,6 +99,7 @@ Error read_images(const std::vector<detail::Entry>& entries, uint16_t kind, deta
     const Error err = kind == detail::kKindElf ? detail::read_cubin(image.bytes, b)
                                                : detail::read_ptx(image.bytes, b);
     if (err != Error::kNone) return err;
+    b->add_arch(kind == detail::kKindElf, e.arch);
     *found = true;
   }
   return Error::kNone;

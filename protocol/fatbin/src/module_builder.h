@@ -5,6 +5,7 @@
 // Everything the module will hold is charged against a byte budget first.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -12,6 +13,10 @@
 #include "vgpu/fatbin/fatbin.h"
 
 namespace vgpu::fatbin::detail {
+
+// Architectures a module remembers (real ones are 2-digit and 3-digit SM numbers).
+inline constexpr uint32_t kMaxArch = 999;
+inline constexpr size_t kMaxArchs = 64;
 
 // Bytes of names, parameters and initial values one module may hold.
 inline constexpr uint64_t kMaxModuleBytes = kMaxImageBytes;
@@ -29,6 +34,14 @@ class ModuleBuilder {
   Error add_variable(Variable v, bool local = false);
 
   void calls_printf() { module_.calls_printf = true; }
+  // An image for architecture `arch` (a cubin, else PTX) was read. Bounded:
+  // a hostile fat binary of many entries must not make this quadratic.
+  void add_arch(bool cubin, uint32_t arch) {
+    std::vector<uint32_t>& archs = cubin ? module_.cubin_archs : module_.ptx_archs;
+    if (arch == 0 || arch > kMaxArch || archs.size() >= kMaxArchs) return;
+    const auto at = std::lower_bound(archs.begin(), archs.end(), arch);
+    if (at == archs.end() || *at != arch) archs.insert(at, arch);
+  }
   // The module, with the name indexes built on the way.
   Module take() {
     module_.kernel_index = std::move(kernels_);

@@ -39,6 +39,15 @@ VGPU_SIM_KERNEL(_Z10fill_indexiPii) {
   return 0;
 }
 
+// cub_tuning.cu (CUB's own kernels are planned there, never launched)
+// __global__ void probe(int* out) { out[threadIdx.x] = threadIdx.x; }
+VGPU_SIM_KERNEL(_Z5probePi) {
+  int* out;
+  if (!read_params(launch, out)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) { out[t.threadIdx.x] = static_cast<int>(t.threadIdx.x); });
+  return 0;
+}
+
 // runtime_features.cu
 // __global__ void scale_rows(float* base, size_t pitch, int width, int height, float factor) {
 //   int x = blockIdx.x * blockDim.x + threadIdx.x;

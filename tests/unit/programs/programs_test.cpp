@@ -152,7 +152,8 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "saxpy",        "vector_add", "streams_events", "struct_param", "constant_memory",
       "error_paths",  "cross_tenant", "device_query", "busy",         "static_runtime",
       "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
-      "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads"};
+      "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads",
+      "cub_tuning"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
@@ -188,6 +189,8 @@ TEST_CASE("the plug-in implements every kernel of every program", "[programs]") 
       CHECK(end == k->param_bytes);
       if (k->name == kNotInPlugin)
         CHECK(implementation(k->name) == nullptr);
+      else if (p.name == "cub_tuning" && k->name.starts_with("_ZN3cub"))
+        continue;  // CUB's own: cub_tuning plans with them and never launches them
       else
         CHECK(implementation(k->name) != nullptr);
     }

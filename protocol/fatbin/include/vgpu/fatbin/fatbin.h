@@ -71,6 +71,11 @@ struct Module {
   // Some kernel calls device printf or assert (the image references vprintf
   // or __assertfail): what they print must be collected for the program.
   bool calls_printf = false;
+  // The architectures its images were built for (75 for sm_75 and for
+  // compute_75), ascending, once each: what a device chooses from
+  // (choose_image).
+  std::vector<uint32_t> cubin_archs;
+  std::vector<uint32_t> ptx_archs;
   // Filled by parse(), so a lookup costs the same in a module of a hundred
   // thousand kernels as in one of three. A Module built by hand (tests) has
   // none and is searched in order.
@@ -80,6 +85,19 @@ struct Module {
   const Kernel* find_kernel(std::string_view name) const;
   const Variable* find_variable(std::string_view name) const;
 };
+
+// What a device of compute capability `cc` (major * 10 + minor) runs from
+// module `m`, as NVIDIA's driver chooses: the cubin of the same major version
+// with the highest minor version no higher than the device's; else the PTX of
+// the highest architecture no higher than cc, compiled for the device then.
+// cudaFuncGetAttributes reports the choice (ptxVersion, binaryVersion), and
+// libraries pick their code paths by it (CUB's PtxVersion).
+struct ImageChoice {
+  uint32_t ptx_version = 0;     // the virtual architecture the code came from
+  uint32_t binary_version = 0;  // the architecture of the code that runs
+};
+// False when no image can run on such a device.
+bool choose_image(const Module& m, uint32_t cc, ImageChoice* out);
 
 // The bytes of host memory a parsed module holds (its vectors, names,
 // parameters, initial values and indexes): what a host charges the tenant
