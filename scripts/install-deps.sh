@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config      # the build
   clang                                 # the fuzzers, the thread-safety check
   libtbb-dev libsqlite3-dev sqlite3     # oneTBB queues, the policy store (and its CLI)
+  libhowardhinnant-date-dev tzdata      # courses' time zones (the system's tz database)
   libseccomp-dev                        # the sim worker's sandbox
   libzstd-dev liblz4-dev                # compressed fat binary entries
   libcli11-dev nlohmann-json3-dev       # command lines, JSON

@@ -8,6 +8,7 @@
 
 #include "quota_json.h"
 #include "roster_import.h"
+#include "usage_breakdown.h"
 #include "usage_report.h"
 #include "vgpu/policy/units.h"
 
@@ -127,7 +128,7 @@ json student_detail(Ctx& c, const StudentRow& s) {
   const Quota q = resolve_student_quota(own, course);
   j["quota_set"] = fields_json(own);
   j["quota"] = quota_json(q);
-  const Window w = window_at(q.gpu_time, c.now);
+  const Window w = window_at(q.gpu_time, c.now, TimeZone::find_or_utc(s.time_zone));
   int64_t spent = 0;
   c.store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
   j["period"] = {
@@ -138,6 +139,31 @@ json student_detail(Ctx& c, const StudentRow& s) {
     j["period"]["left"] = format_duration(left);
   }
   return j;
+}
+
+// A breakdown request's "by": a list of day|week|month and student|course
+// (at most one of each; no period: the whole span; no grouping: student).
+Breakdown breakdown_of(const json& r) {
+  if (!r["by"].is_array()) throw BadRequest{"argument 'by' must be a list"};
+  Breakdown b;
+  bool period = false, group = false;
+  for (const json& v : r["by"]) {
+    const std::string by = v.is_string() ? v.get<std::string>() : "";
+    Calendar p = Calendar::kDay;
+    ReportGroup g = ReportGroup::kStudent;
+    if (parse_calendar(by, &p)) {
+      if (period) throw BadRequest{"'by' names more than one period (day, week or month)"};
+      period = true;
+      b.period = p;
+    } else if (parse_report_group(by, &g)) {
+      if (group) throw BadRequest{"'by' names more than one grouping (student or course)"};
+      group = true;
+      b.group = g;
+    } else {
+      throw BadRequest{"'by' takes day, week, month, student or course"};
+    }
+  }
+  return b;
 }
 
 using Handler = std::function<json(Ctx&)>;
@@ -182,8 +208,16 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
       {"course.create",
        {true,
         [](Ctx& c) {
-          return c.change(
-              c.store.create_course(c.by, str(c.r, "name"), str(c.r, "teacher", false), &c.why));
+          const CourseSpec spec{str(c.r, "name"), str(c.r, "teacher", false),
+                                str(c.r, "time_zone", false)};
+          return c.change(c.store.create_course(c.by, spec, &c.why));
+        }}},
+      {"course.set",
+       {true,
+        [](Ctx& c) {
+          const std::string name = str(c.r, "name");
+          if (!c.r.contains("time_zone")) throw BadRequest{"nothing to set (time_zone)"};
+          return c.change(c.store.set_course_time_zone(c.by, name, str(c.r, "time_zone"), &c.why));
         }}},
       {"course.delete",
        {true,
@@ -201,7 +235,8 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
             out.push_back({{"name", r.name},
                            {"teacher", r.teacher},
                            {"students", r.students},
-                           {"created_at", r.created_at}});
+                           {"created_at", r.created_at},
+                           {"time_zone", r.time_zone}});
           }
           return c.done(s, out);
         }}},
@@ -217,7 +252,10 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           Status s = c.store.list_students(c.by, name, false, &students, &c.why);
           if (!ok(s)) return c.done(s);
           if (it == courses.end()) return c.done(Status::kInvalidValue);
-          json j = {{"name", it->name}, {"teacher", it->teacher}, {"created_at", it->created_at}};
+          json j = {{"name", it->name},
+                    {"teacher", it->teacher},
+                    {"created_at", it->created_at},
+                    {"time_zone", it->time_zone}};
           j["quota"] = quota_level(c, {QuotaTarget::Kind::kCourse, name}, &s);
           std::vector<std::string> domains;
           if (ok(s)) s = c.store.course_domains(c.by, name, &domains, &c.why);
@@ -425,7 +463,12 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           f.since = integer(c.r, "since");
           f.until = integer(c.r, "until");
           json out;
-          if (!usage_report(c.store, c.by, f, c.now, &out, &c.why)) {
+          // With "by": usage per period and student or course (usage_breakdown.h).
+          const bool ok_report = c.r.contains("by")
+                                     ? usage_breakdown(c.store, c.by, f, breakdown_of(c.r), c.now,
+                                                       &out, &c.why)
+                                     : usage_report(c.store, c.by, f, c.now, &out, &c.why);
+          if (!ok_report) {
             return c.done(c.why.starts_with("permission") ? Status::kNotPermitted
                                                           : Status::kInvalidValue);
           }

@@ -105,7 +105,7 @@ bool usage_report(Store& store, const Actor& by, const ReportFilter& f, int64_t 
       store.get_quota(by, {QuotaTarget::Kind::kCourse, s.course}, &course, &ignored);
       const Quota q = resolve_student_quota(own, course);
       row["quota"] = quota_json(q);
-      const Window w = window_at(q.gpu_time, now);
+      const Window w = window_at(q.gpu_time, now, TimeZone::find_or_utc(s.time_zone));
       int64_t spent = 0;
       store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
       json period;

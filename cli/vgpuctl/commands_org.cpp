@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "table.h"
+#include "vgpu/policy/time_zone.h"
 #include "vgpu/policy/units.h"
 
 namespace vgpu::ctl {
@@ -90,21 +91,55 @@ void add_user_commands(CLI::App& app, Context& ctx) {
   });
 }
 
+// An IANA time zone the system's tz database knows, refused (exit 2) before anything is sent.
+CLI::Validator time_zone_validator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        policy::TimeZone z;
+        std::string why;
+        return policy::TimeZone::find(s, &z, &why) ? std::string() : why;
+      },
+      "ZONE");
+}
+
 void add_course_commands(CLI::App& app, Context& ctx) {
-  auto* course = app.add_subcommand("course", "create, list, show and delete courses");
+  auto* course = app.add_subcommand("course", "create, list, show, change and delete courses");
   course->require_subcommand(1);
-  static std::string name, teacher;
+  static std::string name, teacher, tz;
   static bool force = false;
 
   auto* create = course->add_subcommand("create", "create a course (a teacher creates their own)");
   create->add_option("NAME", name, "course name")->required()->check(name_validator("course"));
   create->add_option("--teacher", teacher,
                      "the teacher who runs it (admins only; default: you, if a teacher)");
+  create
+      ->add_option("--tz", tz,
+                   "its time zone, an IANA name (Europe/Berlin): quota periods renew at its "
+                   "midnights, reports count its days (default UTC)")
+      ->check(time_zone_validator());
   create->callback([&ctx] {
     ctx.action = [&ctx] {
       json req = {{"op", "course.create"}, {"name", name}};
       if (!teacher.empty()) req["teacher"] = teacher;
-      return ctx.run(req, [](const json&) { print_done("created course " + name); });
+      if (!tz.empty()) req["time_zone"] = tz;
+      return ctx.run(req, [](const json&) {
+        print_done("created course " + name + (tz.empty() ? "" : " (time zone " + tz + ")"));
+      });
+    };
+  });
+
+  auto* change = course->add_subcommand("set", "change a course (audited)");
+  change->add_option("NAME", name, "course name")->required();
+  change->add_option("--tz", tz,
+               "its time zone, an IANA name (Europe/Berlin, UTC): its students' quota periods "
+               "renew at its midnights from now on")
+      ->required()
+      ->check(time_zone_validator());
+  change->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "course.set"}, {"name", name}, {"time_zone", tz}}, [](const json&) {
+        print_done("course " + name + ": time zone " + tz);
+      });
     };
   });
 
@@ -148,6 +183,8 @@ void add_course_commands(CLI::App& app, Context& ctx) {
         std::printf("teacher:  %s\n",
                     r.value("teacher", "").empty() ? "-" : r.value("teacher", "").c_str());
         std::printf("created:  %s\n", when(r.value("created_at", int64_t{0})).c_str());
+        std::printf("time zone: %s (quota periods and reports)\n",
+                    r.value("time_zone", "UTC").c_str());
         const json& set = r["quota"]["set"];
         std::printf("quota for each student: %s\n",
                     set.empty() ? "(nothing set)" : set_text(set).c_str());

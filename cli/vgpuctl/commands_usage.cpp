@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "breakdown_table.h"
 #include "context.h"
 #include "html_report.h"
 #include "table.h"
@@ -75,6 +76,38 @@ void apply_format(Context& ctx, const std::string& format) {
   if (format == "csv") ctx.format = Format::kCsv;
 }
 
+// --by: at most one period (day, week, month) and one grouping (student,
+// course); false with `why` otherwise. Without a grouping: per student.
+bool breakdown_request(const std::vector<std::string>& by, json* out, std::string* why) {
+  std::string period, group;
+  for (const std::string& b : by) {
+    std::string& slot = b == "student" || b == "course" ? group : period;
+    if (!slot.empty() && slot != b) {
+      *why = "--by takes one of day, week, month and one of student, course (not " + slot +
+             " and " + b + ")";
+      return false;
+    }
+    slot = b;
+  }
+  *out = json::array();
+  if (!period.empty()) out->push_back(period);
+  out->push_back(group.empty() ? "student" : group);
+  return true;
+}
+
+void print_breakdown(Context& ctx, const json& result, const std::string& unit_text) {
+  TimeUnit unit = TimeUnit::kDuration;
+  parse_time_unit(unit_text, &unit);
+  if (ctx.for_people()) {
+    const int64_t from = result["since"].get<int64_t>();
+    std::printf("Usage by %s %s %s (periods in each course's time zone)\n",
+                join(result["by"].get<std::vector<std::string>>(), " and ").c_str(),
+                from ? ("from " + when(from)).c_str() : "recorded",
+                ("until " + when(result["until"].get<int64_t>())).c_str());
+  }
+  ctx.print(breakdown_table(result, unit));
+}
+
 }  // namespace
 
 void add_usage_commands(CLI::App& app, Context& ctx) {
@@ -82,7 +115,8 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
   usage->require_subcommand(1);
   auto* report = usage->add_subcommand(
       "report", "GPU time, kernels, bytes and peak memory per student, against their quota");
-  static std::string course, student, since, until, format = "table", html;
+  static std::string course, student, since, until, format = "table", html, time_unit;
+  static std::vector<std::string> by;
   report->add_option("--course", course, "only this course");
   report->add_option("--student", student, "only this student");
   report->add_option("--since", since, "from this DATE (YYYY-MM-DD[THH:MM], UTC; default: all)")
@@ -107,7 +141,21 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
                    "the older spelling of -o (json: the daemon's answer, as --json)")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->excludes("-o");
-  report->add_option("--html", html, "also write a self-contained HTML report with charts to FILE");
+  auto* html_option = report->add_option(
+      "--html", html, "also write a self-contained HTML report with charts to FILE");
+  report
+      ->add_option("--by", by,
+                   "a row per day, week or month (in each course's time zone) and per student or "
+                   "course, as sreport: --by week --by course, or --by week,course")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"day", "week", "month", "student", "course"}))
+      ->excludes(html_option);
+  report
+      ->add_option("--time", time_unit,
+                   "GPU time in hours, or in percent of the student's quota for the period "
+                   "(implies --by student)")
+      ->check(CLI::IsMember({"hours", "percent"}))
+      ->excludes(html_option);
   report->callback([&ctx] {
     ctx.action = [&ctx] {
       json req = {{"op", "usage.report"}};
@@ -115,8 +163,27 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
       if (!student.empty()) req["student"] = student;
       if (!since.empty()) req["since"] = parse_date_or_die(since, false);
       if (!until.empty()) req["until"] = parse_date_or_die(until, true);
+      const bool breakdown = !by.empty() || !time_unit.empty();
+      if (breakdown) {
+        std::string why;
+        json groups;
+        if (!breakdown_request(by, &groups, &why)) {
+          std::fprintf(stderr, "vgpuctl: %s (see --help)\n", why.c_str());
+          return 2;
+        }
+        req["by"] = groups;
+      }
       json result;
       if (!ctx.call(req, &result)) return 1;
+      if (breakdown) {
+        if (raw_answer(ctx, format)) {
+          std::printf("%s\n", result.dump(2).c_str());
+        } else {
+          apply_format(ctx, format);
+          print_breakdown(ctx, result, time_unit);
+        }
+        return 0;
+      }
       if (!html.empty()) {
         std::ofstream out(html, std::ios::trunc);
         out << html_report(result);

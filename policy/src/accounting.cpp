@@ -20,7 +20,8 @@ bool Accounting::load(TenantId tenant, Tenant* t) {
   t->quota = p.student_id ? resolve_student_quota(p.student_fields, p.course_fields)
                           : resolve_default_quota(p.default_fields);
   t->holder = p.student_id ? Holder{p.student_id, 0} : Holder{0, tenant};
-  book_.configure(t->holder, t->quota.gpu_time, clock_());
+  // Periods on the course's wall clock (a name tzdata no longer knows: UTC).
+  book_.configure(t->holder, t->quota.gpu_time, clock_(), TimeZone::find_or_utc(p.time_zone));
   // Over budget already (e.g. after a restart): best-effort starts now.
   const BudgetState s = book_.state(t->holder, clock_());
   t->best_effort = t->quota.on_exhaust == OnExhaust::kBestEffort && s.limited && s.left_ns() == 0;

@@ -10,11 +10,11 @@ int64_t BudgetState::left_ns() const {
   return std::max<int64_t>(0, budget_ns - spent_ns - reserved_ns);
 }
 
-void BudgetBook::configure(const Holder& h, const GpuTime& g, int64_t now) {
-  const Window w = window_at(g, now);
+void BudgetBook::configure(const Holder& h, const GpuTime& g, int64_t now, const TimeZone& tz) {
+  const Window w = window_at(g, now, tz);
   auto it = accounts_.find(h.key());
   if (it == accounts_.end()) {
-    accounts_[h.key()] = Account{g, w, ledger_(h, w), 0};
+    accounts_[h.key()] = Account{g, tz, w, ledger_(h, w), 0};
     return;
   }
   Account& a = it->second;
@@ -29,13 +29,14 @@ void BudgetBook::configure(const Holder& h, const GpuTime& g, int64_t now) {
     a.window = w;
   }
   a.gpu_time = g;
+  a.zone = tz;
 }
 
 BudgetBook::Account& BudgetBook::renewed(const Holder& h, int64_t now) {
   Account& a = accounts_[h.key()];
   // Day and week windows roll forward; a range stays what it is.
   if (a.gpu_time.period != PeriodKind::kRange && now >= a.window.end) {
-    a.window = window_at(a.gpu_time, now);
+    a.window = window_at(a.gpu_time, now, a.zone);
     a.spent = 0;
   }
   return a;

@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 5> kMigrations = {
+constexpr std::array<std::string_view, 6> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -148,6 +148,13 @@ constexpr std::array<std::string_view, 5> kMigrations = {
         domain_uuid  TEXT NOT NULL,
         PRIMARY KEY (course_id, domain_uuid)
       );
+    )sql",
+
+    // 6: a course's time zone (an IANA name): its students' quota periods
+    // renew at its midnights, and usage reports count its days. Courses
+    // made before it are in UTC, as they always were.
+    R"sql(
+      ALTER TABLE courses ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
     )sql",
 };
 

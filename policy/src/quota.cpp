@@ -1,5 +1,8 @@
 #include "vgpu/policy/quota.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace vgpu::policy {
 namespace {
 
@@ -50,6 +53,43 @@ Window window_at(const GpuTime& g, int64_t now) {
       return {g.range_start, g.range_end};
   }
   return {};
+}
+
+Window window_at(const GpuTime& g, int64_t now, const TimeZone& tz) {
+  if (tz.is_utc()) return window_at(g, now);
+  if (g.period == PeriodKind::kRange) {
+    return {tz.instant_of(g.range_start), tz.instant_of(g.range_end)};
+  }
+  // The same arithmetic on the wall clock, then back to instants.
+  const Window local = window_at(g, tz.local_at(now));
+  Window w{tz.instant_of(local.start), tz.instant_of(local.end)};
+  // A zone whose clocks go back across midnight could leave `now` just
+  // outside; the window always holds the instant it was asked for.
+  w.start = std::min(w.start, now);
+  w.end = std::max(w.end, now + 1);
+  return w;
+}
+
+std::optional<int64_t> budget_between(const GpuTime& g, const TimeZone& tz, int64_t start,
+                                      int64_t end) {
+  if (g.unlimited) return std::nullopt;
+  int64_t whole = 0;       // windows the span covers entirely
+  long double part = 0.0;  // shares of the ones it covers in part
+  for (int64_t t = start; t < end;) {
+    const Window w = window_at(g, t, tz);
+    const int64_t from = std::max(start, w.start), to = std::min(end, w.end);
+    if (w.end > w.start && to > from) {
+      if (from == w.start && to == w.end) {
+        whole += g.budget_ns;
+      } else {
+        part += static_cast<long double>(g.budget_ns) * static_cast<long double>(to - from) /
+                static_cast<long double>(w.end - w.start);
+      }
+    }
+    if (g.period == PeriodKind::kRange || w.end <= t) break;  // one range; never loop in place
+    t = w.end;
+  }
+  return whole + static_cast<int64_t>(std::llround(part));
 }
 
 }  // namespace vgpu::policy

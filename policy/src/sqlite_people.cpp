@@ -140,12 +140,17 @@ Status SqliteStore::list_users(const Actor& by, std::vector<UserRow>* out, std::
 
 // --- courses ----------------------------------------------------------------------
 
-Status SqliteStore::create_course(const Actor& by, const std::string& name,
-                                  const std::string& teacher, std::string* why) {
+Status SqliteStore::create_course(const Actor& by, const CourseSpec& spec, std::string* why) {
+  const std::string& name = spec.name;
+  const std::string& teacher = spec.teacher;
   std::lock_guard lock(mu_);
   if (!writable(why)) return Status::kNotPermitted;
   if (!valid_name(name)) {
     *why = bad_name("course", name);
+    return Status::kInvalidValue;
+  }
+  TimeZone zone;
+  if (!spec.time_zone.empty() && !TimeZone::find(spec.time_zone, &zone, why)) {
     return Status::kInvalidValue;
   }
   sql::Transaction tx(db_);
@@ -170,15 +175,20 @@ Status SqliteStore::create_course(const Actor& by, const std::string& name,
     *why = "course '" + name + "' already exists";
     return Status::kInvalidValue;
   }
-  sql::Stmt ins(db_, "INSERT INTO courses(name, teacher_id, created_at) VALUES(?1, ?2, ?3)");
-  ins.bind(1, name).bind(3, unix_now());
+  sql::Stmt ins(db_,
+                "INSERT INTO courses(name, teacher_id, created_at, time_zone) "
+                "VALUES(?1, ?2, ?3, ?4)");
+  ins.bind(1, name).bind(3, unix_now()).bind(4, zone.name());
   if (teacher_id)
     ins.bind(2, teacher_id);
   else
     ins.bind_null(2);
+  std::string created =
+      teacher.empty() ? (teacher_id ? "teacher=" + by.name : "") : "teacher=" + teacher;
+  if (!zone.is_utc()) created += (created.empty() ? "tz=" : " tz=") + zone.name();
   if (ins.step() != SQLITE_DONE ||
       !audit(by, "course.create", "course " + name, sqlite3_last_insert_rowid(db_.raw()), "",
-             teacher.empty() ? (teacher_id ? "teacher=" + by.name : "") : "teacher=" + teacher) ||
+             created) ||
       !tx.commit()) {
     *why = "database error: " + db_.error();
     return Status::kUnknown;
@@ -225,17 +235,44 @@ Status SqliteStore::delete_course(const Actor& by, const std::string& name, bool
   return Status::kSuccess;
 }
 
+Status SqliteStore::set_course_time_zone(const Actor& by, const std::string& course,
+                                         const std::string& time_zone, std::string* why) {
+  TimeZone zone;
+  if (!TimeZone::find(time_zone, &zone, why)) return Status::kInvalidValue;
+  std::lock_guard lock(mu_);
+  if (!writable(why)) return Status::kNotPermitted;
+  sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun(why);
+  Course c;
+  if (!find_course(course, &c, why)) return Status::kInvalidValue;
+  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  sql::Stmt cur(db_, "SELECT time_zone FROM courses WHERE id = ?1");
+  cur.bind(1, c.id);
+  const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "UTC";
+  if (old == zone.name()) return Status::kSuccess;  // nothing to change, nothing to audit
+  sql::Stmt up(db_, "UPDATE courses SET time_zone = ?2 WHERE id = ?1");
+  up.bind(1, c.id).bind(2, zone.name());
+  if (up.step() != SQLITE_DONE ||
+      !audit(by, "course.set", "course " + course, c.id, "tz=" + old, "tz=" + zone.name()) ||
+      !tx.commit()) {
+    *why = "database error: " + db_.error();
+    return Status::kUnknown;
+  }
+  return Status::kSuccess;
+}
+
 Status SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out, std::string*) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT c.id, c.name, coalesce(u.name, ''), c.created_at, "
-              "(SELECT count(*) FROM students s WHERE s.course_id = c.id AND s.removed_at IS NULL) "
-              "FROM courses c LEFT JOIN users u ON u.id = c.teacher_id "
+              "(SELECT count(*) FROM students s "
+              "WHERE s.course_id = c.id AND s.removed_at IS NULL), "
+              "c.time_zone FROM courses c LEFT JOIN users u ON u.id = c.teacher_id "
               "WHERE c.removed_at IS NULL AND (?1 = 0 OR c.teacher_id = ?1) ORDER BY c.name");
   s.bind(1, by.role == Role::kAdmin ? int64_t{0} : (by.user_id > 0 ? by.user_id : int64_t{-1}));
   out->clear();
   while (s.step() == SQLITE_ROW) {
-    out->push_back({s.int64(0), s.text(1), s.text(2), s.int64(3), 0, s.int64(4)});
+    out->push_back({s.int64(0), s.text(1), s.text(2), s.int64(3), 0, s.int64(4), s.text(5)});
   }
   return Status::kSuccess;
 }
@@ -444,7 +481,8 @@ Status SqliteStore::list_students(const Actor& by, const std::string& course, bo
   }
   sql::Stmt s(db_,
               "SELECT s.id, s.name, c.id, c.name, s.created_at, coalesce(s.removed_at, 0), "
-              "coalesce(s.uid, -1) FROM students s JOIN courses c ON c.id = s.course_id "
+              "coalesce(s.uid, -1), c.time_zone FROM students s "
+              "JOIN courses c ON c.id = s.course_id "
               "WHERE (?1 = 0 OR c.id = ?1) AND (?2 = 0 OR c.teacher_id = ?2) "
               "AND (?3 OR s.removed_at IS NULL) ORDER BY c.name, s.name, s.id");
   s.bind(1, course_id);
@@ -460,6 +498,7 @@ Status SqliteStore::list_students(const Actor& by, const std::string& course, bo
     r.created_at = s.int64(4);
     r.removed_at = s.int64(5);
     r.uid = s.int64(6);
+    r.time_zone = s.text(7);
     out->push_back(std::move(r));
   }
   sql::Stmt vms(db_, "SELECT name FROM vms WHERE student_id = ?1 ORDER BY name");

@@ -279,7 +279,7 @@ Status SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.name, coalesce(s.id, 0), coalesce(s.name, ''), coalesce(c.id, 0), "
-              "coalesce(c.name, '') FROM vms v "
+              "coalesce(c.name, ''), coalesce(c.time_zone, 'UTC') FROM vms v "
               "LEFT JOIN students s ON s.id = v.student_id AND s.removed_at IS NULL "
               "LEFT JOIN courses c ON c.id = s.course_id WHERE v.tenant_id = ?1");
   s.bind(1, static_cast<int64_t>(tenant));
@@ -291,6 +291,7 @@ Status SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
   out->student = s.text(2);
   out->course_id = static_cast<uint32_t>(s.int64(3));
   out->course = s.text(4);
+  out->time_zone = s.text(5);
   if ((out->student_id && !read_quota("student", out->student_id, &out->student_fields)) ||
       (out->course_id && !read_quota("course", out->course_id, &out->course_fields)) ||
       !read_quota("default", 0, &out->default_fields)) {

@@ -32,8 +32,10 @@ class SqliteStore final : public Store {
   Status remove_user(const Actor& by, const std::string& name, std::string* why) override;
   Status list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) override;
 
-  Status create_course(const Actor& by, const std::string& name, const std::string& teacher,
-                       std::string* why) override;
+  using Store::create_course;
+  Status create_course(const Actor& by, const CourseSpec& spec, std::string* why) override;
+  Status set_course_time_zone(const Actor& by, const std::string& course,
+                              const std::string& time_zone, std::string* why) override;
   Status delete_course(const Actor& by, const std::string& name, bool force,
                        std::string* why) override;
   Status list_courses(const Actor& by, std::vector<CourseRow>* out, std::string* why) override;

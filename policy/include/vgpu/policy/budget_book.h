@@ -45,10 +45,11 @@ class BudgetBook {
   using LedgerSum = std::function<int64_t(const Holder& holder, const Window& window)>;
   explicit BudgetBook(LedgerSum ledger) : ledger_(std::move(ledger)) {}
 
-  // Sets or changes a holder's budget. A new holder, or one whose window
-  // changes, reads its spent time from the ledger (plus, on a change, what
-  // was charged in memory and not yet written).
-  void configure(const Holder& h, const GpuTime& g, int64_t now);
+  // Sets or changes a holder's budget, its windows on the wall clock of `tz`
+  // (its course's time zone). A new holder, or one whose window changes
+  // (a new period or zone), reads its spent time from the ledger (plus, on a
+  // change, what was charged in memory and not yet written).
+  void configure(const Holder& h, const GpuTime& g, int64_t now, const TimeZone& tz = {});
   bool known(const Holder& h) const { return accounts_.count(h.key()) != 0; }
 
   struct Reservation {
@@ -65,6 +66,7 @@ class BudgetBook {
  private:
   struct Account {
     GpuTime gpu_time;
+    TimeZone zone;
     Window window;
     int64_t spent = 0;
     int64_t reserved = 0;

@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "vgpu/policy/time_zone.h"
+
 namespace vgpu::policy {
 
 enum class PeriodKind : uint8_t {
-  kDay,    // renews every day at 00:00 UTC
-  kWeek,   // renews every Monday at 00:00 UTC
+  kDay,    // renews every day at 00:00 (UTC, or the course's time zone)
+  kWeek,   // renews every Monday at 00:00 (UTC, or the course's time zone)
   kRange,  // one budget for a fixed range of days; none outside it
 };
 
@@ -72,5 +74,16 @@ struct Window {
   bool operator==(const Window&) const = default;
 };
 Window window_at(const GpuTime& g, int64_t now);
+// The same on the wall clock of `tz`: a day from local midnight to the next
+// (23 or 25 hours when clocks change), a week from Monday 00:00 local. A
+// range's dates (stored as UTC midnights) are read as that zone's dates.
+Window window_at(const GpuTime& g, int64_t now, const TimeZone& tz);
+
+// The budget a quota grants over [start, end): each of its windows there
+// counts for the part of it the span covers (a 2h/week quota gives a day
+// 2h/7; 90m/day gives a week 10h30m). Rounded to the nanosecond; nullopt
+// when the time is unlimited.
+std::optional<int64_t> budget_between(const GpuTime& g, const TimeZone& tz, int64_t start,
+                                      int64_t end);
 
 }  // namespace vgpu::policy

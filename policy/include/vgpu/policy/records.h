@@ -41,6 +41,14 @@ struct CourseRow {
   int64_t created_at = 0;
   int64_t removed_at = 0;  // 0: live
   int64_t students = 0;    // live students
+  std::string time_zone = "UTC";  // an IANA name: its students' quota periods and reports
+};
+
+// A new course (vgpuctl course create).
+struct CourseSpec {
+  std::string name;
+  std::string teacher;    // empty: the actor if a teacher, else no teacher
+  std::string time_zone;  // an IANA name; empty: UTC
 };
 
 struct StudentRow {
@@ -52,6 +60,7 @@ struct StudentRow {
   int64_t created_at = 0;
   int64_t removed_at = 0;  // 0: live
   int64_t uid = -1;        // their login here (-1: none): who may run as their VMs
+  std::string time_zone = "UTC";  // their course's
 };
 
 // One row of a class roster (vgpuctl student import), as text from the file:
@@ -104,6 +113,7 @@ struct VmPolicy {
   uint32_t course_id = 0;
   std::string course;
   QuotaFields student_fields, course_fields, default_fields;
+  std::string time_zone = "UTC";  // the course's (unassigned VMs: UTC)
   bool refuse_unassigned = false;
 };
 

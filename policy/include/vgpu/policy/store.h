@@ -98,9 +98,17 @@ class Store {
   virtual Status list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) = 0;
 
   // --- courses, students, VMs (teachers see and change their own courses only) ---
-  // `teacher` empty: the actor if a teacher, else no teacher.
-  virtual Status create_course(const Actor& by, const std::string& name,
-                               const std::string& teacher, std::string* why) = 0;
+  // `teacher` empty: the actor if a teacher, else no teacher. In UTC.
+  Status create_course(const Actor& by, const std::string& name, const std::string& teacher,
+                       std::string* why) {
+    return create_course(by, CourseSpec{name, teacher, ""}, why);
+  }
+  // An unknown time zone is refused (kInvalidValue), creating nothing.
+  virtual Status create_course(const Actor& by, const CourseSpec& spec, std::string* why) = 0;
+  // The course's time zone (an IANA name): its students' quota periods
+  // renew at its midnights from now on. Audited as course.set.
+  virtual Status set_course_time_zone(const Actor& by, const std::string& course,
+                                      const std::string& time_zone, std::string* why) = 0;
   // Refused while the course has students, unless `force` (which removes them).
   virtual Status delete_course(const Actor& by, const std::string& name, bool force,
                                std::string* why) = 0;

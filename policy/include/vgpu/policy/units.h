@@ -2,8 +2,8 @@
 // ("4GiB", "512MiB"), GPU-time budgets ("2h/week", "90m/day",
 // "10h/2025-01-06..2025-03-31") and dates ("2025-01-06", "2025-01-06T14:30").
 //
-// Dates and period boundaries are UTC, so a budget renews at the same instant
-// for every VM whatever the host's time zone. Parsers return false on anything
+// Dates are UTC whatever the host's time zone. Period boundaries are too
+// here; a course's own time zone moves them (window_at with a TimeZone). Parsers return false on anything
 // they do not fully understand (never a partial value) and say why.
 #pragma once
 
