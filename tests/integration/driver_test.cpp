@@ -88,7 +88,10 @@ TEST_CASE("cuBLAS runs on vgpu's driver; on sim its kernel is named as missing")
   // cuBLAS initialises (its private tables, its 64 MiB workspace) and
   // launches; the sim has no CPU implementation of its GEMM kernel.
   CHECK_THAT(r.output, Catch::Contains("ok   cublasCreate"));
-  CHECK_THAT(r.output, Catch::Contains("ok   cublasSgemm launched"));
+  CHECK_THAT(r.output, Catch::Contains("ok   cublasSgemm launched (64x64"));
+  // The split-k path asks the private table 21318c60 for slots 51 and 39.
+  CHECK_THAT(r.output, Catch::Contains("ok   cublasSgemm launched (275x275"));
+  CHECK_THAT(r.output, !Catch::Contains("not supported by vgpu"));
   CHECK_THAT(r.output, Catch::Contains("cudaErrorNoKernelImageForDevice"));
   CHECK(r.exit_code == 1);
   CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel sm80_xmma_gemm"));

@@ -143,6 +143,30 @@ uint32_t context_check_zero() { return 0; }
 
 CUresult succeed() { return CUDA_SUCCESS; }
 
+// 21318c60, as cuBLAS calls it around its kernels (what LUPINE's notes
+// observed of NVIDIA's driver; the meaning of the values is not known, so
+// nothing else is read from them). Slot 4: whether `handle` is set.
+CUresult hooks_slot4(uint64_t handle, uint64_t* out) {
+  if (!out) return CUDA_ERROR_UNKNOWN;
+  *out = handle != 0 ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+// Slot 51: an object for (handle, kind); cuBLAS hands it to slot 39 and
+// compares what that gives with its own list. A zeroed object nobody writes.
+CUresult hooks_slot51(uint64_t /*handle*/, uint64_t kind, uint64_t* out) {
+  static const uint64_t object[64] = {};
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (kind == UINT64_MAX) return CUDA_ERROR_INVALID_HANDLE;
+  *out = reinterpret_cast<uint64_t>(&object[0]);
+  return CUDA_SUCCESS;
+}
+// Slot 39: the key of that object: none (0).
+CUresult hooks_slot39(uint64_t /*handle*/, uint64_t object, uint64_t* out) {
+  if (!object || !out) return CUDA_ERROR_INVALID_VALUE;
+  *out = 0;
+  return CUDA_SUCCESS;
+}
+
 // ---- 6e163fbe: functions of a module (cuFFT) ----------------------------------------------
 
 // Slot 7: calls each(opaque, function, owner) for every function of `module`
@@ -172,7 +196,7 @@ struct Tables {
   TableOf<4, 4> cls;
   TableOf<5, 4> context_checks;
   TableOf<6, 3> integrity;
-  TableOf<7, 8> library_hooks;
+  TableOf<7, 64> library_hooks;  // cuBLAS calls slots up to 51
   TableOf<8, 64> module_functions;
 
   Tables() {
@@ -192,7 +216,9 @@ struct Tables {
     context_checks.slots[2] = reinterpret_cast<void*>(&context_check);
     context_checks.slots[3] = reinterpret_cast<void*>(&context_check_zero);
     integrity.slots[1] = reinterpret_cast<void*>(&integrity_check);
-    library_hooks.slots[4] = reinterpret_cast<void*>(&succeed);
+    library_hooks.slots[4] = reinterpret_cast<void*>(&hooks_slot4);
+    library_hooks.slots[39] = reinterpret_cast<void*>(&hooks_slot39);
+    library_hooks.slots[51] = reinterpret_cast<void*>(&hooks_slot51);
     module_functions.slots[7] = reinterpret_cast<void*>(&module_function_walk);
   }
 };
