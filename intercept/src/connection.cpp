@@ -171,6 +171,28 @@ Status Connection::handle_replies_until(Done done) {
   return s;
 }
 
+Status Connection::send_parts(std::span<const std::span<const uint8_t>> parts) {
+  for (;;) {
+    const Status s = channel_->try_send(parts);
+    if (s != Status::kNotReady) return s;
+    if (reading_) {
+      // Another thread takes the replies and wakes us after each one; the
+      // ring may also gain room without a reply, hence the bound.
+      replies_.wait_for(mu_, 1ms);
+      continue;
+    }
+    reading_ = true;
+    transport::GuestTransport& channel = *channel_;
+    mu_.unlock();
+    const Status r = channel.receive(&buffer_, 1ms);
+    mu_.lock();
+    reading_ = false;
+    if (ok(r)) route();
+    replies_.notify_all();  // their reply, or the reader's role
+    if (!ok(r) && r != Status::kNotReady) return r;
+  }
+}
+
 Status Connection::wait(uint64_t id, proto::Op op, void* reply, size_t reply_size) {
   CallWaiter w{id, {}, false};
   waiters_.push_back(&w);

@@ -138,8 +138,12 @@ class Connection {
     vgpu_msg_header* h = reinterpret_cast<vgpu_msg_header*>(head);
     h->payload_len = static_cast<uint32_t>(sizeof(Request) + tail.size());
     const std::span<const uint8_t> parts[2] = {head, tail};
-    return lost(channel_->send(parts));
+    return lost(send_parts(parts));
   }
+  // Writes one request, taking replies while the ring is full (the lock is
+  // let go meanwhile): vgpud reads no more requests from a process whose
+  // replies wait unread, so waiting for room alone could wait forever.
+  Status send_parts(std::span<const std::span<const uint8_t>> parts) REQUIRES(mu_);
   // A thread in call() waiting for its reply; the reader copies it in.
   struct CallWaiter {
     uint64_t id;

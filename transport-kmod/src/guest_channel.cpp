@@ -148,6 +148,29 @@ Status GuestChannel::send(std::span<const std::span<const uint8_t>> parts) {
   }
 }
 
+Status GuestChannel::try_send(std::span<const std::span<const uint8_t>> parts) {
+  if (gone_) return Status::kDevicesUnavailable;
+  switch (requests_.write(parts)) {
+    case RingWriter::Result::kOk:
+      if (requests_.consumer_waiting()) host_bell_.ring();
+      if (awaiting_room_) {
+        requests_.set_producer_waiting(false);
+        awaiting_room_ = false;
+      }
+      return Status::kSuccess;
+    case RingWriter::Result::kCorrupt:
+      return Status::kInvalidValue;
+    case RingWriter::Result::kFull:
+      break;
+  }
+  awaiting_room_ = true;
+  // The host rings when it frees space (the caller waits on replies meanwhile,
+  // and a ring wakes that wait too); wake it in case it sleeps.
+  requests_.set_producer_waiting(true);
+  if (requests_.consumer_waiting()) host_bell_.ring();
+  return Status::kNotReady;
+}
+
 Status GuestChannel::receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) {
   const auto start = Clock::now();
   const auto deadline = start + timeout;

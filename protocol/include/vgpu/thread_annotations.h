@@ -119,6 +119,12 @@ class CondVar {
     Adopted lock(mu);
     cv_.wait(lock.held);
   }
+  // Until notified or `d` has passed (or spuriously): the caller re-checks.
+  template <class Rep, class Period>
+  void wait_for(Mutex& mu, const std::chrono::duration<Rep, Period>& d) REQUIRES(mu) {
+    Adopted lock(mu);
+    cv_.wait_for(lock.held, d);
+  }
   template <class Rep, class Period, class Pred>
   bool wait_for(Mutex& mu, const std::chrono::duration<Rep, Period>& d, Pred pred) REQUIRES(mu) {
     Adopted lock(mu);

@@ -35,6 +35,7 @@ class GuestChannel final : public GuestTransport {
   // Writes one request; waits while the request ring is full.
   // kDevicesUnavailable once the daemon has gone away.
   Status send(std::span<const std::span<const uint8_t>> parts) override;
+  Status try_send(std::span<const std::span<const uint8_t>> parts) override;
   // The next reply, waiting up to `timeout` (polling first, then sleeping).
   // kNotReady on timeout, kDevicesUnavailable once the daemon has gone away.
   Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) override;
@@ -68,6 +69,7 @@ class GuestChannel final : public GuestTransport {
   RingWriter requests_;
   RingReader replies_;
   std::atomic<bool> gone_ = false;
+  bool awaiting_room_ = false;  // the sender's: try_send found the ring full
   std::chrono::microseconds poll_ = kPollBeforeSleep;  // the receiver's
   std::mutex bell_mu_;
   std::condition_variable bell_drained_;

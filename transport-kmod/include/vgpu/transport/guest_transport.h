@@ -27,6 +27,12 @@ class GuestTransport {
   // Writes one request (header + payload, in parts); waits while the ring is
   // full. kDevicesUnavailable once the host has gone away.
   virtual Status send(std::span<const std::span<const uint8_t>> parts) = 0;
+  // Writes one request if there is room for it now; kNotReady (nothing
+  // written) when the ring is full. A host whose replies to this process wait
+  // unread reads no more of its requests, so a caller that may have replies
+  // coming takes them before it tries again (Connection does). By default
+  // send(), for a transport whose replies never wait on the host's side.
+  virtual Status try_send(std::span<const std::span<const uint8_t>> parts) { return send(parts); }
   // The next reply for this process, waiting up to `timeout`. kNotReady on
   // timeout, kDevicesUnavailable once the host has gone away.
   virtual Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) = 0;
