@@ -11,7 +11,8 @@
 //   5. cudaFuncSetAttribute (dynamic shared memory above 48 KiB),
 //      occupancy, limits, a peer copy on the one device, peer access refused;
 //   6. mapped pinned memory: a kernel writes through the device pointer of
-//      cudaHostAllocMapped memory, the CPU reads it after a synchronize;
+//      cudaHostAllocMapped memory, and of cudaMallocHost memory (mapped too,
+//      with unified addressing), the CPU reads it after a synchronize;
 //   7. the program's own memory registered as mapped (cudaHostRegister with
 //      cudaHostRegisterMapped), malloc'd so that its first and last pages
 //      hold other data: kernels read and write it through the device pointer,
@@ -332,6 +333,19 @@ int main() {
   vt::check(pa.type == cudaMemoryTypeHost && pa.devicePointer == mapped_dev,
             "mapped memory is host memory with a device pointer (type %d)", static_cast<int>(pa.type));
   CUDA_OK(cudaFreeHost(mapped));
+  // Pinned memory made without the flag is mapped too (unified addressing):
+  // its device pointer works the same way.
+  int* plain = nullptr;
+  CUDA_OK(cudaMallocHost(&plain, n * sizeof(int)));
+  for (int i = 0; i < n; ++i) plain[i] = -2;
+  int* plain_dev = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&plain_dev), plain, 0));
+  fill_index<<<(n + 255) / 256, 256>>>(n / 2, plain_dev, 7);
+  CUDA_OK(cudaDeviceSynchronize());
+  vt::check(plain[0] == 7 && plain[n / 2 - 1] == n / 2 - 1 + 7 && plain[n / 2] == -2,
+            "a kernel writes cudaMallocHost memory through its device pointer (%d %d %d)", plain[0],
+            plain[n / 2 - 1], plain[n / 2]);
+  CUDA_OK(cudaFreeHost(plain));
   registered_mapped_memory();
 
   CUDA_OK(cudaFree(dev));

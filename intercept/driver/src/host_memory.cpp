@@ -100,10 +100,12 @@ CUresult cuMemFreeHost(void* ptr) {
     std::lock_guard lock(host_mutex());
     auto it = ranges().find(ptr);
     if (it == ranges().end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
-    const bool mapped = it->second.mapped;
+    const bool managed_underneath = it->second.mapped && it->second.device == 0;
+    const bool device_copy = it->second.device != 0;  // mapped when its device pointer was asked
     ranges().erase(it);
     owned::remove(owned::Kind::kHostMemory, ptr);
-    if (mapped) return managed::release(reinterpret_cast<CUdeviceptr>(ptr));
+    if (managed_underneath) return managed::release(reinterpret_cast<CUdeviceptr>(ptr));
+    if (device_copy) (void)managed::unregister_host(ptr);
   }
   Connection& c = Connection::instance();
   Connection::Lock lock(c);
@@ -168,17 +170,38 @@ CUresult cuMemHostGetFlags(unsigned* flags, void* ptr) {
 }
 
 // Mapped memory's device address: its host address when allocated mapped
-// (unified addressing), its device copy's when registered.
+// (unified addressing), its device copy's when registered. Pinned memory made
+// without the flag is mapped too on a device with unified addressing, as CUDA
+// documents: it gets its device copy (as registered memory does) the first
+// time its device pointer is asked for.
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* dptr, void* p, unsigned flags) {
   if (!dptr || !p || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   const void* base = nullptr;
   HostRange r;
   if (!host_range(p, &base, &r)) return CUDA_ERROR_INVALID_VALUE;  // not pinned memory
-  if (!r.mapped)
-    return refuse("cuMemHostGetDevicePointer on pinned memory allocated or registered without "
-                  "DEVICEMAP (cudaHostAllocMapped, cudaHostRegisterMapped)");
-  *dptr = r.allocated ? reinterpret_cast<CUdeviceptr>(p)
-                      : r.device + (static_cast<const uint8_t*>(p) - static_cast<const uint8_t*>(base));
+  if (!r.mapped) {
+    if (CUresult e = need_context(); e != CUDA_SUCCESS) return e;
+    CUdeviceptr device = 0;
+    const CUresult e = managed::register_host(const_cast<void*>(base), r.size, &device);
+    if (e == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+      // Another thread asked at the same time: its device copy serves.
+      if (!host_range(p, &base, &r) || !r.mapped) return e;
+    } else if (e != CUDA_SUCCESS) {
+      return e;
+    } else {
+      std::lock_guard lock(host_mutex());
+      auto it = ranges().find(base);
+      if (it == ranges().end()) {  // freed meanwhile
+        (void)managed::unregister_host(const_cast<void*>(base));
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      it->second.mapped = true;
+      it->second.device = device;
+      r = it->second;
+    }
+  }
+  const uint64_t offset = static_cast<const uint8_t*>(p) - static_cast<const uint8_t*>(base);
+  *dptr = r.device != 0 ? r.device + offset : reinterpret_cast<CUdeviceptr>(p);
   return CUDA_SUCCESS;
 }
 
@@ -204,8 +227,7 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attr, CUdeviceptr
   const bool mapped = device && (registered_copy || managed::host_mapped(ptr));
   const bool is_managed = device && !mapped && managed::contains(ptr);
   // The device address of registered mapped memory's CPU address.
-  const uint64_t registered_device =
-      pinned && host.mapped && !host.allocated ? host.device + (ptr - base) : 0;
+  const uint64_t registered_device = pinned && host.device != 0 ? host.device + (ptr - base) : 0;
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(primary_context(0));
