@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs a tree of CUDA sample programs (NVIDIA's cuda-samples layout: one
+# folder per program, Common/ beside Samples/) through vgpu on the sim
+# backend, to find the CUDA calls and driver features they need that vgpu
+# refuses or gets wrong. Each program is built with plain nvcc (the static
+# runtime, as students build), gets a plug-in whose kernels do nothing (so it
+# runs past its launches; its own result checks then fail, which is expected),
+# and runs through vgpu-run on a fresh vgpud. A kernel that only shows up at
+# run time (loaded from a file, or by a library) is added and the program run
+# again.
+#
+#   scripts/samples-sweep.sh CUDA_SAMPLES_DIR [OUT_DIR]     (default OUT_DIR /tmp/vgpu-sweep)
+#
+# Prints one line per program: built or not, its exit status, and every line
+# where vgpu refused something ("not supported by vgpu", "unknown to vgpu");
+# logs in OUT_DIR/logs. A diagnostic, not a test: the sample tree is not part
+# of this repository.
+set -uo pipefail
+samples=${1:?usage: samples-sweep.sh CUDA_SAMPLES_DIR [OUT_DIR]}
+out=${2:-/tmp/vgpu-sweep}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${VGPU_BIN:-$root/build/bin}
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+mkdir -p "$out"/{bin,plug,logs,rt}
+
+build() {  # build DIR NAME: the program and its no-op plug-in
+  local dir=$1 name=$2 libs="-lcuda" srcs
+  srcs=$(cd "$dir" && ls *.cu *.cpp 2>/dev/null | sed "s|^|$dir/|")
+  grep -qs "omp_\|pragma omp" $srcs && libs="$libs -Xcompiler -fopenmp"
+  grep -qs "curand" $srcs && libs="$libs -lcurand"
+  grep -qs "cusparse\|cusolver" $srcs && libs="$libs -lcusolver -lcusparse -lcublas"
+  grep -qs "cufft" $srcs && libs="$libs -lcufft"
+  grep -qs "nvrtc" $srcs && libs="$libs -lnvrtc"
+  grep -qs "cublas" $srcs && libs="$libs -lcublas"
+  "$nvcc" -w -I"$samples/Common" -o "$out/bin/$name" $srcs $libs >"$out/logs/$name.build" 2>&1 || return 1
+  # Kernel names: the mangled names in the program, and those a run found.
+  local syms
+  syms=$( (strings -n 4 "$out/bin/$name" | grep -E '^_Z[A-Za-z0-9_]+$'; cat "$out/plug/$name.extra" 2>/dev/null) | sort -u)
+  {
+    echo '#include "vgpu/sim_kernel.h"'
+    for s in $syms; do
+      echo "__attribute__((visibility(\"default\"))) int vgpu_sim_$s(struct vgpu_sim_launch* l) { (void)l; return 0; }"
+    done
+  } >"$out/plug/$name.c"
+  cc -shared -fPIC -I"$root/executor/include" -o "$out/plug/$name.so" "$out/plug/$name.c"
+}
+
+run() {  # run DIR NAME: prints the exit status; kernels it missed go to NAME.extra
+  local dir=$1 name=$2 rd=$out/rt/$name pid rc
+  rm -rf "$rd" && mkdir -p "$rd"
+  "$bin/vgpud" --backend sim --runtime-dir "$rd" --db "$rd/vgpu.db" --sim-kernels "$out/plug/$name.so" \
+    >"$rd/vgpud.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [ -S "$rd/vgpud.sock" ] && break; sleep 0.05; done
+  (cd "$dir" && timeout 120 "$bin/vgpu-run" --runtime-dir "$rd" --vm sweep -- "$out/bin/$name" \
+    >"$out/logs/$name.run" 2>&1 </dev/null)
+  rc=$?
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  grep -o "no CPU implementation of kernel [^ :]*" "$rd/vgpud.log" | awk '{print $NF}' | sort -u \
+    >"$out/plug/$name.missing"
+  echo $rc
+}
+
+for dir in "$samples"/Samples/*/*/; do
+  dir=${dir%/}; name=$(basename "$dir")
+  if ! build "$dir" "$name"; then echo "$name: not built (see $out/logs/$name.build)"; continue; fi
+  rc=$(run "$dir" "$name")
+  if [ -s "$out/plug/$name.missing" ]; then  # kernels only a run shows: once more with them
+    cat "$out/plug/$name.missing" >>"$out/plug/$name.extra"
+    build "$dir" "$name" && rc=$(run "$dir" "$name")
+  fi
+  refused=$(grep -h "not supported by vgpu\|unknown to vgpu" "$out/logs/$name.run" | sort -u | tr '\n' ' ')
+  echo "$name: exit $rc${refused:+; refused: $refused}"
+done
