@@ -34,6 +34,20 @@ constexpr int kGreatestPriority = -5;
 
 uint64_t event_handle(CUevent e) { return reinterpret_cast<uint64_t>(e); }
 
+// A stream or event query. Done: what the work wrote is the CPU's to read.
+template <class Request>
+CUresult query(const Request& req) {
+  Status s;
+  {
+    Connection& c = Connection::instance();
+    Connection::Lock lock(c);
+    typename proto::Call<proto::OpOf<Request>::value>::Reply rep{};
+    s = c.call(req, {}, &rep);
+  }
+  if (ok(s)) managed::synchronized();
+  return to_cu(s);
+}
+
 // Query results: "not ready" is an answer, not an error to remember.
 CUresult synced(Connection& c, Status own) {
   return to_cu(intercept::with_async_errors(c, own));
@@ -93,15 +107,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
 
 CUresult cuStreamQuery(CUstream stream) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  Status s;
-  {
-    Connection& c = Connection::instance();
-    Connection::Lock lock(c);
-    proto::StreamQueryReply rep{};
-    s = c.call(proto::StreamQueryRequest{stream_handle(stream)}, {}, &rep);
-  }
-  if (ok(s)) managed::synchronized();  // done: what it wrote is the CPU's to read
-  return to_cu(s);
+  return query(proto::StreamQueryRequest{stream_handle(stream)});
 }
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
@@ -253,15 +259,7 @@ CUresult cuEventSynchronize(CUevent event) {
 
 CUresult cuEventQuery(CUevent event) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
-  Status s;
-  {
-    Connection& c = Connection::instance();
-    Connection::Lock lock(c);
-    proto::EventQueryReply rep{};
-    s = c.call(proto::EventQueryRequest{event_handle(event)}, {}, &rep);
-  }
-  if (ok(s)) managed::synchronized();  // done: what it wrote is the CPU's to read
-  return to_cu(s);
+  return query(proto::EventQueryRequest{event_handle(event)});
 }
 
 CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
