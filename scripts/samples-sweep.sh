@@ -32,6 +32,8 @@ build() {  # build DIR NAME: the program and its no-op plug-in
   grep -qs "cufft" $srcs && libs="$libs -lcufft"
   grep -qs "nvrtc" $srcs && libs="$libs -lnvrtc"
   grep -qs "cublas" $srcs && libs="$libs -lcublas"
+  grep -qs "nvml" $srcs && libs="$libs -lnvidia-ml"
+  grep -qs "nvtx" $srcs && libs="$libs -ldl"
   "$nvcc" -w -I"$samples/Common" -o "$out/bin/$name" $srcs $libs >"$out/logs/$name.build" 2>&1 || return 1
   # Kernel names: the mangled names in the program, and those a run found.
   local syms

@@ -17,6 +17,7 @@ namespace vgpu::admin {
 using namespace vgpu::policy;
 
 json error_answer(std::string_view why) { return {{"ok", false}, {"error", why}}; }
+json error_answer(const Result& refused) { return error_answer(refused.text()); }
 json ok_answer(json result) { return {{"ok", true}, {"result", std::move(result)}}; }
 
 namespace {
@@ -52,15 +53,14 @@ struct Ctx {
   const Actor& by;
   const json& r;
   int64_t now;
-  std::string why;
   bool changed = false;
 
-  json done(Status s, json result = json::object()) {
-    if (!ok(s)) return error_answer(why.empty() ? std::string(status_name(s)) : why);
+  json done(const Result& s, json result = json::object()) {
+    if (!s.ok()) return error_answer(s);
     return ok_answer(std::move(result));
   }
-  json change(Status s) {
-    changed = ok(s);
+  json change(const Result& s) {
+    changed = s.ok();
     return done(s);
   }
 };
@@ -99,10 +99,10 @@ json user_json(const UserRow& u) {
 }
 
 // One quota level: what it sets, and (for students) what applies.
-json quota_level(Ctx& c, const QuotaTarget& t, Status* status) {
+json quota_level(Ctx& c, const QuotaTarget& t, Result* status) {
   QuotaFields own;
-  *status = c.store.get_quota(c.by, t, &own, &c.why);
-  if (!ok(*status)) return {};
+  *status = c.store.get_quota(c.by, t, &own);
+  if (!status->ok()) return {};
   json j;
   j["kind"] = t.kind == QuotaTarget::Kind::kDefault  ? "default"
               : t.kind == QuotaTarget::Kind::kCourse ? "course"
@@ -111,7 +111,7 @@ json quota_level(Ctx& c, const QuotaTarget& t, Status* status) {
   j["set"] = fields_json(own);
   if (t.kind == QuotaTarget::Kind::kDefault) {
     bool refuse = false;
-    c.store.refuse_unassigned(&refuse);
+    (void)c.store.refuse_unassigned(&refuse);  // never fails: a missing setting reads as run
     j["effective"] = quota_json(resolve_default_quota(own));
     j["unassigned"] = refuse ? "refuse" : "run";
   } else if (t.kind == QuotaTarget::Kind::kCourse) {
@@ -122,15 +122,17 @@ json quota_level(Ctx& c, const QuotaTarget& t, Status* status) {
 
 json student_detail(Ctx& c, const StudentRow& s) {
   json j = student_json(s);
+  // A level that cannot be read shows as nothing set (the student was listed
+  // to `by`, so their course is one `by` may see).
   QuotaFields own, course;
-  c.store.get_quota(c.by, {QuotaTarget::Kind::kStudent, s.name}, &own, &c.why);
-  c.store.get_quota(c.by, {QuotaTarget::Kind::kCourse, s.course}, &course, &c.why);
+  (void)c.store.get_quota(c.by, {QuotaTarget::Kind::kStudent, s.name}, &own);
+  (void)c.store.get_quota(c.by, {QuotaTarget::Kind::kCourse, s.course}, &course);
   const Quota q = resolve_student_quota(own, course);
   j["quota_set"] = fields_json(own);
   j["quota"] = quota_json(q);
   const Window w = window_at(q.gpu_time, c.now, TimeZone::find_or_utc(s.time_zone));
-  int64_t spent = 0;
-  c.store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
+  int64_t spent = 0;  // a ledger that cannot be read shows nothing spent
+  (void)c.store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
   j["period"] = {
       {"start", w.start}, {"end", w.end}, {"used_ns", spent}, {"used", format_duration(spent)}};
   if (!q.gpu_time.unlimited) {
@@ -173,7 +175,7 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
       {"whoami",
        {false,
         [](Ctx& c) {
-          return c.done(Status::kSuccess,
+          return c.done(Result(),
                         {{"uid", c.by.uid}, {"name", c.by.name}, {"role", role_name(c.by.role)}});
         }}},
       {"user.add",
@@ -191,16 +193,15 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
             throw BadRequest{"role must be teacher or admin"};
           }
           u.role = role == "admin" ? Role::kAdmin : Role::kTeacher;
-          return c.change(c.store.add_user(c.by, u, &c.why));
+          return c.change(c.store.add_user(c.by, u));
         }}},
       {"user.remove",
-       {true,
-        [](Ctx& c) { return c.change(c.store.remove_user(c.by, str(c.r, "name"), &c.why)); }}},
+       {true, [](Ctx& c) { return c.change(c.store.remove_user(c.by, str(c.r, "name"))); }}},
       {"user.list",
        {false,
         [](Ctx& c) {
           std::vector<UserRow> users;
-          const Status s = c.store.list_users(c.by, &users, &c.why);
+          const Result s = c.store.list_users(c.by, &users);
           json out = json::array();
           for (const UserRow& u : users) out.push_back(user_json(u));
           return c.done(s, out);
@@ -210,26 +211,26 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
         [](Ctx& c) {
           const CourseSpec spec{str(c.r, "name"), str(c.r, "teacher", false),
                                 str(c.r, "time_zone", false)};
-          return c.change(c.store.create_course(c.by, spec, &c.why));
+          return c.change(c.store.create_course(c.by, spec));
         }}},
       {"course.set",
        {true,
         [](Ctx& c) {
           const std::string name = str(c.r, "name");
           if (!c.r.contains("time_zone")) throw BadRequest{"nothing to set (time_zone)"};
-          return c.change(c.store.set_course_time_zone(c.by, name, str(c.r, "time_zone"), &c.why));
+          return c.change(c.store.set_course_time_zone(c.by, name, str(c.r, "time_zone")));
         }}},
       {"course.delete",
        {true,
         [](Ctx& c) {
           const bool force = flag(c.r, "force");
-          return c.change(c.store.delete_course(c.by, str(c.r, "name"), force, &c.why));
+          return c.change(c.store.delete_course(c.by, str(c.r, "name"), force));
         }}},
       {"course.list",
        {false,
         [](Ctx& c) {
           std::vector<CourseRow> courses;
-          const Status s = c.store.list_courses(c.by, &courses, &c.why);
+          const Result s = c.store.list_courses(c.by, &courses);
           json out = json::array();
           for (const CourseRow& r : courses) {
             out.push_back({{"name", r.name},
@@ -245,20 +246,22 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
         [](Ctx& c) {
           const std::string name = str(c.r, "name");
           std::vector<CourseRow> courses;
-          c.store.list_courses(c.by, &courses, &c.why);
+          (void)c.store.list_courses(c.by, &courses);  // never fails
           auto it = std::find_if(courses.begin(), courses.end(),
                                  [&](const CourseRow& r) { return r.name == name; });
           std::vector<StudentRow> students;
-          Status s = c.store.list_students(c.by, name, false, &students, &c.why);
-          if (!ok(s)) return c.done(s);
-          if (it == courses.end()) return c.done(Status::kInvalidValue);
+          Result s = c.store.list_students(c.by, name, false, &students);
+          if (!s.ok()) return c.done(s);
+          if (it == courses.end()) {
+            return c.done(Result::not_found("unknown course '" + name + "'"));
+          }
           json j = {{"name", it->name},
                     {"teacher", it->teacher},
                     {"created_at", it->created_at},
                     {"time_zone", it->time_zone}};
           j["quota"] = quota_level(c, {QuotaTarget::Kind::kCourse, name}, &s);
           std::vector<std::string> domains;
-          if (ok(s)) s = c.store.course_domains(c.by, name, &domains, &c.why);
+          if (s.ok()) s = c.store.course_domains(c.by, name, &domains);
           j["domains"] = domains;
           j["students"] = json::array();
           for (const StudentRow& st : students) j["students"].push_back(student_detail(c, st));
@@ -278,9 +281,9 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           const std::optional<uint32_t> uid =
               c.r.contains("uid") ? student_uid(c.r) : std::nullopt;  // checked before anything changes
           const std::string name = str(c.r, "name");
-          const Status added = c.store.add_student(c.by, name, str(c.r, "course"), vms, &c.why);
-          if (!ok(added) || !uid) return c.change(added);
-          return c.change(c.store.set_student_uid(c.by, name, uid, &c.why));
+          const Result added = c.store.add_student(c.by, name, str(c.r, "course"), vms);
+          if (!added.ok() || !uid) return c.change(added);
+          return c.change(c.store.set_student_uid(c.by, name, uid));
         }}},
       {"student.import",
        {true, [](Ctx& c) { return import_roster(c.store, c.by, c.r, &c.changed); }}},
@@ -288,24 +291,20 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
        {true,
         [](Ctx& c) {
           if (!c.r.contains("uid")) throw BadRequest{"uid is missing (null: none)"};
-          return c.change(c.store.set_student_uid(c.by, str(c.r, "name"), student_uid(c.r), &c.why));
+          return c.change(c.store.set_student_uid(c.by, str(c.r, "name"), student_uid(c.r)));
         }}},
       {"student.remove",
-       {true,
-        [](Ctx& c) { return c.change(c.store.remove_student(c.by, str(c.r, "name"), &c.why)); }}},
+       {true, [](Ctx& c) { return c.change(c.store.remove_student(c.by, str(c.r, "name"))); }}},
       {"student.bind",
        {true,
-        [](Ctx& c) {
-          return c.change(c.store.bind_vm(c.by, str(c.r, "name"), str(c.r, "vm"), &c.why));
-        }}},
+        [](Ctx& c) { return c.change(c.store.bind_vm(c.by, str(c.r, "name"), str(c.r, "vm"))); }}},
       {"student.unbind",
-       {true, [](Ctx& c) { return c.change(c.store.unbind_vm(c.by, str(c.r, "vm"), &c.why)); }}},
+       {true, [](Ctx& c) { return c.change(c.store.unbind_vm(c.by, str(c.r, "vm"))); }}},
       {"student.list",
        {false,
         [](Ctx& c) {
           std::vector<StudentRow> students;
-          const Status s =
-              c.store.list_students(c.by, str(c.r, "course", false), false, &students, &c.why);
+          const Result s = c.store.list_students(c.by, str(c.r, "course", false), false, &students);
           json out = json::array();
           for (const StudentRow& st : students) out.push_back(student_json(st));
           return c.done(s, out);
@@ -315,23 +314,22 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
         [](Ctx& c) {
           const std::string name = str(c.r, "name");
           std::vector<StudentRow> students;
-          const Status s = c.store.list_students(c.by, "", false, &students, &c.why);
-          if (!ok(s)) return c.done(s);
+          const Result s = c.store.list_students(c.by, "", false, &students);
+          if (!s.ok()) return c.done(s);
           for (const StudentRow& st : students) {
             if (st.name == name) return c.done(s, student_detail(c, st));
           }
-          c.why = "unknown student '" + name + "'";
-          return c.done(Status::kInvalidValue);
+          return c.done(Result::not_found("unknown student '" + name + "'"));
         }}},
       {"vm.list",
        {false,
         [](Ctx& c) {
           if (c.by.role != Role::kAdmin) {
-            c.why = "permission denied: only admins list every VM (teachers: student list)";
-            return c.done(Status::kNotPermitted);
+            return c.done(Result::permission_denied(
+                "permission denied: only admins list every VM (teachers: student list)"));
           }
           std::vector<VmRow> vms;
-          const Status s = c.store.list_vms(&vms);
+          const Result s = c.store.list_vms(&vms);
           json out = json::array();
           for (const VmRow& v : vms) {
             out.push_back({{"name", v.name},
@@ -347,39 +345,35 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
       {"vm.attach",
        {true,
         [](Ctx& c) {
-          const Status s = c.store.attach_domain(c.by, str(c.r, "vm"), str(c.r, "uuid"),
-                                                 str(c.r, "student"), flag(c.r, "dry_run"),
-                                                 &c.why);
+          const Result s = c.store.attach_domain(c.by, str(c.r, "vm"), str(c.r, "uuid"),
+                                                 str(c.r, "student"), flag(c.r, "dry_run"));
           return flag(c.r, "dry_run") ? c.done(s) : c.change(s);
         }}},
       {"course.domain.allow",
        {true,
         [](Ctx& c) {
-          return c.change(
-              c.store.allow_domain(c.by, str(c.r, "course"), str(c.r, "uuid"), true, &c.why));
+          return c.change(c.store.allow_domain(c.by, str(c.r, "course"), str(c.r, "uuid"), true));
         }}},
       {"course.domain.disallow",
        {true,
         [](Ctx& c) {
-          return c.change(
-              c.store.allow_domain(c.by, str(c.r, "course"), str(c.r, "uuid"), false, &c.why));
+          return c.change(c.store.allow_domain(c.by, str(c.r, "course"), str(c.r, "uuid"), false));
         }}},
       {"vm.detach",
        {true,
         [](Ctx& c) {
-          const Status s =
-              c.store.detach_domain(c.by, str(c.r, "vm"), flag(c.r, "dry_run"), &c.why);
+          const Result s = c.store.detach_domain(c.by, str(c.r, "vm"), flag(c.r, "dry_run"));
           return flag(c.r, "dry_run") ? c.done(s) : c.change(s);
         }}},
       {"vm.sessions",
        {false,
         [](Ctx& c) {
           if (c.by.role != Role::kAdmin) {
-            c.why = "permission denied: only admins read VM sessions";
-            return c.done(Status::kNotPermitted);
+            return c.done(
+                Result::permission_denied("permission denied: only admins read VM sessions"));
           }
           std::vector<VmSession> rows;
-          const Status s =
+          const Result s =
               c.store.list_sessions(str(c.r, "vm", false), integer(c.r, "since"), &rows);
           json out = json::array();
           for (const VmSession& x : rows) {
@@ -398,7 +392,9 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
         [](Ctx& c) {
           const QuotaTarget t = target_of(c.r);
           QuotaFields f;
-          if (!fields_from_request(c.r, &f, &c.why)) return c.done(Status::kInvalidValue);
+          if (std::string why; !fields_from_request(c.r, &f, &why)) {
+            return c.done(Result::invalid_argument(why));
+          }
           const std::string unassigned = str(c.r, "unassigned", false);
           if (!unassigned.empty()) {
             if (t.kind != QuotaTarget::Kind::kDefault) {
@@ -409,22 +405,22 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
             }
             // The quota first: it is the change that can be refused for its values.
             if (!f.empty()) {
-              const Status s = c.store.set_quota(c.by, t, f, &c.why);
-              if (!ok(s)) return c.done(s);
+              const Result s = c.store.set_quota(c.by, t, f);
+              if (!s.ok()) return c.done(s);
               c.changed = true;
             }
-            const Status s = c.store.set_refuse_unassigned(c.by, unassigned == "refuse", &c.why);
-            c.changed = c.changed || ok(s);
+            const Result s = c.store.set_refuse_unassigned(c.by, unassigned == "refuse");
+            c.changed = c.changed || s.ok();
             return c.done(s);
           }
-          return c.change(c.store.set_quota(c.by, t, f, &c.why));
+          return c.change(c.store.set_quota(c.by, t, f));
         }}},
       {"quota.reset",
-       {true, [](Ctx& c) { return c.change(c.store.reset_quota(c.by, target_of(c.r), &c.why)); }}},
+       {true, [](Ctx& c) { return c.change(c.store.reset_quota(c.by, target_of(c.r))); }}},
       {"quota.show",
        {false,
         [](Ctx& c) {
-          Status s = Status::kSuccess;
+          Result s;
           json out = json::array();
           if (c.r.contains("kind")) {
             const QuotaTarget t = target_of(c.r);
@@ -434,10 +430,10 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
             }
             // A student: what applies to them, and their use this period.
             QuotaFields ignored;
-            s = c.store.get_quota(c.by, t, &ignored, &c.why);
-            if (!ok(s)) return c.done(s);
+            s = c.store.get_quota(c.by, t, &ignored);
+            if (!s.ok()) return c.done(s);
             std::vector<StudentRow> students;
-            c.store.list_students(c.by, "", false, &students, &c.why);
+            (void)c.store.list_students(c.by, "", false, &students);  // every course `by` sees
             for (const StudentRow& st : students) {
               if (st.name == t.name) out.push_back(student_detail(c, st));
             }
@@ -445,12 +441,12 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           }
           if (c.by.role == Role::kAdmin) out.push_back(quota_level(c, {}, &s));
           std::vector<CourseRow> courses;
-          c.store.list_courses(c.by, &courses, &c.why);
+          (void)c.store.list_courses(c.by, &courses);  // never fails
           for (const CourseRow& r : courses) {
             out.push_back(quota_level(c, {QuotaTarget::Kind::kCourse, r.name}, &s));
           }
           std::vector<StudentRow> students;
-          c.store.list_students(c.by, "", false, &students, &c.why);
+          (void)c.store.list_students(c.by, "", false, &students);  // every course `by` sees
           for (const StudentRow& st : students) out.push_back(student_detail(c, st));
           return c.done(s, out);
         }}},
@@ -464,21 +460,16 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           f.until = integer(c.r, "until");
           json out;
           // With "by": usage per period and student or course (usage_breakdown.h).
-          const bool ok_report = c.r.contains("by")
-                                     ? usage_breakdown(c.store, c.by, f, breakdown_of(c.r), c.now,
-                                                       &out, &c.why)
-                                     : usage_report(c.store, c.by, f, c.now, &out, &c.why);
-          if (!ok_report) {
-            return c.done(c.why.starts_with("permission") ? Status::kNotPermitted
-                                                          : Status::kInvalidValue);
-          }
-          return c.done(Status::kSuccess, out);
+          const Result s = c.r.contains("by")
+                               ? usage_breakdown(c.store, c.by, f, breakdown_of(c.r), c.now, &out)
+                               : usage_report(c.store, c.by, f, c.now, &out);
+          return c.done(s, out);
         }}},
       {"audit.list",
        {false,
         [](Ctx& c) {
           std::vector<AuditRow> rows;
-          const Status s = c.store.audit_log(c.by, integer(c.r, "since"), &rows, &c.why);
+          const Result s = c.store.audit_log(c.by, integer(c.r, "since"), &rows);
           json out = json::array();
           for (const AuditRow& a : rows) {
             out.push_back({{"at", a.at},
@@ -515,7 +506,7 @@ OpResult execute(Store& store, const Actor& by, const json& request, int64_t now
       out.answer = error_answer("unknown operation '" + op + "'");
       return out;
     }
-    Ctx c{store, by, request, now, "", false};
+    Ctx c{store, by, request, now, false};
     out.answer = it->second.second(c);
     out.changed = c.changed;
   } catch (const BadRequest& e) {

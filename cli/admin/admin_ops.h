@@ -40,7 +40,11 @@ inline std::string op_of(const json& request) { return field<std::string>(reques
 // Runs one request as `by`. Never throws.
 OpResult execute(policy::Store& store, const policy::Actor& by, const json& request, int64_t now);
 
+// {"ok": false, "error": why}. The admin protocol carries only the message:
+// a refusal of the store answers with its Result's message (its category's
+// name if it has none), whatever the category (docs/quotas.md).
 json error_answer(std::string_view why);
+json error_answer(const policy::Result& refused);
 json ok_answer(json result);
 
 }  // namespace vgpu::admin

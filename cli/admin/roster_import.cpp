@@ -64,9 +64,9 @@ json import_roster(policy::Store& store, const policy::Actor& by, const json& re
   options.dry_run = field<bool>(request, "dry_run", false);
 
   std::vector<policy::RosterOutcome> outcomes;
-  const Status s = store.import_students(by, course, rows, options, &outcomes, &why);
-  if (outcomes.empty()) return error_answer(ok(s) ? "nothing imported" : why);
-  json result = {{"committed", ok(s) && !options.dry_run}, {"rows", json::array()}};
+  const policy::Result s = store.import_students(by, course, rows, options, &outcomes);
+  if (outcomes.empty()) return s.ok() ? error_answer("nothing imported") : error_answer(s);
+  json result = {{"committed", s.ok() && !options.dry_run}, {"rows", json::array()}};
   int added = 0, refused = 0;
   for (const policy::RosterOutcome& o : outcomes) {
     json row = {{"row", o.row}, {"name", o.name}, {"added", o.added}};

@@ -51,20 +51,19 @@ class Builder {
   Builder(Store& store, const Actor& by, const ReportFilter& f, const Breakdown& b, int64_t now)
       : store_(store), by_(by), f_(f), b_(b), now_(now), until_(f.until ? f.until : now + 1) {}
 
-  bool run(json* out, std::string* why) {
-    if (!load_students(why)) return false;
+  Result run(json* out) {
+    if (Result r = load_students(); !r.ok()) return r;
     std::vector<UsageRecord> ledger;
     std::vector<VmRow> vms;
-    if (!ok(store_.usage_rows(f_.since, until_, &ledger)) || !ok(store_.list_vms(&vms))) {
-      *why = "cannot read the ledger";
-      return false;
+    if (!store_.usage_rows(f_.since, until_, &ledger).ok() || !store_.list_vms(&vms).ok()) {
+      return Result::storage("cannot read the ledger");
     }
     for (const VmRow& v : vms) vm_rows_[v.tenant] = v;
     // Unassigned VMs only for admins looking at everything.
     with_unassigned_ = by_.role == Role::kAdmin && f_.course.empty() && f_.student.empty();
     for (const UsageRecord& r : ledger) add(r);
     *out = answer();
-    return true;
+    return {};
   }
 
  private:
@@ -74,15 +73,12 @@ class Builder {
     return it->second;
   }
 
-  bool load_students(std::string* why) {
+  Result load_students() {
     std::vector<StudentRow> students;
-    if (!ok(store_.list_students(by_, f_.course, true, &students, why))) return false;
+    if (Result r = store_.list_students(by_, f_.course, true, &students); !r.ok()) return r;
     if (!f_.student.empty()) {
       std::erase_if(students, [&](const StudentRow& s) { return s.name != f_.student; });
-      if (students.empty()) {
-        *why = "unknown student '" + f_.student + "'";
-        return false;
-      }
+      if (students.empty()) return Result::not_found("unknown student '" + f_.student + "'");
     }
     for (const StudentRow& s : students) {
       Member m;
@@ -96,15 +92,14 @@ class Builder {
       m.until_seen = s.removed_at;
       if (!m.removed) {  // the store keeps no quota of removed students
         QuotaFields own, course;
-        std::string ignored;
-        if (ok(store_.get_quota(by_, {QuotaTarget::Kind::kStudent, s.name}, &own, &ignored)) &&
-            ok(store_.get_quota(by_, {QuotaTarget::Kind::kCourse, s.course}, &course, &ignored))) {
+        if (store_.get_quota(by_, {QuotaTarget::Kind::kStudent, s.name}, &own).ok() &&
+            store_.get_quota(by_, {QuotaTarget::Kind::kCourse, s.course}, &course).ok()) {
           m.quota = resolve_student_quota(own, course).gpu_time;
         }
       }
       members_[s.id] = std::move(m);
     }
-    return true;
+    return {};
   }
 
   // The holder of an unassigned VM's usage, made on first sight.
@@ -113,9 +108,8 @@ class Builder {
     auto it = members_.find(key);
     if (it != members_.end()) return it->second;
     if (!default_quota_) {
-      QuotaFields d;
-      std::string ignored;
-      store_.get_quota(by_, {QuotaTarget::Kind::kDefault, ""}, &d, &ignored);
+      QuotaFields d;  // unreadable: the built-in default
+      (void)store_.get_quota(by_, {QuotaTarget::Kind::kDefault, ""}, &d);
       default_quota_ = resolve_default_quota(d).gpu_time;
     }
     Member m;
@@ -237,9 +231,9 @@ bool parse_report_group(std::string_view text, ReportGroup* out) {
   return true;
 }
 
-bool usage_breakdown(Store& store, const Actor& by, const ReportFilter& filter,
-                     const Breakdown& breakdown, int64_t now, json* out, std::string* why) {
-  return Builder(store, by, filter, breakdown, now).run(out, why);
+Result usage_breakdown(Store& store, const Actor& by, const ReportFilter& filter,
+                       const Breakdown& breakdown, int64_t now, json* out) {
+  return Builder(store, by, filter, breakdown, now).run(out);
 }
 
 }  // namespace vgpu::admin

@@ -29,10 +29,9 @@ struct Breakdown {
 // {"since", "until", "generated_at", "by": [...], "rows": [{"period" (null
 // without a period), "start", "end", "time_zone", "course", "student",
 // "assigned", "removed", "vms", "gpu_ns", "quota_ns" (null: no limit, or not
-// known)}]}; see docs/quotas.md. False with `why` on an unknown course or
-// student, or one the actor may not see.
-bool usage_breakdown(policy::Store& store, const policy::Actor& by, const ReportFilter& filter,
-                     const Breakdown& breakdown, int64_t now, nlohmann::json* out,
-                     std::string* why);
+// known)}]}; see docs/quotas.md. Refused as usage_report is.
+policy::Result usage_breakdown(policy::Store& store, const policy::Actor& by,
+                               const ReportFilter& filter, const Breakdown& breakdown, int64_t now,
+                               nlohmann::json* out);
 
 }  // namespace vgpu::admin

@@ -42,23 +42,18 @@ int64_t bucket_for(int64_t span) {
 
 }  // namespace
 
-bool usage_report(Store& store, const Actor& by, const ReportFilter& f, int64_t now, json* out,
-                  std::string* why) {
+Result usage_report(Store& store, const Actor& by, const ReportFilter& f, int64_t now, json* out) {
   const int64_t until = f.until ? f.until : now + 1;
   std::vector<StudentRow> students;
-  if (!ok(store.list_students(by, f.course, true, &students, why))) return false;
+  if (Result r = store.list_students(by, f.course, true, &students); !r.ok()) return r;
   if (!f.student.empty()) {
     std::erase_if(students, [&](const StudentRow& s) { return s.name != f.student; });
-    if (students.empty()) {
-      *why = "unknown student '" + f.student + "'";
-      return false;
-    }
+    if (students.empty()) return Result::not_found("unknown student '" + f.student + "'");
   }
   std::vector<UsageRecord> rows;
   std::vector<VmRow> vms;
-  if (!ok(store.usage_rows(f.since, until, &rows)) || !ok(store.list_vms(&vms))) {
-    *why = "cannot read the ledger";
-    return false;
+  if (!store.usage_rows(f.since, until, &rows).ok() || !store.list_vms(&vms).ok()) {
+    return Result::storage("cannot read the ledger");
   }
   std::unordered_map<TenantId, std::string> vm_name;
   for (const VmRow& v : vms) vm_name[v.tenant] = v.name;
@@ -99,15 +94,15 @@ bool usage_report(Store& store, const Actor& by, const ReportFilter& f, int64_t 
     per_student[s.id].put(&row);
     label[s.id] = s.name;
     if (!s.removed_at) {
+      // A level that cannot be read counts as nothing set.
       QuotaFields own, course;
-      std::string ignored;
-      store.get_quota(by, {QuotaTarget::Kind::kStudent, s.name}, &own, &ignored);
-      store.get_quota(by, {QuotaTarget::Kind::kCourse, s.course}, &course, &ignored);
+      (void)store.get_quota(by, {QuotaTarget::Kind::kStudent, s.name}, &own);
+      (void)store.get_quota(by, {QuotaTarget::Kind::kCourse, s.course}, &course);
       const Quota q = resolve_student_quota(own, course);
       row["quota"] = quota_json(q);
       const Window w = window_at(q.gpu_time, now, TimeZone::find_or_utc(s.time_zone));
-      int64_t spent = 0;
-      store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
+      int64_t spent = 0;  // a ledger that cannot be read shows nothing spent
+      (void)store.ledger_sum(static_cast<uint32_t>(s.id), 0, w.start, w.end, &spent);
       json period;
       period["start"] = w.start;
       period["end"] = w.end;
@@ -163,7 +158,7 @@ bool usage_report(Store& store, const Actor& by, const ReportFilter& f, int64_t 
   }
   j["series"] = series;
   *out = std::move(j);
-  return true;
+  return {};
 }
 
 }  // namespace vgpu::admin

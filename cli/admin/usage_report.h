@@ -18,8 +18,10 @@ struct ReportFilter {
 };
 
 // {"since", "until", "generated_at", "bucket_s", "rows": [...], "series": [...]};
-// see docs/quotas.md. False with `why` on an unknown course or student.
-bool usage_report(policy::Store& store, const policy::Actor& by, const ReportFilter& filter,
-                  int64_t now, nlohmann::json* out, std::string* why);
+// see docs/quotas.md. kNotFound for an unknown course or student,
+// kPermissionDenied for a course the actor may not see, kStorage for a
+// ledger that cannot be read.
+policy::Result usage_report(policy::Store& store, const policy::Actor& by,
+                            const ReportFilter& filter, int64_t now, nlohmann::json* out);
 
 }  // namespace vgpu::admin

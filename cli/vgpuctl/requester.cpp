@@ -123,7 +123,11 @@ std::unique_ptr<Requester> open_database(const std::string& path, std::string* w
     return nullptr;
   }
   std::unique_ptr<policy::Store> store;
-  if (!ok(policy::open_sqlite_store(path, &store, why, {.read_only = true}))) return nullptr;
+  if (const policy::Result opened = policy::open_sqlite_store(path, &store, {.read_only = true});
+      !opened.ok()) {
+    *why = opened.message();
+    return nullptr;
+  }
   return std::make_unique<DatabaseRequester>(std::move(store));
 }
 

@@ -12,6 +12,7 @@
 #include "vgpu/protocol/codec.h"
 #include "vgpu/protocol/handover.h"
 #include "vgpu/protocol/vm_region.h"
+#include "policy_status.h"
 #include "session_rules.h"
 #include "vm_sockets.h"
 
@@ -148,9 +149,9 @@ void Daemon::stop() {
 Status Daemon::admit_user(const std::string& vm, uint32_t uid, std::string* why) {
   if (uid == 0 || uid == geteuid()) return Status::kSuccess;
   bool allowed = false;
-  if (!ok(store_->vm_usable_by(vm, uid, &allowed))) {
+  if (const policy::Result usable = store_->vm_usable_by(vm, uid, &allowed); !usable.ok()) {
     *why = "the policy database is unavailable";
-    return Status::kUnknown;
+    return guest_status(usable);
   }
   if (allowed) return Status::kSuccess;
   // Short: the guest sees at most 111 bytes of it.
@@ -175,9 +176,9 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   // The loop thread only reads the database here (in WAL mode a read never
   // waits for a writer); the flusher writes when a known VM was seen.
   TenantId tenant = 0;
-  if (Status found = store_->find_vm(vm, &tenant); !ok(found)) {
+  if (const policy::Result found = store_->find_vm(vm, &tenant); !found.ok()) {
     *why = "the policy database is unavailable";
-    return found;
+    return guest_status(found);
   }
   auto owned = std::make_unique<Channel>();
   Channel& ch = *owned;
@@ -234,11 +235,11 @@ void Daemon::register_vm(Channel& ch) {
     // The ledger's connection: the loop thread's stays free for its reads
     // while this one waits for the lock.
     TenantId tenant = 0;
-    const Status s = ledger_store_->tenant_for_vm(vm, &tenant);
-    return [this, channel, s, tenant] {
+    const bool known = ledger_store_->tenant_for_vm(vm, &tenant).ok();
+    return [this, channel, known, tenant] {
       Channel& c = *find_channel(channel);  // kept while its slow work runs
       if (c.closing) return;
-      if (!ok(s)) {
+      if (!known) {
         c.next_look = std::chrono::steady_clock::now() + kRefusedLookInterval;
         spdlog::error("vm {}: channel {}: the policy database is unavailable; its calls are "
                       "refused until a look finds it again",
@@ -602,7 +603,7 @@ void Daemon::flush_usage() {
     before = now;
   }
   quotas_->attribute(&batch);  // each VM's usage goes to the student it is bound to
-  if (!batch.empty() && !ok(ledger_store_->record_usage(batch))) {
+  if (!batch.empty() && !ledger_store_->record_usage(batch).ok()) {
     spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
   }
   std::unordered_set<std::string> seen;
@@ -612,7 +613,7 @@ void Daemon::flush_usage() {
   }
   for (const std::string& vm : seen) {
     TenantId tenant = 0;
-    if (!ok(ledger_store_->tenant_for_vm(vm, &tenant))) {  // marks it seen now
+    if (!ledger_store_->tenant_for_vm(vm, &tenant).ok()) {  // marks it seen now
       spdlog::error("vgpud: could not write when VM {} was last seen to the database", vm);
     }
   }

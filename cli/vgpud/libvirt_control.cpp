@@ -34,7 +34,7 @@ Status LibvirtControl::start(std::string*) {
   int ended = 0;
   // A vgpud that stopped without ending its sessions (killed): their QEMUs
   // lost the connection with it, so they ended then.
-  if (ok(store_->end_open_sessions(unix_now(), "vgpud restarted", &ended)) && ended > 0) {
+  if (store_->end_open_sessions(unix_now(), "vgpud restarted", &ended).ok() && ended > 0) {
     spdlog::info("vgpud: ended {} VM session(s) a previous vgpud left open", ended);
   }
   reload();
@@ -64,15 +64,16 @@ void LibvirtControl::stop() {
   std::lock_guard lock(mu_);
   for (const auto& [uuid, s] : sessions_) {
     const uint64_t gpu = hooks_.gpu_ns(s.tenant);
-    store_->end_session(s.id, unix_now(), "vgpud stopped",
-                        gpu > s.gpu_at_start ? gpu - s.gpu_at_start : 0);
+    // Best effort: a session left open is ended when vgpud starts again.
+    (void)store_->end_session(s.id, unix_now(), "vgpud stopped",
+                              gpu > s.gpu_at_start ? gpu - s.gpu_at_start : 0);
   }
   sessions_.clear();
 }
 
 void LibvirtControl::reload() {
   std::vector<policy::DomainAttachment> all;
-  if (!ok(store_->list_attachments(&all))) {
+  if (!store_->list_attachments(&all).ok()) {
     spdlog::error("vgpud: cannot read the VMs attached to libvirt domains from the database");
     return;
   }
@@ -283,7 +284,7 @@ void LibvirtControl::begin_session(const std::string& uuid, const std::string& n
   s.tenant = a.tenant;
   s.vm = a.vm;
   s.gpu_at_start = hooks_.gpu_ns(a.tenant);
-  if (!ok(store_->begin_session(a.tenant, uuid, a.student_id, unix_now(), &s.id))) {
+  if (!store_->begin_session(a.tenant, uuid, a.student_id, unix_now(), &s.id).ok()) {
     spdlog::error("vm {}: cannot record the start of its session in the database", a.vm);
     return;
   }
@@ -318,7 +319,7 @@ void LibvirtControl::end_session(const std::string& uuid, const std::string& nam
   if (!open) return;
   const uint64_t gpu = hooks_.gpu_ns(s.tenant);
   const uint64_t used = gpu > s.gpu_at_start ? gpu - s.gpu_at_start : 0;
-  if (!ok(store_->end_session(s.id, unix_now(), reason, used))) {
+  if (!store_->end_session(s.id, unix_now(), reason, used).ok()) {
     spdlog::error("vm {}: cannot record the end of session {} in the database", vm, s.id);
   }
   spdlog::info("vm {}: domain {} ({}) stopped ({}): session {} ended ({} of GPU time); its device "

@@ -198,8 +198,9 @@ int main(int argc, char** argv) {
   daemon::DaemonStores stores;
   std::string why;
   for (auto* store : {&stores.serving, &stores.admin, &stores.ledger}) {
-    if (!ok(policy::open_sqlite_store(config.db_path, store, &why))) {
-      spdlog::error("vgpud: {}", why);
+    if (const policy::Result opened = policy::open_sqlite_store(config.db_path, store);
+        !opened.ok()) {
+      spdlog::error("vgpud: {}", opened.message());
       return 1;
     }
   }

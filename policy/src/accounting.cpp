@@ -9,13 +9,13 @@ Accounting::Accounting(Store* store, UnixClock clock)
         int64_t ns = 0;
         // A ledger that cannot be read counts as nothing spent: the daemon
         // keeps serving, and the error shows in its log through the store.
-        if (!ok(store->ledger_sum(h.student, h.vm, w.start, w.end, &ns))) return int64_t{0};
+        if (!store->ledger_sum(h.student, h.vm, w.start, w.end, &ns).ok()) return int64_t{0};
         return ns;
       }) {}
 
 bool Accounting::load(TenantId tenant, Tenant* t) {
   VmPolicy p;
-  if (!ok(store_->vm_policy(tenant, &p))) return false;
+  if (!store_->vm_policy(tenant, &p).ok()) return false;
   t->policy = p;
   t->quota = p.student_id ? resolve_student_quota(p.student_fields, p.course_fields)
                           : resolve_default_quota(p.default_fields);

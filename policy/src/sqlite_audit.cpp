@@ -20,8 +20,7 @@ bool SqliteStore::audit(const Actor& by, std::string_view action, const std::str
   return s.step() == SQLITE_DONE;
 }
 
-Status SqliteStore::audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out,
-                              std::string*) {
+Result SqliteStore::audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out) {
   std::lock_guard lock(mu_);
   // Teachers see what touched their courses, and what they did themselves.
   sql::Stmt s(db_,
@@ -36,7 +35,7 @@ Status SqliteStore::audit_log(const Actor& by, int64_t since, std::vector<AuditR
     out->push_back({s.int64(0), s.int64(1), static_cast<uint32_t>(s.int64(2)), s.text(3), s.text(4),
                     s.text(5), s.text(6), s.text(7)});
   }
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::policy

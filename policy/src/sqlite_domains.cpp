@@ -19,6 +19,10 @@ bool valid_uuid(std::string_view u) {
   return true;
 }
 
+std::string not_a_uuid(const std::string& uuid) {
+  return "'" + uuid + "' is not a domain UUID (8-4-4-4-12 lower-case hex digits)";
+}
+
 std::string binding_text(const std::string& student, const std::string& uuid) {
   if (student.empty() && uuid.empty()) return "(unassigned)";
   std::string out = student.empty() ? "" : "student=" + student;
@@ -28,32 +32,26 @@ std::string binding_text(const std::string& student, const std::string& uuid) {
 
 }  // namespace
 
-Status SqliteStore::attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
-                                  const std::string& student, bool dry_run, std::string* why) {
+Result SqliteStore::attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
+                                  const std::string& student, bool dry_run) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
-  if (!valid_name(vm)) {
-    *why = bad_name("VM", vm);
-    return Status::kInvalidValue;
-  }
-  if (!valid_uuid(uuid)) {
-    *why = "'" + uuid + "' is not a domain UUID (8-4-4-4-12 lower-case hex digits)";
-    return Status::kInvalidValue;
-  }
+  if (Result r = writable(); !r.ok()) return r;
+  if (!valid_name(vm)) return Result::invalid_argument(bad_name("VM", vm));
+  if (!valid_uuid(uuid)) return Result::invalid_argument(not_a_uuid(uuid));
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   Student s;
-  if (!find_student(student, &s, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (Result r = find_student(student, &s); !r.ok()) return r;
+  if (Result r = may_manage(by, s.course); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
     // vgpud plugs its device into the domain with its own (root) libvirt
     // connection: a teacher may aim it only where an admin said.
     sql::Stmt open(db_, "SELECT 1 FROM course_domains WHERE course_id = ?1 AND domain_uuid = ?2");
     open.bind(1, s.course.id).bind(2, uuid);
     if (open.step() != SQLITE_ROW) {
-      *why = "permission denied: domain " + uuid + " is not one an admin made available to course '" +
-             s.course.name + "' (vgpuctl vm allow DOMAIN --course " + s.course.name + ")";
-      return Status::kNotPermitted;
+      return Result::permission_denied(
+          "permission denied: domain " + uuid + " is not one an admin made available to course '" +
+          s.course.name + "' (vgpuctl vm allow DOMAIN --course " + s.course.name + ")");
     }
   }
   sql::Stmt cur(db_,
@@ -66,20 +64,19 @@ Status SqliteStore::attach_domain(const Actor& by, const std::string& vm, const 
     domain = cur.text(1);
   }
   if (!bound.empty() && bound != student) {
-    *why = "VM '" + vm + "' is bound to student '" + bound + "': unbind it first";
-    return Status::kInvalidValue;
+    return Result::conflict("VM '" + vm + "' is bound to student '" + bound + "': unbind it first");
   }
   if (!domain.empty() && domain != uuid) {
-    *why = "VM '" + vm + "' is attached to another domain (" + domain + "): detach it first";
-    return Status::kInvalidValue;
+    return Result::conflict("VM '" + vm + "' is attached to another domain (" + domain +
+                            "): detach it first");
   }
   sql::Stmt other(db_, "SELECT name FROM vms WHERE domain_uuid = ?1 AND name <> ?2");
   other.bind(1, uuid).bind(2, vm);
   if (other.step() == SQLITE_ROW) {
-    *why = "domain " + uuid + " is already attached as VM '" + other.text(0) + "'";
-    return Status::kInvalidValue;
+    return Result::conflict("domain " + uuid + " is already attached as VM '" + other.text(0) +
+                            "'");
   }
-  if (dry_run || (bound == student && domain == uuid)) return Status::kSuccess;
+  if (dry_run || (bound == student && domain == uuid)) return {};
   sql::Stmt up(db_,
                "INSERT INTO vms(name, first_seen, last_seen, student_id, domain_uuid, attached_at) "
                "VALUES(?1, 0, 0, ?2, ?3, ?4) ON CONFLICT(name) DO UPDATE SET "
@@ -89,86 +86,78 @@ Status SqliteStore::attach_domain(const Actor& by, const std::string& vm, const 
       !audit(by, "vm.attach", "vm " + vm, s.course.id, binding_text(bound, domain),
              binding_text(student, uuid)) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::allow_domain(const Actor& by, const std::string& course,
-                                 const std::string& uuid, bool allow, std::string* why) {
+Result SqliteStore::allow_domain(const Actor& by, const std::string& course,
+                                 const std::string& uuid, bool allow) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
-    *why = "permission denied: only admins make domains available to a course";
-    return Status::kNotPermitted;
+    return Result::permission_denied(
+        "permission denied: only admins make domains available to a course");
   }
-  if (!valid_uuid(uuid)) {
-    *why = "'" + uuid + "' is not a domain UUID (8-4-4-4-12 lower-case hex digits)";
-    return Status::kInvalidValue;
-  }
+  if (!valid_uuid(uuid)) return Result::invalid_argument(not_a_uuid(uuid));
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   Course c;
-  if (!find_course(course, &c, why)) return Status::kInvalidValue;
+  if (Result r = find_course(course, &c); !r.ok()) return r;
   sql::Stmt change(db_, allow ? "INSERT OR IGNORE INTO course_domains(course_id, domain_uuid) "
                                 "VALUES(?1, ?2)"
                               : "DELETE FROM course_domains WHERE course_id = ?1 AND domain_uuid = ?2");
   change.bind(1, c.id).bind(2, uuid);
   if (change.step() != SQLITE_DONE) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
   const bool changed = sqlite3_changes(db_.raw()) > 0;
   if ((changed && !audit(by, allow ? "course.domain.allow" : "course.domain.disallow",
                          "domain " + uuid, c.id, allow ? "" : "course=" + course,
                          allow ? "course=" + course : "")) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::course_domains(const Actor& by, const std::string& course,
-                                   std::vector<std::string>* uuids, std::string* why) {
+Result SqliteStore::course_domains(const Actor& by, const std::string& course,
+                                   std::vector<std::string>* uuids) {
   std::lock_guard lock(mu_);
   Course c;
-  if (!find_course(course, &c, why)) return Status::kInvalidValue;
-  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  if (Result r = find_course(course, &c); !r.ok()) return r;
+  if (Result r = may_manage(by, c); !r.ok()) return r;
   sql::Stmt s(db_, "SELECT domain_uuid FROM course_domains WHERE course_id = ?1 ORDER BY domain_uuid");
   s.bind(1, c.id);
   uuids->clear();
   while (s.step() == SQLITE_ROW) uuids->push_back(s.text(0));
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::detach_domain(const Actor& by, const std::string& vm, bool dry_run,
-                                  std::string* why) {
+Result SqliteStore::detach_domain(const Actor& by, const std::string& vm, bool dry_run) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, ''), coalesce(v.domain_uuid, '') FROM vms v "
                 "LEFT JOIN students s ON s.id = v.student_id WHERE v.name = ?1");
   cur.bind(1, vm);
   if (cur.step() != SQLITE_ROW || cur.text(1).empty()) {
-    *why = "VM '" + vm + "' is not attached to a libvirt domain";
-    return Status::kInvalidValue;
+    return Result::conflict("VM '" + vm + "' is not attached to a libvirt domain");
   }
   const std::string student = cur.text(0), uuid = cur.text(1);
   int64_t course_id = 0;
   if (!student.empty()) {
     Student s;
-    if (!find_student(student, &s, why)) return Status::kInvalidValue;
-    if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+    if (Result r = find_student(student, &s); !r.ok()) return r;
+    if (Result r = may_manage(by, s.course); !r.ok()) return r;
     course_id = s.course.id;
   } else if (by.role != Role::kAdmin) {
-    *why = "permission denied: only admins detach a VM bound to no student";
-    return Status::kNotPermitted;
+    return Result::permission_denied(
+        "permission denied: only admins detach a VM bound to no student");
   }
-  if (dry_run) return Status::kSuccess;
+  if (dry_run) return {};
   sql::Stmt up(db_,
                "UPDATE vms SET student_id = NULL, domain_uuid = NULL, attached_at = NULL "
                "WHERE name = ?1");
@@ -177,13 +166,12 @@ Status SqliteStore::detach_domain(const Actor& by, const std::string& vm, bool d
       !audit(by, "vm.detach", "vm " + vm, course_id, binding_text(student, uuid),
              "(unassigned)") ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::list_attachments(std::vector<DomainAttachment>* out) {
+Result SqliteStore::list_attachments(std::vector<DomainAttachment>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.tenant_id, v.name, v.domain_uuid, coalesce(v.student_id, 0), "
@@ -195,46 +183,46 @@ Status SqliteStore::list_attachments(std::vector<DomainAttachment>* out) {
     out->push_back({static_cast<TenantId>(s.int64(0)), s.text(1), s.text(2),
                     static_cast<uint32_t>(s.int64(3)), s.text(4), s.int64(5)});
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::begin_session(TenantId tenant, const std::string& uuid, uint32_t student,
+Result SqliteStore::begin_session(TenantId tenant, const std::string& uuid, uint32_t student,
                                   int64_t at, int64_t* id) {
   std::lock_guard lock(mu_);
-  if (!writable(nullptr)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Stmt s(db_,
               "INSERT INTO vm_sessions(tenant_id, domain_uuid, student_id, started_at) "
               "VALUES(?1, ?2, ?3, ?4)");
   s.bind(1, static_cast<int64_t>(tenant)).bind(2, uuid).bind(3, static_cast<int64_t>(student));
   s.bind(4, at);
-  if (s.step() != SQLITE_DONE) return Status::kUnknown;
+  if (s.step() != SQLITE_DONE) return db_error();
   *id = sqlite3_last_insert_rowid(db_.raw());
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::end_session(int64_t id, int64_t at, const std::string& reason,
+Result SqliteStore::end_session(int64_t id, int64_t at, const std::string& reason,
                                 uint64_t gpu_ns) {
   std::lock_guard lock(mu_);
-  if (!writable(nullptr)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Stmt s(db_,
               "UPDATE vm_sessions SET ended_at = ?2, end_reason = ?3, gpu_ns = ?4 "
               "WHERE id = ?1 AND ended_at IS NULL");
   s.bind(1, id).bind(2, at).bind(3, reason).bind(4, static_cast<int64_t>(gpu_ns));
-  return s.step() == SQLITE_DONE ? Status::kSuccess : Status::kUnknown;
+  return s.step() == SQLITE_DONE ? Result() : db_error();
 }
 
-Status SqliteStore::end_open_sessions(int64_t at, const std::string& reason, int* ended) {
+Result SqliteStore::end_open_sessions(int64_t at, const std::string& reason, int* ended) {
   std::lock_guard lock(mu_);
-  if (!writable(nullptr)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Stmt s(db_,
               "UPDATE vm_sessions SET ended_at = ?1, end_reason = ?2 WHERE ended_at IS NULL");
   s.bind(1, at).bind(2, reason);
-  if (s.step() != SQLITE_DONE) return Status::kUnknown;
+  if (s.step() != SQLITE_DONE) return db_error();
   *ended = sqlite3_changes(db_.raw());
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::list_sessions(const std::string& vm, int64_t since,
+Result SqliteStore::list_sessions(const std::string& vm, int64_t since,
                                   std::vector<VmSession>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
@@ -257,7 +245,7 @@ Status SqliteStore::list_sessions(const std::string& vm, int64_t since,
     r.gpu_ns = static_cast<uint64_t>(s.int64(8));
     out->push_back(std::move(r));
   }
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::policy

@@ -9,76 +9,72 @@ std::string role_text(Role r) { return std::string(role_name(r)); }
 
 }  // namespace
 
-bool SqliteStore::find_course(const std::string& name, Course* out, std::string* why) {
+Result SqliteStore::find_course(const std::string& name, Course* out) {
   sql::Stmt s(db_,
               "SELECT id, name, coalesce(teacher_id, 0) FROM courses "
               "WHERE name = ?1 AND removed_at IS NULL");
   s.bind(1, name);
-  if (s.step() != SQLITE_ROW) {
-    *why = "unknown course '" + name + "'";
-    return false;
+  if (const int rc = s.step(); rc != SQLITE_ROW) {
+    return rc == SQLITE_DONE ? Result::not_found("unknown course '" + name + "'") : db_error();
   }
   *out = {s.int64(0), s.text(1), s.int64(2)};
-  return true;
+  return {};
 }
 
-bool SqliteStore::find_student(const std::string& name, Student* out, std::string* why) {
+Result SqliteStore::find_student(const std::string& name, Student* out) {
   sql::Stmt s(db_,
               "SELECT s.id, s.name, c.id, c.name, coalesce(c.teacher_id, 0) FROM students s "
               "JOIN courses c ON c.id = s.course_id WHERE s.name = ?1 AND s.removed_at IS NULL");
   s.bind(1, name);
-  if (s.step() != SQLITE_ROW) {
-    *why = "unknown student '" + name + "'";
-    return false;
+  if (const int rc = s.step(); rc != SQLITE_ROW) {
+    return rc == SQLITE_DONE ? Result::not_found("unknown student '" + name + "'") : db_error();
   }
   *out = {s.int64(0), s.text(1), {s.int64(2), s.text(3), s.int64(4)}};
-  return true;
+  return {};
 }
 
-bool SqliteStore::may_manage(const Actor& by, const Course& c, std::string* why) const {
-  if (by.role == Role::kAdmin) return true;
-  if (by.user_id != 0 && c.teacher_id == by.user_id) return true;
-  *why = "permission denied: course '" + c.name + "' is not one of " + by.name + "'s courses";
-  return false;
+Result SqliteStore::may_manage(const Actor& by, const Course& c) const {
+  if (by.role == Role::kAdmin) return {};
+  if (by.user_id != 0 && c.teacher_id == by.user_id) return {};
+  return Result::permission_denied("permission denied: course '" + c.name + "' is not one of " +
+                                   by.name + "'s courses");
 }
 
 // --- users ------------------------------------------------------------------------
 
-Status SqliteStore::actor_for_uid(uint32_t uid, Actor* out, std::string* why) {
+Result SqliteStore::actor_for_uid(uint32_t uid, Actor* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_, "SELECT id, name, role FROM users WHERE uid = ?1");
   s.bind(1, static_cast<int64_t>(uid));
   if (s.step() != SQLITE_ROW) {
-    *why = "uid " + std::to_string(uid) +
-           " is not a vgpu admin or teacher (an admin adds it with `vgpuctl user add NAME --uid " +
-           std::to_string(uid) + "`)";
-    return Status::kNotPermitted;
+    return Result::permission_denied(
+        "uid " + std::to_string(uid) +
+        " is not a vgpu admin or teacher (an admin adds it with `vgpuctl user add NAME --uid " +
+        std::to_string(uid) + "`)");
   }
   out->uid = uid;
   out->user_id = s.int64(0);
   out->name = s.text(1);
   out->role = s.text(2) == "admin" ? Role::kAdmin : Role::kTeacher;
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::add_user(const Actor& by, const UserRow& user, std::string* why) {
+Result SqliteStore::add_user(const Actor& by, const UserRow& user) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
-    *why = "permission denied: only admins add users";
-    return Status::kNotPermitted;
+    return Result::permission_denied("permission denied: only admins add users");
   }
   if (!valid_name(user.name)) {
-    *why = bad_name("user", user.name);
-    return Status::kInvalidValue;
+    return Result::invalid_argument(bad_name("user", user.name));
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   sql::Stmt dup(db_, "SELECT name FROM users WHERE name = ?1 OR uid = ?2");
   dup.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid));
   if (dup.step() == SQLITE_ROW) {
-    *why = "user '" + dup.text(0) + "' already exists with that name or uid";
-    return Status::kInvalidValue;
+    return Result::already_exists("user '" + dup.text(0) +
+                                  "' already exists with that name or uid");
   }
   sql::Stmt ins(db_, "INSERT INTO users(name, uid, role, created_at) VALUES(?1, ?2, ?3, ?4)");
   ins.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid)).bind(3, role_text(user.role));
@@ -87,26 +83,23 @@ Status SqliteStore::add_user(const Actor& by, const UserRow& user, std::string* 
       !audit(by, "user.add", "user " + user.name, 0, "",
              "uid=" + std::to_string(user.uid) + " role=" + role_text(user.role)) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::remove_user(const Actor& by, const std::string& name, std::string* why) {
+Result SqliteStore::remove_user(const Actor& by, const std::string& name) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
-    *why = "permission denied: only admins remove users";
-    return Status::kNotPermitted;
+    return Result::permission_denied("permission denied: only admins remove users");
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   sql::Stmt find(db_, "SELECT id, uid, role FROM users WHERE name = ?1");
   find.bind(1, name);
   if (find.step() != SQLITE_ROW) {
-    *why = "unknown user '" + name + "'";
-    return Status::kInvalidValue;
+    return Result::not_found("unknown user '" + name + "'");
   }
   const int64_t id = find.int64(0);
   const std::string old = "uid=" + std::to_string(find.int64(1)) + " role=" + find.text(2);
@@ -117,17 +110,15 @@ Status SqliteStore::remove_user(const Actor& by, const std::string& name, std::s
   del.bind(1, id);
   if (orphan.step() != SQLITE_DONE || del.step() != SQLITE_DONE ||
       !audit(by, "user.remove", "user " + name, 0, old, "") || !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) {
+Result SqliteStore::list_users(const Actor& by, std::vector<UserRow>* out) {
   std::lock_guard lock(mu_);
   if (by.role != Role::kAdmin) {
-    *why = "permission denied: only admins list users";
-    return Status::kNotPermitted;
+    return Result::permission_denied("permission denied: only admins list users");
   }
   sql::Stmt s(db_, "SELECT id, name, uid, role, created_at FROM users ORDER BY name");
   out->clear();
@@ -135,45 +126,42 @@ Status SqliteStore::list_users(const Actor& by, std::vector<UserRow>* out, std::
     out->push_back({s.int64(0), s.text(1), static_cast<uint32_t>(s.int64(2)),
                     s.text(3) == "admin" ? Role::kAdmin : Role::kTeacher, s.int64(4)});
   }
-  return Status::kSuccess;
+  return {};
 }
 
 // --- courses ----------------------------------------------------------------------
 
-Status SqliteStore::create_course(const Actor& by, const CourseSpec& spec, std::string* why) {
+Result SqliteStore::create_course(const Actor& by, const CourseSpec& spec) {
   const std::string& name = spec.name;
   const std::string& teacher = spec.teacher;
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (!valid_name(name)) {
-    *why = bad_name("course", name);
-    return Status::kInvalidValue;
+    return Result::invalid_argument(bad_name("course", name));
   }
   TimeZone zone;
-  if (!spec.time_zone.empty() && !TimeZone::find(spec.time_zone, &zone, why)) {
-    return Status::kInvalidValue;
+  if (std::string why; !spec.time_zone.empty() && !TimeZone::find(spec.time_zone, &zone, &why)) {
+    return Result::invalid_argument(why);
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   int64_t teacher_id = by.role == Role::kTeacher ? by.user_id : 0;
   if (!teacher.empty()) {
     sql::Stmt t(db_, "SELECT id FROM users WHERE name = ?1");
     t.bind(1, teacher);
     if (t.step() != SQLITE_ROW) {
-      *why = "unknown user '" + teacher + "' (add teachers with `vgpuctl user add`)";
-      return Status::kInvalidValue;
+      return Result::not_found("unknown user '" + teacher +
+                               "' (add teachers with `vgpuctl user add`)");
     }
     if (by.role != Role::kAdmin && t.int64(0) != by.user_id) {
-      *why = "permission denied: teachers create courses for themselves only";
-      return Status::kNotPermitted;
+      return Result::permission_denied(
+          "permission denied: teachers create courses for themselves only");
     }
     teacher_id = t.int64(0);
   }
   Course existing;
-  std::string ignored;
-  if (find_course(name, &existing, &ignored)) {
-    *why = "course '" + name + "' already exists";
-    return Status::kInvalidValue;
+  if (find_course(name, &existing).ok()) {
+    return Result::already_exists("course '" + name + "' already exists");
   }
   sql::Stmt ins(db_,
                 "INSERT INTO courses(name, teacher_id, created_at, time_zone) "
@@ -190,28 +178,25 @@ Status SqliteStore::create_course(const Actor& by, const CourseSpec& spec, std::
       !audit(by, "course.create", "course " + name, sqlite3_last_insert_rowid(db_.raw()), "",
              created) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::delete_course(const Actor& by, const std::string& name, bool force,
-                                  std::string* why) {
+Result SqliteStore::delete_course(const Actor& by, const std::string& name, bool force) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   Course c;
-  if (!find_course(name, &c, why)) return Status::kInvalidValue;
-  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  if (Result r = find_course(name, &c); !r.ok()) return r;
+  if (Result r = may_manage(by, c); !r.ok()) return r;
   sql::Stmt count(db_, "SELECT count(*) FROM students WHERE course_id = ?1 AND removed_at IS NULL");
   count.bind(1, c.id);
   const int64_t students = count.step() == SQLITE_ROW ? count.int64(0) : 0;
   if (students > 0 && !force) {
-    *why = "course '" + name + "' has " + std::to_string(students) +
-           " student(s): remove them first, or delete with --force";
-    return Status::kInvalidValue;
+    return Result::conflict("course '" + name + "' has " + std::to_string(students) +
+                            " student(s): remove them first, or delete with --force");
   }
   const int64_t now = unix_now();
   sql::Stmt unbind(db_,
@@ -229,39 +214,39 @@ Status SqliteStore::delete_course(const Actor& by, const std::string& name, bool
       !audit(by, "course.delete", "course " + name, c.id, "students=" + std::to_string(students),
              "") ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::set_course_time_zone(const Actor& by, const std::string& course,
-                                         const std::string& time_zone, std::string* why) {
+Result SqliteStore::set_course_time_zone(const Actor& by, const std::string& course,
+                                         const std::string& time_zone) {
   TimeZone zone;
-  if (!TimeZone::find(time_zone, &zone, why)) return Status::kInvalidValue;
+  if (std::string why; !TimeZone::find(time_zone, &zone, &why)) {
+    return Result::invalid_argument(why);
+  }
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   Course c;
-  if (!find_course(course, &c, why)) return Status::kInvalidValue;
-  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  if (Result r = find_course(course, &c); !r.ok()) return r;
+  if (Result r = may_manage(by, c); !r.ok()) return r;
   sql::Stmt cur(db_, "SELECT time_zone FROM courses WHERE id = ?1");
   cur.bind(1, c.id);
   const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "UTC";
-  if (old == zone.name()) return Status::kSuccess;  // nothing to change, nothing to audit
+  if (old == zone.name()) return {};  // nothing to change, nothing to audit
   sql::Stmt up(db_, "UPDATE courses SET time_zone = ?2 WHERE id = ?1");
   up.bind(1, c.id).bind(2, zone.name());
   if (up.step() != SQLITE_DONE ||
       !audit(by, "course.set", "course " + course, c.id, "tz=" + old, "tz=" + zone.name()) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out, std::string*) {
+Result SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT c.id, c.name, coalesce(u.name, ''), c.created_at, "
@@ -274,26 +259,23 @@ Status SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out, s
   while (s.step() == SQLITE_ROW) {
     out->push_back({s.int64(0), s.text(1), s.text(2), s.int64(3), 0, s.int64(4), s.text(5)});
   }
-  return Status::kSuccess;
+  return {};
 }
 
 // --- students and VMs -----------------------------------------------------------
 
-bool SqliteStore::bind_locked(const Actor& by, const Student& s, const std::string& vm,
-                              std::string* why) {
-  if (!valid_name(vm)) {
-    *why = bad_name("VM", vm);
-    return false;
-  }
+Result SqliteStore::bind_locked(const Actor& by, const Student& s, const std::string& vm) {
+  if (!valid_name(vm)) return Result::invalid_argument(bad_name("VM", vm));
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
                 "ON s.id = v.student_id WHERE v.name = ?1");
   cur.bind(1, vm);
   if (cur.step() == SQLITE_ROW && !cur.text(0).empty()) {
-    *why = cur.text(0) == s.name
-               ? "VM '" + vm + "' is already bound to " + s.name
-               : "VM '" + vm + "' is bound to student '" + cur.text(0) + "': unbind it first";
-    return false;
+    if (cur.text(0) == s.name) {
+      return Result::already_exists("VM '" + vm + "' is already bound to " + s.name);
+    }
+    return Result::conflict("VM '" + vm + "' is bound to student '" + cur.text(0) +
+                            "': unbind it first");
   }
   // A VM not seen yet is recorded now; it gets its first_seen when it connects.
   sql::Stmt up(db_,
@@ -302,10 +284,9 @@ bool SqliteStore::bind_locked(const Actor& by, const Student& s, const std::stri
   up.bind(1, vm).bind(2, s.id);
   if (up.step() != SQLITE_DONE ||
       !audit(by, "vm.bind", "vm " + vm, s.course.id, "(unassigned)", "student=" + s.name)) {
-    *why = "database error: " + db_.error();
-    return false;
+    return db_error();
   }
-  return true;
+  return {};
 }
 
 bool SqliteStore::unbind_students_vms(int64_t student_id) {
@@ -314,127 +295,115 @@ bool SqliteStore::unbind_students_vms(int64_t student_id) {
   return s.step() == SQLITE_DONE;
 }
 
-Status SqliteStore::insert_student_locked(const Actor& by, const std::string& name,
-                                          const Course& course, Student* out, std::string* why) {
+Result SqliteStore::insert_student_locked(const Actor& by, const std::string& name,
+                                          const Course& course, Student* out) {
   if (!valid_name(name)) {
-    *why = bad_name("student", name);
-    return Status::kInvalidValue;
+    return Result::invalid_argument(bad_name("student", name));
   }
   Student existing;
-  std::string ignored;
-  if (find_student(name, &existing, &ignored)) {
-    *why = "student '" + name + "' already exists (in course '" + existing.course.name + "')";
-    return Status::kInvalidValue;
+  if (find_student(name, &existing).ok()) {
+    return Result::already_exists("student '" + name + "' already exists (in course '" +
+                                  existing.course.name + "')");
   }
   sql::Stmt ins(db_, "INSERT INTO students(name, course_id, created_at) VALUES(?1, ?2, ?3)");
   ins.bind(1, name).bind(2, course.id).bind(3, unix_now());
   if (ins.step() != SQLITE_DONE) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
   *out = {sqlite3_last_insert_rowid(db_.raw()), name, course};
   if (!audit(by, "student.add", "student " + name, course.id, "", "course=" + course.name)) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::add_student(const Actor& by, const std::string& name, const std::string& course,
-                                const std::vector<std::string>& vms, std::string* why) {
+Result SqliteStore::add_student(const Actor& by, const std::string& name, const std::string& course,
+                                const std::vector<std::string>& vms) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (!valid_name(name)) {
-    *why = bad_name("student", name);
-    return Status::kInvalidValue;
+    return Result::invalid_argument(bad_name("student", name));
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   Course c;
-  if (!find_course(course, &c, why)) return Status::kInvalidValue;
-  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  if (Result r = find_course(course, &c); !r.ok()) return r;
+  if (Result r = may_manage(by, c); !r.ok()) return r;
   Student s;
-  if (Status st = insert_student_locked(by, name, c, &s, why); !ok(st)) return st;
+  if (Result r = insert_student_locked(by, name, c, &s); !r.ok()) return r;
   for (const std::string& vm : vms) {
-    if (!bind_locked(by, s, vm, why)) return Status::kInvalidValue;
+    if (Result r = bind_locked(by, s, vm); !r.ok()) return r;
   }
   if (!tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::begin_student_change(const Actor& by, const std::string& name,
-                                         std::optional<sql::Transaction>* tx, Student* s,
-                                         std::string* why) {
-  if (!writable(why)) return Status::kNotPermitted;
+Result SqliteStore::begin_student_change(const Actor& by, const std::string& name,
+                                         std::optional<sql::Transaction>* tx, Student* s) {
+  if (Result r = writable(); !r.ok()) return r;
   tx->emplace(db_);
-  if (!(*tx)->began()) return not_begun(why);
-  if (!find_student(name, s, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s->course, why)) return Status::kNotPermitted;
-  return Status::kSuccess;
+  if (!(*tx)->began()) return not_begun();
+  if (Result r = find_student(name, s); !r.ok()) return r;
+  if (Result r = may_manage(by, s->course); !r.ok()) return r;
+  return {};
 }
 
-Status SqliteStore::remove_student(const Actor& by, const std::string& name, std::string* why) {
+Result SqliteStore::remove_student(const Actor& by, const std::string& name) {
   std::lock_guard lock(mu_);
   std::optional<sql::Transaction> tx;
   Student s;
-  if (Status st = begin_student_change(by, name, &tx, &s, why); !ok(st)) return st;
+  if (Result r = begin_student_change(by, name, &tx, &s); !r.ok()) return r;
   sql::Stmt drop(db_, "UPDATE students SET removed_at = ?2 WHERE id = ?1");
   drop.bind(1, s.id).bind(2, unix_now());
   if (!unbind_students_vms(s.id) || drop.step() != SQLITE_DONE ||
       !audit(by, "student.remove", "student " + name, s.course.id, "course=" + s.course.name, "") ||
       !tx->commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::bind_vm(const Actor& by, const std::string& student, const std::string& vm,
-                            std::string* why) {
+Result SqliteStore::bind_vm(const Actor& by, const std::string& student, const std::string& vm) {
   std::lock_guard lock(mu_);
   std::optional<sql::Transaction> tx;
   Student s;
-  if (Status st = begin_student_change(by, student, &tx, &s, why); !ok(st)) return st;
-  if (!bind_locked(by, s, vm, why)) return Status::kInvalidValue;
+  if (Result r = begin_student_change(by, student, &tx, &s); !r.ok()) return r;
+  if (Result r = bind_locked(by, s, vm); !r.ok()) return r;
   if (!tx->commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::unbind_vm(const Actor& by, const std::string& vm, std::string* why) {
+Result SqliteStore::unbind_vm(const Actor& by, const std::string& vm) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
                 "ON s.id = v.student_id WHERE v.name = ?1");
   cur.bind(1, vm);
   if (cur.step() != SQLITE_ROW || cur.text(0).empty()) {
-    *why = "VM '" + vm + "' is not bound to a student";
-    return Status::kInvalidValue;
+    return Result::conflict("VM '" + vm + "' is not bound to a student");
   }
   Student s;
-  if (!find_student(cur.text(0), &s, why)) return Status::kInvalidValue;
-  if (!may_manage(by, s.course, why)) return Status::kNotPermitted;
+  if (Result r = find_student(cur.text(0), &s); !r.ok()) return r;
+  if (Result r = may_manage(by, s.course); !r.ok()) return r;
   sql::Stmt up(db_, "UPDATE vms SET student_id = NULL WHERE name = ?1");
   up.bind(1, vm);
   if (up.step() != SQLITE_DONE ||
       !audit(by, "vm.unbind", "vm " + vm, s.course.id, "student=" + s.name, "(unassigned)") ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-bool SqliteStore::write_uid_locked(const Actor& by, const Student& s, std::optional<uint32_t> uid,
-                                   std::string* why) {
+Result SqliteStore::write_uid_locked(const Actor& by, const Student& s,
+                                     std::optional<uint32_t> uid) {
   sql::Stmt cur(db_, "SELECT coalesce(uid, -1) FROM students WHERE id = ?1");
   cur.bind(1, s.id);
   const int64_t old = cur.step() == SQLITE_ROW ? cur.int64(0) : -1;
@@ -449,34 +418,32 @@ bool SqliteStore::write_uid_locked(const Actor& by, const Student& s, std::optio
   const int64_t now = uid ? static_cast<int64_t>(*uid) : -1;
   if (up.step() != SQLITE_DONE ||
       !audit(by, "student.uid", "student " + s.name, s.course.id, text(old), text(now))) {
-    *why = "database error: " + db_.error();
-    return false;
+    return db_error();
   }
-  return true;
+  return {};
 }
 
-Status SqliteStore::set_student_uid(const Actor& by, const std::string& student,
-                                    std::optional<uint32_t> uid, std::string* why) {
+Result SqliteStore::set_student_uid(const Actor& by, const std::string& student,
+                                    std::optional<uint32_t> uid) {
   std::lock_guard lock(mu_);
   std::optional<sql::Transaction> tx;
   Student s;
-  if (Status st = begin_student_change(by, student, &tx, &s, why); !ok(st)) return st;
-  if (!write_uid_locked(by, s, uid, why)) return Status::kUnknown;
+  if (Result r = begin_student_change(by, student, &tx, &s); !r.ok()) return r;
+  if (Result r = write_uid_locked(by, s, uid); !r.ok()) return r;
   if (!tx->commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::list_students(const Actor& by, const std::string& course, bool include_removed,
-                                  std::vector<StudentRow>* out, std::string* why) {
+Result SqliteStore::list_students(const Actor& by, const std::string& course, bool include_removed,
+                                  std::vector<StudentRow>* out) {
   std::lock_guard lock(mu_);
   int64_t course_id = 0;
   if (!course.empty()) {
     Course c;
-    if (!find_course(course, &c, why)) return Status::kInvalidValue;
-    if (!may_manage(by, c, why)) return Status::kNotPermitted;
+    if (Result r = find_course(course, &c); !r.ok()) return r;
+    if (Result r = may_manage(by, c); !r.ok()) return r;
     course_id = c.id;
   }
   sql::Stmt s(db_,
@@ -507,7 +474,7 @@ Status SqliteStore::list_students(const Actor& by, const std::string& course, bo
     while (vms.step() == SQLITE_ROW) r.vms.push_back(vms.text(0));
     vms.reset();
   }
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::policy

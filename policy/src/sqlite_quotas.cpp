@@ -43,51 +43,47 @@ std::string target_text(const QuotaTarget& t) {
 
 }  // namespace
 
-bool valid_quota(const QuotaFields& f, std::string* why) {
+Result valid_quota(const QuotaFields& f) {
   if (f.weight && (*f.weight < 1 || *f.weight > kMaxWeight)) {
-    *why = "weight must be between 1 and " + std::to_string(kMaxWeight);
-    return false;
+    return Result::invalid_argument("weight must be between 1 and " + std::to_string(kMaxWeight));
   }
   if (f.gpu_time && !f.gpu_time->unlimited) {
     const GpuTime& g = *f.gpu_time;
-    if (g.budget_ns < 0) {
-      *why = "a GPU-time budget cannot be negative";
-      return false;
-    }
+    if (g.budget_ns < 0) return Result::invalid_argument("a GPU-time budget cannot be negative");
     if (g.period == PeriodKind::kRange && g.range_end <= g.range_start) {
-      *why = "the GPU-time range ends before it starts";
-      return false;
+      return Result::invalid_argument("the GPU-time range ends before it starts");
     }
   }
   if (f.memory && *f.memory > (uint64_t{1} << 60)) {
-    *why = "memory cap too large";
-    return false;
+    return Result::invalid_argument("memory cap too large");
   }
-  return true;
+  return {};
 }
 
-bool SqliteStore::quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope,
-                              int64_t* id, Course* course, std::string* why) {
+Result SqliteStore::quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope,
+                                int64_t* id, Course* course) {
   switch (t.kind) {
     case QuotaTarget::Kind::kDefault:
       *scope = "default";
       *id = 0;
-      return true;
+      return {};
     case QuotaTarget::Kind::kCourse:
-      if (!find_course(t.name, course, why) || !may_manage(by, *course, why)) return false;
+      if (Result r = find_course(t.name, course); !r.ok()) return r;
+      if (Result r = may_manage(by, *course); !r.ok()) return r;
       *scope = "course";
       *id = course->id;
-      return true;
+      return {};
     case QuotaTarget::Kind::kStudent: {
       Student s;
-      if (!find_student(t.name, &s, why) || !may_manage(by, s.course, why)) return false;
+      if (Result r = find_student(t.name, &s); !r.ok()) return r;
+      if (Result r = may_manage(by, s.course); !r.ok()) return r;
       *scope = "student";
       *id = s.id;
       *course = s.course;
-      return true;
+      return {};
     }
   }
-  return false;
+  return Result::invalid_argument("unknown quota level");
 }
 
 bool SqliteStore::read_quota(const std::string& scope, int64_t id, QuotaFields* out) {
@@ -143,46 +139,39 @@ bool SqliteStore::write_quota(const std::string& scope, int64_t id, const QuotaF
   return s.step() == SQLITE_DONE;
 }
 
-Status SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
-                              const QuotaFields& changes, std::string* why) {
+Result SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
+                              const QuotaFields& changes) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (changes.empty()) {
-    *why = "nothing to set: give --gpu-time, --memory, --weight or --on-exhaust";
-    return Status::kInvalidValue;
+    return Result::invalid_argument(
+        "nothing to set: give --gpu-time, --memory, --weight or --on-exhaust");
   }
-  if (!valid_quota(changes, why)) return Status::kInvalidValue;
+  if (Result r = valid_quota(changes); !r.ok()) return r;
   if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
-    *why = "permission denied: only admins set the default quota";
-    return Status::kNotPermitted;
+    return Result::permission_denied("permission denied: only admins set the default quota");
   }
   if (target.kind == QuotaTarget::Kind::kCourse && changes.weight && by.role != Role::kAdmin) {
-    *why = "permission denied: only admins set a course's weight (its share among courses)";
-    return Status::kNotPermitted;
+    return Result::permission_denied(
+        "permission denied: only admins set a course's weight (its share among courses)");
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   std::string scope;
   int64_t id = 0;
   Course course;
-  if (!quota_scope(by, target, &scope, &id, &course, why)) {
-    return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
+  if (Result r = quota_scope(by, target, &scope, &id, &course); !r.ok()) return r;
+  if (!change_quota_locked(by, target, scope, id, course.id, changes).ok() || !tx.commit()) {
+    return db_error();
   }
-  if (!change_quota_locked(by, target, scope, id, course.id, changes, why) || !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
-  }
-  return Status::kSuccess;
+  return {};
 }
 
-bool SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& target,
-                                      const std::string& scope, int64_t id, int64_t course_id,
-                                      const QuotaFields& changes, std::string* why) {
+Result SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& target,
+                                        const std::string& scope, int64_t id, int64_t course_id,
+                                        const QuotaFields& changes) {
   QuotaFields old;
-  if (!read_quota(scope, id, &old)) {
-    *why = "database error: " + db_.error();
-    return false;
-  }
+  if (!read_quota(scope, id, &old)) return db_error();
   QuotaFields now = old;
   if (changes.gpu_time) now.gpu_time = changes.gpu_time;
   if (changes.memory) now.memory = changes.memory;
@@ -190,70 +179,56 @@ bool SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& target
   if (changes.on_exhaust) now.on_exhaust = changes.on_exhaust;
   if (!write_quota(scope, id, now) ||
       !audit(by, "quota.set", target_text(target), course_id, describe(old), describe(now))) {
-    *why = "database error: " + db_.error();
-    return false;
+    return db_error();
   }
-  return true;
+  return {};
 }
 
-Status SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target, std::string* why) {
+Result SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
-    *why = "permission denied: only admins change the default quota";
-    return Status::kNotPermitted;
+    return Result::permission_denied("permission denied: only admins change the default quota");
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   std::string scope;
   int64_t id = 0;
   Course course;
-  if (!quota_scope(by, target, &scope, &id, &course, why)) {
-    return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
-  }
+  if (Result r = quota_scope(by, target, &scope, &id, &course); !r.ok()) return r;
   QuotaFields old;
-  if (!read_quota(scope, id, &old)) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
-  }
+  if (!read_quota(scope, id, &old)) return db_error();
   if (old.weight && target.kind == QuotaTarget::Kind::kCourse && by.role != Role::kAdmin) {
-    *why = "permission denied: only admins change a course's weight (reset would clear it)";
-    return Status::kNotPermitted;
+    return Result::permission_denied(
+        "permission denied: only admins change a course's weight (reset would clear it)");
   }
   if (!write_quota(scope, id, {}) ||
       !audit(by, "quota.reset", target_text(target), course.id, describe(old), describe({})) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out,
-                              std::string* why) {
+Result SqliteStore::get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out) {
   std::lock_guard lock(mu_);
   std::string scope;
   int64_t id = 0;
   Course course;
-  if (!quota_scope(by, target, &scope, &id, &course, why)) {
-    return why->starts_with("permission") ? Status::kNotPermitted : Status::kInvalidValue;
-  }
-  if (!read_quota(scope, id, out)) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
-  }
-  return Status::kSuccess;
+  if (Result r = quota_scope(by, target, &scope, &id, &course); !r.ok()) return r;
+  if (!read_quota(scope, id, out)) return db_error();
+  return {};
 }
 
-Status SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse, std::string* why) {
+Result SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse) {
   std::lock_guard lock(mu_);
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
-    *why = "permission denied: only admins decide what unassigned VMs get";
-    return Status::kNotPermitted;
+    return Result::permission_denied(
+        "permission denied: only admins decide what unassigned VMs get");
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
   const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "run";
   sql::Stmt s(db_, "INSERT OR REPLACE INTO settings(key, value) VALUES('unassigned', ?1)");
@@ -262,20 +237,19 @@ Status SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse, std::str
   if (s.step() != SQLITE_DONE ||
       !audit(by, "settings.set", "unassigned VMs", 0, "unassigned=" + old, "unassigned=" + now) ||
       !tx.commit()) {
-    *why = "database error: " + db_.error();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::refuse_unassigned(bool* out) {
+Result SqliteStore::refuse_unassigned(bool* out) {
   std::lock_guard lock(mu_);
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
   *out = cur.step() == SQLITE_ROW && cur.text(0) == "refuse";
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
+Result SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.name, coalesce(s.id, 0), coalesce(s.name, ''), coalesce(c.id, 0), "
@@ -283,7 +257,10 @@ Status SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
               "LEFT JOIN students s ON s.id = v.student_id AND s.removed_at IS NULL "
               "LEFT JOIN courses c ON c.id = s.course_id WHERE v.tenant_id = ?1");
   s.bind(1, static_cast<int64_t>(tenant));
-  if (s.step() != SQLITE_ROW) return Status::kInvalidValue;
+  if (const int rc = s.step(); rc != SQLITE_ROW) {
+    return rc == SQLITE_DONE ? Result::not_found("no VM has tenant id " + std::to_string(tenant))
+                             : db_error();
+  }
   *out = {};
   out->tenant = tenant;
   out->vm = s.text(0);
@@ -295,11 +272,11 @@ Status SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
   if ((out->student_id && !read_quota("student", out->student_id, &out->student_fields)) ||
       (out->course_id && !read_quota("course", out->course_id, &out->course_fields)) ||
       !read_quota("default", 0, &out->default_fields)) {
-    return Status::kUnknown;
+    return db_error();
   }
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
   out->refuse_unassigned = cur.step() == SQLITE_ROW && cur.text(0) == "refuse";
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::policy

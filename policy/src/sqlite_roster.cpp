@@ -11,7 +11,7 @@
 namespace vgpu::policy {
 namespace {
 
-// A row's fields other than its name and VM, parsed; false with `why`.
+// A row's fields other than its name and VM, parsed.
 struct RowFields {
   std::optional<uint32_t> uid;
   QuotaFields quota;
@@ -29,12 +29,11 @@ bool parse_uid(const std::string& text, uint32_t* out) {
   return true;
 }
 
-bool parse_fields(const RosterRow& r, RowFields* out, std::string* why) {
+Result parse_fields(const RosterRow& r, RowFields* out) {
   if (!r.uid.empty()) {
     uint32_t uid = 0;
     if (!parse_uid(r.uid, &uid)) {
-      *why = "uid '" + r.uid + "' is not a number below 4294967295";
-      return false;
+      return Result::invalid_argument("uid '" + r.uid + "' is not a number below 4294967295");
     }
     out->uid = uid;
   }
@@ -42,8 +41,7 @@ bool parse_fields(const RosterRow& r, RowFields* out, std::string* why) {
     GpuTime g;
     std::string reason;
     if (!parse_gpu_time(r.gpu_time, &g, &reason)) {
-      *why = "gpu_time: " + reason;
-      return false;
+      return Result::invalid_argument("gpu_time: " + reason);
     }
     out->quota.gpu_time = g;
   }
@@ -51,12 +49,11 @@ bool parse_fields(const RosterRow& r, RowFields* out, std::string* why) {
     uint64_t bytes = 0;  // "none": no cap
     std::string reason;
     if (r.memory != "none" && !parse_bytes(r.memory, &bytes, &reason)) {
-      *why = "memory: " + reason;
-      return false;
+      return Result::invalid_argument("memory: " + reason);
     }
     out->quota.memory = bytes;
   }
-  return valid_quota(out->quota, why);
+  return valid_quota(out->quota);
 }
 
 // "student 'x' is on rows 3 and 9" for each name on more than one row: all
@@ -76,68 +73,59 @@ std::map<std::string, std::string> repeated_names(std::span<const RosterRow> row
   return out;
 }
 
-bool is_database_error(const std::string& why) { return why.starts_with("database error"); }
-
 }  // namespace
 
-bool SqliteStore::import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
-                                    const std::string& duplicate, std::string* why) {
-  if (!duplicate.empty()) {
-    *why = duplicate;
-    return false;
-  }
+Result SqliteStore::import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
+                                      const std::string& duplicate) {
+  if (!duplicate.empty()) return Result::invalid_argument(duplicate);
   RowFields fields;
-  if (!parse_fields(row, &fields, why)) return false;
-  if (!db_.exec("SAVEPOINT roster_row", why)) {
-    *why = "database error: " + *why;
-    return false;
+  if (Result r = parse_fields(row, &fields); !r.ok()) return r;
+  if (std::string why; !db_.exec("SAVEPOINT roster_row", &why)) {
+    return Result::storage("database error: " + why);
   }
   Student s;
-  const bool added =
-      ok(insert_student_locked(by, row.name, course, &s, why)) &&
-      (row.vm.empty() || bind_locked(by, s, row.vm, why)) &&
-      (!fields.uid || write_uid_locked(by, s, fields.uid, why)) &&
-      (fields.quota.empty() || change_quota_locked(by, {QuotaTarget::Kind::kStudent, row.name},
-                                                   "student", s.id, course.id, fields.quota, why));
-  if (added) {
-    if (db_.exec("RELEASE roster_row")) return true;
-    *why = "database error: " + db_.error();
-    return false;
+  Result added = insert_student_locked(by, row.name, course, &s);
+  if (added.ok() && !row.vm.empty()) added = bind_locked(by, s, row.vm);
+  if (added.ok() && fields.uid) added = write_uid_locked(by, s, fields.uid);
+  if (added.ok() && !fields.quota.empty()) {
+    added = change_quota_locked(by, {QuotaTarget::Kind::kStudent, row.name}, "student", s.id,
+                                course.id, fields.quota);
   }
+  if (added.ok()) return db_.exec("RELEASE roster_row") ? Result() : db_error();
   std::string ignored;
   if (!db_.exec("ROLLBACK TO roster_row", &ignored) || !db_.exec("RELEASE roster_row", &ignored)) {
-    *why = "database error: " + db_.error();
+    return db_error();
   }
-  return false;
+  return added;
 }
 
-Status SqliteStore::import_students(const Actor& by, const std::string& course,
+Result SqliteStore::import_students(const Actor& by, const std::string& course,
                                     std::span<const RosterRow> rows, ImportOptions options,
-                                    std::vector<RosterOutcome>* out, std::string* why) {
+                                    std::vector<RosterOutcome>* out) {
   std::lock_guard lock(mu_);
   out->clear();
-  if (!writable(why)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   if (rows.empty()) {
-    *why = "the roster names no students";
-    return Status::kInvalidValue;
+    return Result::invalid_argument("the roster names no students");
   }
   sql::Transaction tx(db_);
-  if (!tx.began()) return not_begun(why);
+  if (!tx.began()) return not_begun();
   Course c;
-  if (!find_course(course, &c, why)) return Status::kInvalidValue;
-  if (!may_manage(by, c, why)) return Status::kNotPermitted;
+  if (Result r = find_course(course, &c); !r.ok()) return r;
+  if (Result r = may_manage(by, c); !r.ok()) return r;
 
   const std::map<std::string, std::string> repeated = repeated_names(rows);
   size_t refused = 0;
   for (const RosterRow& row : rows) {
     RosterOutcome o{row.row, row.name, false, ""};
     auto dup = repeated.find(row.name);
-    o.added = import_row_locked(by, c, row, dup == repeated.end() ? "" : dup->second, &o.why);
-    if (!o.added && is_database_error(o.why)) {
-      *why = o.why;
+    Result r = import_row_locked(by, c, row, dup == repeated.end() ? "" : dup->second);
+    if (r.is(Result::Code::kStorage)) {  // the database failed: no row can be trusted
       out->clear();
-      return Status::kUnknown;
+      return r;
     }
+    o.added = r.ok();
+    o.why = r.message();
     refused += o.added ? 0 : 1;
     out->push_back(std::move(o));
   }
@@ -146,18 +134,17 @@ Status SqliteStore::import_students(const Actor& by, const std::string& course,
   if (!keep || options.dry_run) {
     for (RosterOutcome& o : *out) o.added = false;  // rolled back as `tx` goes
     if (!keep) {
-      *why = std::to_string(refused) + " of " + std::to_string(rows.size()) +
-             " roster rows refused; nothing was added";
-      return Status::kInvalidValue;
+      return Result::invalid_argument(std::to_string(refused) + " of " +
+                                      std::to_string(rows.size()) +
+                                      " roster rows refused; nothing was added");
     }
-    return Status::kSuccess;
+    return {};
   }
   if (!tx.commit()) {
-    *why = "database error: " + db_.error();
     out->clear();
-    return Status::kUnknown;
+    return db_error();
   }
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::policy

@@ -24,30 +24,35 @@ std::string bad_name(std::string_view what, std::string_view name) {
          "' is not valid (1 to 63 of A-Z a-z 0-9 . _ -)";
 }
 
-bool SqliteStore::open(const std::string& path, const StoreOptions& options, std::string* why) {
+Result SqliteStore::open(const std::string& path, const StoreOptions& options) {
   read_only_ = options.read_only;
-  if (!read_only_) return db_.open(path, why) && migrate(db_, why);
-  if (!db_.open_read_only(path, why)) return false;
+  std::string why;
+  if (!read_only_) {
+    if (!db_.open(path, &why) || !migrate(db_, &why)) return Result::storage(why);
+    return {};
+  }
+  if (!db_.open_read_only(path, &why)) return Result::storage(why);
   sql::Stmt version(db_, "PRAGMA user_version");
   const int v = version.step() == SQLITE_ROW ? static_cast<int>(version.int64(0)) : -1;
+  if (v < 0) return Result::storage("cannot read " + path + ": " + db_.error());
   if (v != latest_schema_version()) {
-    *why = v < 0
-               ? "cannot read " + path + ": " + db_.error()
-               : path + " has schema version " + std::to_string(v) + ", this vgpu reads " +
-                     std::to_string(latest_schema_version()) + " (start vgpud once to migrate it)";
-    return false;
+    return Result::conflict(path + " has schema version " + std::to_string(v) +
+                            ", this vgpu reads " + std::to_string(latest_schema_version()) +
+                            " (start vgpud once to migrate it)");
   }
-  return true;
+  return {};
 }
 
-bool SqliteStore::writable(std::string* why) const {
-  if (read_only_ && why) *why = "the database was opened read-only";
-  return !read_only_;
+Result SqliteStore::writable() const {
+  if (read_only_) return Result::read_only("the database was opened read-only");
+  return {};
 }
 
-Status SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
+Result SqliteStore::db_error() const { return Result::storage("database error: " + db_.error()); }
+
+Result SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
   std::lock_guard lock(mu_);
-  if (!writable(nullptr)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   const int64_t now = unix_now();
   // A VM bound before it ever connected has first_seen 0 until it does.
   sql::Stmt up(db_,
@@ -56,34 +61,34 @@ Status SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
                "first_seen = CASE WHEN first_seen = 0 THEN ?2 ELSE first_seen END "
                "RETURNING tenant_id");
   up.bind(1, vm).bind(2, now);
-  if (up.step() != SQLITE_ROW) return Status::kUnknown;
+  if (up.step() != SQLITE_ROW) return db_error();
   *out = static_cast<TenantId>(up.int64(0));
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::find_vm(const std::string& vm, TenantId* out) {
+Result SqliteStore::find_vm(const std::string& vm, TenantId* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_, "SELECT tenant_id FROM vms WHERE name = ?1");
   s.bind(1, vm);
   const int rc = s.step();
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Status::kUnknown;
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error();
   *out = rc == SQLITE_ROW ? static_cast<TenantId>(s.int64(0)) : 0;
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::vm_usable_by(const std::string& vm, uint32_t uid, bool* out) {
+Result SqliteStore::vm_usable_by(const std::string& vm, uint32_t uid, bool* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT EXISTS(SELECT 1 FROM vms v JOIN students s ON s.id = v.student_id "
               "WHERE v.name = ?1 AND s.uid = ?2 AND s.removed_at IS NULL) "
               "OR EXISTS(SELECT 1 FROM users WHERE uid = ?2 AND role = 'admin')");
   s.bind(1, vm).bind(2, static_cast<int64_t>(uid));
-  if (s.step() != SQLITE_ROW) return Status::kUnknown;
+  if (s.step() != SQLITE_ROW) return db_error();
   *out = s.int64(0) != 0;
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::list_vms(std::vector<VmRow>* out) {
+Result SqliteStore::list_vms(std::vector<VmRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.tenant_id, v.name, v.first_seen, v.last_seen, coalesce(s.name, ''), "
@@ -94,19 +99,20 @@ Status SqliteStore::list_vms(std::vector<VmRow>* out) {
     out->push_back({static_cast<TenantId>(s.int64(0)), s.text(1), s.int64(2), s.int64(3),
                     s.text(4), s.text(5)});
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::not_begun(std::string* why) const {
-  if (why) *why = "the quota database cannot take a change now (another process may hold its write lock); nothing changed";
-  return Status::kUnknown;
+Result SqliteStore::not_begun() const {
+  return Result::busy(
+      "the quota database cannot take a change now (another process may hold its write lock); "
+      "nothing changed");
 }
 
-Status SqliteStore::record_usage(std::span<const UsageRecord> batch) {
+Result SqliteStore::record_usage(std::span<const UsageRecord> batch) {
   std::lock_guard lock(mu_);
-  if (!writable(nullptr)) return Status::kNotPermitted;
+  if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
-  if (!tx.began()) return Status::kUnknown;
+  if (!tx.began()) return not_begun();
   sql::Stmt s(db_,
               "INSERT INTO usage(tenant_id, student_id, interval_start, gpu_ns, kernels, "
               "bytes_to_device, bytes_from_device, peak_memory) "
@@ -123,10 +129,10 @@ Status SqliteStore::record_usage(std::span<const UsageRecord> batch) {
     s.bind(6, static_cast<int64_t>(r.bytes_from_device));
     s.bind(7, static_cast<int64_t>(r.peak_memory));
     s.bind(8, static_cast<int64_t>(r.student));
-    if (s.step() != SQLITE_DONE) return Status::kUnknown;
+    if (s.step() != SQLITE_DONE) return db_error();
     s.reset();
   }
-  return tx.commit() ? Status::kSuccess : Status::kUnknown;
+  return tx.commit() ? Result() : db_error();
 }
 
 namespace {
@@ -146,7 +152,7 @@ UsageRecord read_usage(const sql::Stmt& s) {
 
 }  // namespace
 
-Status SqliteStore::usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
+Result SqliteStore::usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT tenant_id, min(interval_start), sum(gpu_ns), sum(kernels), "
@@ -156,10 +162,10 @@ Status SqliteStore::usage_between(int64_t since, int64_t until, std::vector<Usag
   s.bind(1, since).bind(2, until);
   out->clear();
   while (s.step() == SQLITE_ROW) out->push_back(read_usage(s));
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
+Result SqliteStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT tenant_id, interval_start, gpu_ns, kernels, bytes_to_device, "
@@ -169,10 +175,10 @@ Status SqliteStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRe
   s.bind(1, since).bind(2, until);
   out->clear();
   while (s.step() == SQLITE_ROW) out->push_back(read_usage(s));
-  return Status::kSuccess;
+  return {};
 }
 
-Status SqliteStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
+Result SqliteStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
                                int64_t* gpu_ns) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_, student != 0
@@ -182,9 +188,9 @@ Status SqliteStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since,
                          "AND tenant_id = ?2 AND interval_start >= ?3 AND interval_start < ?4");
   s.bind(1, static_cast<int64_t>(student)).bind(2, static_cast<int64_t>(tenant));
   s.bind(3, since).bind(4, until);
-  if (s.step() != SQLITE_ROW) return Status::kUnknown;
+  if (s.step() != SQLITE_ROW) return db_error();
   *gpu_ns = s.int64(0);
-  return Status::kSuccess;
+  return {};
 }
 
 int SqliteStore::schema_version() {
@@ -193,12 +199,12 @@ int SqliteStore::schema_version() {
   return s.step() == SQLITE_ROW ? static_cast<int>(s.int64(0)) : -1;
 }
 
-Status open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out, std::string* why,
+Result open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out,
                          StoreOptions options) {
   auto store = std::make_unique<SqliteStore>();
-  if (!store->open(path, options, why)) return Status::kInitializationError;
+  if (Result r = store->open(path, options); !r.ok()) return r;
   *out = std::move(store);
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::policy

@@ -16,8 +16,7 @@ namespace {
 vgpu::policy::Store* store() {
   static std::unique_ptr<vgpu::policy::Store> s = [] {
     std::unique_ptr<vgpu::policy::Store> out;
-    std::string why;
-    if (!ok(vgpu::policy::open_sqlite_store(":memory:", &out, &why))) std::abort();
+    if (!vgpu::policy::open_sqlite_store(":memory:", &out).ok()) std::abort();
     return out;
   }();
   return s.get();

@@ -79,9 +79,9 @@ struct Fixture {
   std::string why;
 
   Fixture() {
-    REQUIRE(policy::open_sqlite_store(db, &store, &why) == Status::kSuccess);
-    REQUIRE(store->create_course(root(), "cs101", "", &why) == Status::kSuccess);
-    REQUIRE(store->add_student(root(), "alice", "cs101", {}, &why) == Status::kSuccess);
+    REQUIRE(policy::open_sqlite_store(db, &store).ok());
+    REQUIRE(store->create_course(root(), "cs101", "").ok());
+    REQUIRE(store->add_student(root(), "alice", "cs101", {}).ok());
   }
   ~Fixture() {
     control.reset();
@@ -89,7 +89,7 @@ struct Fixture {
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db + s);
   }
   void attach(const std::string& vm, const std::string& uuid) {
-    REQUIRE(store->attach_domain(root(), vm, uuid, "alice", false, &why) == Status::kSuccess);
+    REQUIRE(store->attach_domain(root(), vm, uuid, "alice", false).ok());
   }
   void start() {
     WatcherOptions o;
@@ -107,7 +107,7 @@ struct Fixture {
   }
   std::vector<policy::VmSession> sessions(const std::string& vm) {
     std::vector<policy::VmSession> out;
-    REQUIRE(store->list_sessions(vm, 0, &out) == Status::kSuccess);
+    REQUIRE(store->list_sessions(vm, 0, &out).ok());
     return out;
   }
   bool session_ended(const std::string& vm, size_t n) {
@@ -156,10 +156,11 @@ TEST_CASE("sessions across vgpud restarts: left open ones end, running domains b
   TestDomain dom(f.tc.get(), "ctl-b", "30000000-0000-4000-8000-00000000000b");
   f.attach("ctl-b", dom.uuid());
   std::vector<policy::DomainAttachment> attached;
-  REQUIRE(f.store->list_attachments(&attached) == Status::kSuccess);
+  REQUIRE(f.store->list_attachments(&attached).ok());
   int64_t stale = 0;  // a session a killed vgpud left open
-  REQUIRE(f.store->begin_session(attached[0].tenant, dom.uuid(), attached[0].student_id, 100,
-                                 &stale) == Status::kSuccess);
+  REQUIRE(
+      f.store->begin_session(attached[0].tenant, dom.uuid(), attached[0].student_id, 100, &stale)
+          .ok());
   REQUIRE(dom.start());  // running before vgpud watches
   f.start();
   REQUIRE(eventually([&] { return f.sessions("ctl-b").size() == 2; }));

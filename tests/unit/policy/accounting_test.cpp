@@ -23,12 +23,12 @@ struct World {
   TenantId a1 = 0, a2 = 0, stray = 0;
 
   World(const char* budget, OnExhaust on_exhaust) {
-    REQUIRE(s->create_course(root(), "cs101", "", &why) == Status::kSuccess);
-    REQUIRE(s->add_student(root(), "alice", "cs101", {"a1", "a2"}, &why) == Status::kSuccess);
+    REQUIRE(s->create_course(root(), "cs101", "").ok());
+    REQUIRE(s->add_student(root(), "alice", "cs101", {"a1", "a2"}).ok());
     set(budget, on_exhaust);
-    REQUIRE(s->tenant_for_vm("a1", &a1) == Status::kSuccess);
-    REQUIRE(s->tenant_for_vm("a2", &a2) == Status::kSuccess);
-    REQUIRE(s->tenant_for_vm("stray", &stray) == Status::kSuccess);
+    REQUIRE(s->tenant_for_vm("a1", &a1).ok());
+    REQUIRE(s->tenant_for_vm("a2", &a2).ok());
+    REQUIRE(s->tenant_for_vm("stray", &stray).ok());
   }
   void set(const char* budget, OnExhaust on_exhaust) {
     QuotaFields f;
@@ -37,8 +37,7 @@ struct World {
     f.gpu_time = g;
     f.on_exhaust = on_exhaust;
     f.memory = 64ull << 20;
-    REQUIRE(s->set_quota(root(), {QuotaTarget::Kind::kStudent, "alice"}, f, &why) ==
-            Status::kSuccess);
+    REQUIRE(s->set_quota(root(), {QuotaTarget::Kind::kStudent, "alice"}, f).ok());
   }
   std::unique_ptr<Accounting> accounting() {
     return std::make_unique<Accounting>(s.get(), [this] { return now; });
@@ -57,7 +56,7 @@ struct World {
     std::vector<UsageRecord> batch{
         UsageRecord{tenant, now / 3600 * 3600, static_cast<uint64_t>(ns)}};
     a.attribute(&batch);
-    REQUIRE(s->record_usage(batch) == Status::kSuccess);
+    REQUIRE(s->record_usage(batch).ok());
   }
 };
 
@@ -144,7 +143,7 @@ TEST_CASE("usage is attributed to the student the VM is bound to now") {
   CHECK(batch[0].student != 0);
   CHECK(batch[1].student == 0);
   CHECK(batch[2].student == 0);
-  REQUIRE(w.s->unbind_vm(root(), "a1", &w.why) == Status::kSuccess);
+  REQUIRE(w.s->unbind_vm(root(), "a1").ok());
   a->refresh();
   a->attribute(&batch);
   CHECK(batch[0].student == 0);
@@ -152,7 +151,7 @@ TEST_CASE("usage is attributed to the student the VM is bound to now") {
 
 TEST_CASE("an admin can make unassigned VMs refused") {
   World w("1h/day", OnExhaust::kReject);
-  REQUIRE(w.s->set_refuse_unassigned(root(), true, &w.why) == Status::kSuccess);
+  REQUIRE(w.s->set_refuse_unassigned(root(), true).ok());
   auto a = w.accounting();
   const TenantPlan p = a->connect(w.stray);
   CHECK_FALSE(p.admitted);

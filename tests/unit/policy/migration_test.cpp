@@ -72,29 +72,28 @@ TEST_CASE("a version 1 database migrates keeping its VMs and ledger") {
   REQUIRE(s);
   CHECK(s->schema_version() == 6);
   std::vector<VmRow> vms;
-  REQUIRE(s->list_vms(&vms) == Status::kSuccess);
+  REQUIRE(s->list_vms(&vms).ok());
   REQUIRE(vms.size() == 2);
   CHECK(vms[0].name == "alice-vm");
   CHECK(vms[0].first_seen == 100);
   CHECK(vms[0].student.empty());
   std::vector<UsageRecord> usage;
-  REQUIRE(s->usage_rows(0, 10800, &usage) == Status::kSuccess);
+  REQUIRE(s->usage_rows(0, 10800, &usage).ok());
   REQUIRE(usage.size() == 3);
   CHECK(usage[0].student == 0);
-  REQUIRE(s->usage_between(0, 10800, &usage) == Status::kSuccess);
+  REQUIRE(s->usage_between(0, 10800, &usage).ok());
   CHECK(usage[0].gpu_ns == 1500);
   CHECK(usage[0].peak_memory == 8192);
   // Old usage is the VM's while unassigned.
   int64_t ns = 0;
-  REQUIRE(s->ledger_sum(0, 1, 0, 10800, &ns) == Status::kSuccess);
+  REQUIRE(s->ledger_sum(0, 1, 0, 10800, &ns).ok());
   CHECK(ns == 1500);
   // And the new tables work on the migrated file.
-  std::string why;
-  REQUIRE(s->create_course(root(), "cs101", "", &why) == Status::kSuccess);
-  const Status added = s->add_student(root(), "alice", "cs101", {"alice-vm"}, &why);
-  INFO(why);
-  REQUIRE(added == Status::kSuccess);
-  REQUIRE(s->list_vms(&vms) == Status::kSuccess);
+  REQUIRE(s->create_course(root(), "cs101", "").ok());
+  const Result added = s->add_student(root(), "alice", "cs101", {"alice-vm"});
+  INFO(added.message());
+  REQUIRE(added.ok());
+  REQUIRE(s->list_vms(&vms).ok());
   CHECK(vms[0].student == "alice");
   s.reset();
   CHECK(integrity(db.path) == "ok");
@@ -104,13 +103,16 @@ TEST_CASE("a read-only open refuses an old schema and writes nothing") {
   TempDb db;
   make_v1(db.path);
   std::unique_ptr<Store> s;
-  std::string why;
-  CHECK(open_sqlite_store(db.path, &s, &why, {.read_only = true}) == Status::kInitializationError);
-  CHECK_THAT(why, Catch::Contains("schema version 1"));
+  const Result old = open_sqlite_store(db.path, &s, {.read_only = true});
+  CHECK(old.code() == Result::Code::kConflict);
+  CHECK_THAT(old.message(), Catch::Contains("schema version 1"));
+  CHECK(s == nullptr);
   REQUIRE(db.open());  // migrate it
-  REQUIRE(open_sqlite_store(db.path, &s, &why, {.read_only = true}) == Status::kSuccess);
-  CHECK(s->create_course(root(), "x", "", &why) == Status::kNotPermitted);
+  REQUIRE(open_sqlite_store(db.path, &s, {.read_only = true}).ok());
+  const Result write = s->create_course(root(), "x", "");
+  CHECK(write.code() == Result::Code::kReadOnly);
+  CHECK(write.message() == "the database was opened read-only");
   std::vector<CourseRow> courses;
-  REQUIRE(s->list_courses(root(), &courses, &why) == Status::kSuccess);
+  REQUIRE(s->list_courses(root(), &courses).ok());
   CHECK(courses.empty());
 }

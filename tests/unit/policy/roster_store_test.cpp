@@ -14,28 +14,28 @@ namespace {
 struct School {
   TempDb db;
   std::unique_ptr<Store> s = db.open();
-  std::string why;
+  Result r;          // the refusal a test looks at
   Actor tina, olga;  // teachers of cs101 and ml200
   School() {
     REQUIRE(s);
-    REQUIRE(s->add_user(root(), {0, "tina", 1001, Role::kTeacher, 0}, &why) == Status::kSuccess);
-    REQUIRE(s->add_user(root(), {0, "olga", 1002, Role::kTeacher, 0}, &why) == Status::kSuccess);
-    REQUIRE(s->actor_for_uid(1001, &tina, &why) == Status::kSuccess);
-    REQUIRE(s->actor_for_uid(1002, &olga, &why) == Status::kSuccess);
-    REQUIRE(s->create_course(tina, "cs101", "", &why) == Status::kSuccess);
-    REQUIRE(s->create_course(olga, "ml200", "", &why) == Status::kSuccess);
-    REQUIRE(s->add_student(olga, "mia", "ml200", {"mia-vm"}, &why) == Status::kSuccess);
+    REQUIRE(s->add_user(root(), {0, "tina", 1001, Role::kTeacher, 0}).ok());
+    REQUIRE(s->add_user(root(), {0, "olga", 1002, Role::kTeacher, 0}).ok());
+    REQUIRE(s->actor_for_uid(1001, &tina).ok());
+    REQUIRE(s->actor_for_uid(1002, &olga).ok());
+    REQUIRE(s->create_course(tina, "cs101", "").ok());
+    REQUIRE(s->create_course(olga, "ml200", "").ok());
+    REQUIRE(s->add_student(olga, "mia", "ml200", {"mia-vm"}).ok());
   }
   std::vector<std::string> students(const std::string& course) {
     std::vector<StudentRow> rows;
-    REQUIRE(s->list_students(root(), course, false, &rows, &why) == Status::kSuccess);
+    REQUIRE(s->list_students(root(), course, false, &rows).ok());
     std::vector<std::string> names;
-    for (const StudentRow& r : rows) names.push_back(r.name);
+    for (const StudentRow& row : rows) names.push_back(row.name);
     return names;
   }
   size_t audit_rows() {
     std::vector<AuditRow> rows;
-    REQUIRE(s->audit_log(root(), 0, &rows, &why) == Status::kSuccess);
+    REQUIRE(s->audit_log(root(), 0, &rows).ok());
     return rows.size();
   }
 };
@@ -55,7 +55,7 @@ TEST_CASE("a good roster adds every student, as student add, uid and quota set w
                             {0, "ben", "", "", "", ""},
                             {0, "cat", "cat-vm", "", "", "none"}});
   std::vector<RosterOutcome> out;
-  REQUIRE(o.s->import_students(o.tina, "cs101", rows, {}, &out, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->import_students(o.tina, "cs101", rows, {}, &out).ok());
   REQUIRE(out.size() == 3);
   for (const RosterOutcome& r : out) {
     CHECK(r.added);
@@ -66,25 +66,23 @@ TEST_CASE("a good roster adds every student, as student add, uid and quota set w
   CHECK(o.students("cs101") == std::vector<std::string>{"ann", "ben", "cat"});
 
   std::vector<StudentRow> listed;
-  REQUIRE(o.s->list_students(o.tina, "cs101", false, &listed, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->list_students(o.tina, "cs101", false, &listed).ok());
   CHECK(listed[0].vms == std::vector<std::string>{"ann-vm"});
   CHECK(listed[0].uid == 2001);
   CHECK(listed[1].uid == -1);
   QuotaFields q;
-  REQUIRE(o.s->get_quota(o.tina, {QuotaTarget::Kind::kStudent, "ann"}, &q, &o.why) ==
-          Status::kSuccess);
+  REQUIRE(o.s->get_quota(o.tina, {QuotaTarget::Kind::kStudent, "ann"}, &q).ok());
   REQUIRE(q.gpu_time);
   CHECK(q.gpu_time->budget_ns == int64_t{2} * 3600 * 1000000000);
   CHECK(q.memory == uint64_t{4} << 30);
-  REQUIRE(o.s->get_quota(o.tina, {QuotaTarget::Kind::kStudent, "cat"}, &q, &o.why) ==
-          Status::kSuccess);
+  REQUIRE(o.s->get_quota(o.tina, {QuotaTarget::Kind::kStudent, "cat"}, &q).ok());
   CHECK(q.memory == uint64_t{0});  // "none": no cap, set here
   CHECK_FALSE(q.gpu_time);         // not set: the course's applies
 
   // ann: student.add, vm.bind, student.uid, quota.set; ben: student.add; cat:
   // student.add, vm.bind, quota.set. Each by tina.
   std::vector<AuditRow> log;
-  REQUIRE(o.s->audit_log(root(), 0, &log, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->audit_log(root(), 0, &log).ok());
   REQUIRE(log.size() == audited + 8);
   std::vector<std::string> actions;
   for (size_t i = audited; i < log.size(); ++i) {
@@ -105,8 +103,9 @@ TEST_CASE("one bad roster row and nothing at all is added") {
                       {0, "ben", "ben-vm", "", "2h/fortnight", ""},  // bad budget
                       {0, "cat", "", "", "", ""}});
   std::vector<RosterOutcome> out;
-  CHECK(o.s->import_students(o.tina, "cs101", rows, {}, &out, &o.why) == Status::kInvalidValue);
-  CHECK_THAT(o.why, Catch::Contains("1 of 3 roster rows refused; nothing was added"));
+  CHECK((o.r = o.s->import_students(o.tina, "cs101", rows, {}, &out)).code() ==
+        Result::Code::kInvalidArgument);
+  CHECK_THAT(o.r.message(), Catch::Contains("1 of 3 roster rows refused; nothing was added"));
   REQUIRE(out.size() == 3);
   CHECK_FALSE(out[0].added);
   CHECK(out[0].why.empty());  // good, but not added
@@ -116,7 +115,7 @@ TEST_CASE("one bad roster row and nothing at all is added") {
   CHECK(o.students("cs101").empty());
   CHECK(o.audit_rows() == audited);
   // ann's VM was bound inside the rolled-back transaction: it is free again.
-  REQUIRE(o.s->add_student(o.tina, "zoe", "cs101", {"ann-vm"}, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->add_student(o.tina, "zoe", "cs101", {"ann-vm"}).ok());
 }
 
 TEST_CASE("each kind of bad roster row is refused with its own reason") {
@@ -132,7 +131,8 @@ TEST_CASE("each kind of bad roster row is refused with its own reason") {
                       {0, "dup", "", "", "", ""},
                       {0, "ok2", "ok2-vm", "", "", ""}});
   std::vector<RosterOutcome> out;
-  CHECK(o.s->import_students(o.tina, "cs101", rows, {}, &out, &o.why) == Status::kInvalidValue);
+  CHECK((o.r = o.s->import_students(o.tina, "cs101", rows, {}, &out)).code() ==
+        Result::Code::kInvalidArgument);
   REQUIRE(out.size() == 10);
   CHECK(out[0].why.empty());
   CHECK_THAT(out[1].why, Catch::Contains("student 'mia' already exists"));
@@ -157,7 +157,7 @@ TEST_CASE("--partial keeps the good rows and reports the bad ones") {
   ImportOptions partial;
   partial.partial = true;
   std::vector<RosterOutcome> out;
-  REQUIRE(o.s->import_students(o.tina, "cs101", rows, partial, &out, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->import_students(o.tina, "cs101", rows, partial, &out).ok());
   REQUIRE(out.size() == 4);
   CHECK(out[0].added);
   CHECK_FALSE(out[1].added);
@@ -167,9 +167,9 @@ TEST_CASE("--partial keeps the good rows and reports the bad ones") {
   CHECK(o.students("cs101") == std::vector<std::string>{"ann", "cat"});
   // ben's row was inserted before its VM was refused: none of it stayed.
   std::vector<AuditRow> log;
-  REQUIRE(o.s->audit_log(root(), 0, &log, &o.why) == Status::kSuccess);
+  REQUIRE(o.s->audit_log(root(), 0, &log).ok());
   for (const AuditRow& a : log) CHECK(a.object != "student ben");
-  CHECK(o.s->add_student(o.tina, "ben", "cs101", {}, &o.why) == Status::kSuccess);
+  CHECK(o.s->add_student(o.tina, "ben", "cs101", {}).ok());
 }
 
 TEST_CASE("a dry run checks every row and changes nothing") {
@@ -179,8 +179,8 @@ TEST_CASE("a dry run checks every row and changes nothing") {
   dry.dry_run = true;
   dry.partial = true;
   std::vector<RosterOutcome> out;
-  REQUIRE(o.s->import_students(o.tina, "cs101", roster({{0, "ann", "", "", "", ""}}), dry, &out,
-                               &o.why) == Status::kSuccess);
+  REQUIRE(
+      o.s->import_students(o.tina, "cs101", roster({{0, "ann", "", "", "", ""}}), dry, &out).ok());
   REQUIRE(out.size() == 1);
   CHECK_FALSE(out[0].added);
   CHECK(out[0].why.empty());
@@ -193,21 +193,23 @@ TEST_CASE("a teacher imports only into their own course") {
   const size_t audited = o.audit_rows();
   std::vector<RosterOutcome> out;
   const auto rows = roster({{0, "ann", "", "", "", ""}});
-  CHECK(o.s->import_students(o.tina, "ml200", rows, {}, &out, &o.why) == Status::kNotPermitted);
-  CHECK_THAT(o.why, Catch::Contains("not one of tina's courses"));
+  CHECK((o.r = o.s->import_students(o.tina, "ml200", rows, {}, &out)).code() ==
+        Result::Code::kPermissionDenied);
+  CHECK_THAT(o.r.message(), Catch::Contains("not one of tina's courses"));
   CHECK(out.empty());
   ImportOptions partial;
   partial.partial = true;
-  CHECK(o.s->import_students(o.tina, "ml200", rows, partial, &out, &o.why) ==
-        Status::kNotPermitted);
-  CHECK(o.s->import_students(o.tina, "nope", rows, {}, &out, &o.why) == Status::kInvalidValue);
-  CHECK_THAT(o.why, Catch::Contains("unknown course 'nope'"));
-  CHECK(o.s->import_students(o.tina, "cs101", {}, {}, &out, &o.why) == Status::kInvalidValue);
+  CHECK((o.r = o.s->import_students(o.tina, "ml200", rows, partial, &out)).code() ==
+        Result::Code::kPermissionDenied);
+  CHECK((o.r = o.s->import_students(o.tina, "nope", rows, {}, &out)).code() ==
+        Result::Code::kNotFound);
+  CHECK_THAT(o.r.message(), Catch::Contains("unknown course 'nope'"));
+  CHECK((o.r = o.s->import_students(o.tina, "cs101", {}, {}, &out)).code() ==
+        Result::Code::kInvalidArgument);
   CHECK(o.students("ml200") == std::vector<std::string>{"mia"});
   CHECK(o.audit_rows() == audited);
   // Admins import anywhere; the teacher of the course does too.
-  CHECK(o.s->import_students(root(), "ml200", rows, {}, &out, &o.why) == Status::kSuccess);
-  CHECK(o.s->import_students(o.olga, "ml200", roster({{0, "bo", "", "", "", ""}}), {}, &out,
-                             &o.why) == Status::kSuccess);
+  CHECK(o.s->import_students(root(), "ml200", rows, {}, &out).ok());
+  CHECK(o.s->import_students(o.olga, "ml200", roster({{0, "bo", "", "", "", ""}}), {}, &out).ok());
   CHECK(o.students("ml200") == std::vector<std::string>{"ann", "bo", "mia"});
 }

@@ -20,8 +20,7 @@ struct TempDb {
   }
   std::unique_ptr<Store> open() const {
     std::unique_ptr<Store> s;
-    std::string why;
-    if (!ok(open_sqlite_store(path, &s, &why))) return nullptr;
+    if (!open_sqlite_store(path, &s).ok()) return nullptr;
     return s;
   }
 };

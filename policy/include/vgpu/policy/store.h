@@ -5,8 +5,10 @@
 //
 // Changes take the Actor who makes them: each checks the actor's role, runs
 // in one transaction, and writes an audit row (who, when, old -> new). A
-// refused or invalid change returns an error with a one-line `why` and
-// changes nothing.
+// refused or invalid change returns a Result (result.h) with its category
+// and a one-line message, and changes nothing. Any change on a store opened
+// read-only is kReadOnly; one that cannot take the write lock is kBusy; a
+// failure of SQLite itself is kStorage ("database error: ...").
 //
 // Thread-safe: every method may be called from any thread.
 #pragma once
@@ -18,7 +20,7 @@
 #include <vector>
 
 #include "vgpu/policy/records.h"
-#include "vgpu/protocol/status.h"
+#include "vgpu/policy/result.h"
 
 namespace vgpu::policy {
 
@@ -70,120 +72,114 @@ class Store {
  public:
   virtual ~Store() = default;
   // The tenant a VM name maps to, created on first sight; marks it seen now.
-  virtual Status tenant_for_vm(const std::string& vm, TenantId* out) = 0;
+  virtual Result tenant_for_vm(const std::string& vm, TenantId* out) = 0;
   // The tenant a VM name maps to, 0 if there is none. A read only: in WAL
   // mode it never waits for a writer.
-  virtual Status find_vm(const std::string& vm, TenantId* out) = 0;
+  virtual Result find_vm(const std::string& vm, TenantId* out) = 0;
   // Whether processes of `uid` may connect as the simulated VM `vm`: the VM
   // is bound to a live student with that uid, or the uid is a vgpu admin.
-  virtual Status vm_usable_by(const std::string& vm, uint32_t uid, bool* out) = 0;
-  virtual Status list_vms(std::vector<VmRow>* out) = 0;
+  virtual Result vm_usable_by(const std::string& vm, uint32_t uid, bool* out) = 0;
+  virtual Result list_vms(std::vector<VmRow>* out) = 0;
   // Adds a batch of usage in one transaction (sums per tenant, student and interval).
-  virtual Status record_usage(std::span<const UsageRecord> batch) = 0;
+  virtual Result record_usage(std::span<const UsageRecord> batch) = 0;
   // Usage summed per tenant over [since, until) (unix seconds).
-  virtual Status usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
+  virtual Result usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
   // Ledger rows (per tenant, student and interval) over [since, until).
-  virtual Status usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
+  virtual Result usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
   // GPU ns charged to a student (or, with student 0, to VM `tenant` while
   // unassigned) over [since, until).
-  virtual Status ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
+  virtual Result ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
                             int64_t* gpu_ns) = 0;
   virtual int schema_version() = 0;
 
   // --- who may change things ---
-  // The actor for a registered uid; kNotPermitted with `why` if there is none.
-  virtual Status actor_for_uid(uint32_t uid, Actor* out, std::string* why) = 0;
-  virtual Status add_user(const Actor& by, const UserRow& user, std::string* why) = 0;
-  virtual Status remove_user(const Actor& by, const std::string& name, std::string* why) = 0;
-  virtual Status list_users(const Actor& by, std::vector<UserRow>* out, std::string* why) = 0;
+  // The actor for a registered uid; kPermissionDenied if there is none.
+  virtual Result actor_for_uid(uint32_t uid, Actor* out) = 0;
+  virtual Result add_user(const Actor& by, const UserRow& user) = 0;
+  virtual Result remove_user(const Actor& by, const std::string& name) = 0;
+  virtual Result list_users(const Actor& by, std::vector<UserRow>* out) = 0;
 
   // --- courses, students, VMs (teachers see and change their own courses only) ---
   // `teacher` empty: the actor if a teacher, else no teacher. In UTC.
-  Status create_course(const Actor& by, const std::string& name, const std::string& teacher,
-                       std::string* why) {
-    return create_course(by, CourseSpec{name, teacher, ""}, why);
+  Result create_course(const Actor& by, const std::string& name, const std::string& teacher) {
+    return create_course(by, CourseSpec{name, teacher, ""});
   }
-  // An unknown time zone is refused (kInvalidValue), creating nothing.
-  virtual Status create_course(const Actor& by, const CourseSpec& spec, std::string* why) = 0;
+  // An unknown time zone is refused (kInvalidArgument), creating nothing.
+  virtual Result create_course(const Actor& by, const CourseSpec& spec) = 0;
   // The course's time zone (an IANA name): its students' quota periods
   // renew at its midnights from now on. Audited as course.set.
-  virtual Status set_course_time_zone(const Actor& by, const std::string& course,
-                                      const std::string& time_zone, std::string* why) = 0;
-  // Refused while the course has students, unless `force` (which removes them).
-  virtual Status delete_course(const Actor& by, const std::string& name, bool force,
-                               std::string* why) = 0;
-  virtual Status list_courses(const Actor& by, std::vector<CourseRow>* out, std::string* why) = 0;
-  virtual Status add_student(const Actor& by, const std::string& name, const std::string& course,
-                             const std::vector<std::string>& vms, std::string* why) = 0;
-  virtual Status remove_student(const Actor& by, const std::string& name, std::string* why) = 0;
-  virtual Status bind_vm(const Actor& by, const std::string& student, const std::string& vm,
-                         std::string* why) = 0;
-  virtual Status unbind_vm(const Actor& by, const std::string& vm, std::string* why) = 0;
+  virtual Result set_course_time_zone(const Actor& by, const std::string& course,
+                                      const std::string& time_zone) = 0;
+  // Refused (kConflict) while the course has students, unless `force` (which removes them).
+  virtual Result delete_course(const Actor& by, const std::string& name, bool force) = 0;
+  virtual Result list_courses(const Actor& by, std::vector<CourseRow>* out) = 0;
+  virtual Result add_student(const Actor& by, const std::string& name, const std::string& course,
+                             const std::vector<std::string>& vms) = 0;
+  virtual Result remove_student(const Actor& by, const std::string& name) = 0;
+  virtual Result bind_vm(const Actor& by, const std::string& student, const std::string& vm) = 0;
+  virtual Result unbind_vm(const Actor& by, const std::string& vm) = 0;
   // The student's login on this host (nullopt: none).
-  virtual Status set_student_uid(const Actor& by, const std::string& student,
-                                 std::optional<uint32_t> uid, std::string* why) = 0;
+  virtual Result set_student_uid(const Actor& by, const std::string& student,
+                                 std::optional<uint32_t> uid) = 0;
   // A class in one go: each row added to `course` as add_student,
   // set_student_uid and set_quota would add it (the same checks, the same
   // audit rows), all in one transaction. Every row is checked and `out` says
   // what became of each. If any row is refused, nothing is added and the
-  // answer is kInvalidValue (`why` counts them), unless `options.partial`,
-  // when the good rows are added and the answer is kSuccess. A refusal of the
+  // answer is kInvalidArgument (its message counts them), unless
+  // `options.partial`, when the good rows are added and the answer is ok. A refusal of the
   // whole import (an unknown course, not the actor's course) leaves `out` empty.
-  virtual Status import_students(const Actor& by, const std::string& course,
+  virtual Result import_students(const Actor& by, const std::string& course,
                                  std::span<const RosterRow> rows, ImportOptions options,
-                                 std::vector<RosterOutcome>* out, std::string* why) = 0;
+                                 std::vector<RosterOutcome>* out) = 0;
   // `course` empty: every course the actor sees. Removed students only if asked.
-  virtual Status list_students(const Actor& by, const std::string& course, bool include_removed,
-                               std::vector<StudentRow>* out, std::string* why) = 0;
+  virtual Result list_students(const Actor& by, const std::string& course, bool include_removed,
+                               std::vector<StudentRow>* out) = 0;
 
   // --- quotas and settings ---
   // Sets the given fields at one level; fields not given keep their value.
-  virtual Status set_quota(const Actor& by, const QuotaTarget& target, const QuotaFields& changes,
-                           std::string* why) = 0;
+  virtual Result set_quota(const Actor& by, const QuotaTarget& target,
+                           const QuotaFields& changes) = 0;
   // Clears everything set at one level (it inherits again).
-  virtual Status reset_quota(const Actor& by, const QuotaTarget& target, std::string* why) = 0;
-  virtual Status get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out,
-                           std::string* why) = 0;
+  virtual Result reset_quota(const Actor& by, const QuotaTarget& target) = 0;
+  virtual Result get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out) = 0;
   // Whether VMs bound to no student are refused (else they run under the default quota).
-  virtual Status set_refuse_unassigned(const Actor& by, bool refuse, std::string* why) = 0;
-  virtual Status refuse_unassigned(bool* out) = 0;
-  // The binding and quota levels of one VM.
-  virtual Status vm_policy(TenantId tenant, VmPolicy* out) = 0;
+  virtual Result set_refuse_unassigned(const Actor& by, bool refuse) = 0;
+  virtual Result refuse_unassigned(bool* out) = 0;
+  // The binding and quota levels of one VM (kNotFound for an unknown tenant).
+  virtual Result vm_policy(TenantId tenant, VmPolicy* out) = 0;
 
   // --- libvirt domains (docs/libvirt.md) ---
   // Binds VM `vm` to `student` and records that it is the libvirt domain
   // `uuid`. Refused, changing nothing, for an unknown student, a VM bound to
   // another student or attached to another domain, or a domain attached as
-  // another VM. Attaching again exactly as attached changes nothing and
-  // succeeds. `dry_run`: only the checks.
-  virtual Status attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
-                               const std::string& student, bool dry_run, std::string* why) = 0;
+  // another VM (kNotFound, kConflict). Attaching again exactly as attached
+  // changes nothing and succeeds. `dry_run`: only the checks.
+  virtual Result attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
+                               const std::string& student, bool dry_run) = 0;
   // A teacher attaches only the domains an admin made available to the
   // student's course (admins attach any).
   // Makes domain `uuid` available to `course`'s teachers, or no longer
   // (attachments made stay). Admins only.
-  virtual Status allow_domain(const Actor& by, const std::string& course, const std::string& uuid,
-                              bool allow, std::string* why) = 0;
-  virtual Status course_domains(const Actor& by, const std::string& course,
-                                std::vector<std::string>* uuids, std::string* why) = 0;
+  virtual Result allow_domain(const Actor& by, const std::string& course, const std::string& uuid,
+                              bool allow) = 0;
+  virtual Result course_domains(const Actor& by, const std::string& course,
+                                std::vector<std::string>* uuids) = 0;
   // Undoes attach_domain: the VM is bound to no student and no domain.
-  virtual Status detach_domain(const Actor& by, const std::string& vm, bool dry_run,
-                               std::string* why) = 0;
-  virtual Status list_attachments(std::vector<DomainAttachment>* out) = 0;
+  virtual Result detach_domain(const Actor& by, const std::string& vm, bool dry_run) = 0;
+  virtual Result list_attachments(std::vector<DomainAttachment>* out) = 0;
   // The session ledger: one row per run of an attached domain.
-  virtual Status begin_session(TenantId tenant, const std::string& uuid, uint32_t student,
+  virtual Result begin_session(TenantId tenant, const std::string& uuid, uint32_t student,
                                int64_t at, int64_t* id) = 0;
-  virtual Status end_session(int64_t id, int64_t at, const std::string& reason,
+  virtual Result end_session(int64_t id, int64_t at, const std::string& reason,
                              uint64_t gpu_ns) = 0;
   // Ends every session still open (a vgpud that stopped without ending them).
-  virtual Status end_open_sessions(int64_t at, const std::string& reason, int* ended) = 0;
+  virtual Result end_open_sessions(int64_t at, const std::string& reason, int* ended) = 0;
   // Sessions of `vm` (every VM if empty) that started at or after `since`, oldest first.
-  virtual Status list_sessions(const std::string& vm, int64_t since,
+  virtual Result list_sessions(const std::string& vm, int64_t since,
                                std::vector<VmSession>* out) = 0;
 
   // --- the audit log (teachers see entries about their courses and their own) ---
-  virtual Status audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out,
-                           std::string* why) = 0;
+  virtual Result audit_log(const Actor& by, int64_t since, std::vector<AuditRow>* out) = 0;
 };
 
 struct StoreOptions {
@@ -193,8 +189,9 @@ struct StoreOptions {
 };
 
 // Opens (creating if needed) the database at `path` and migrates it to the
-// current schema. On failure `why` says what went wrong.
-Status open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out, std::string* why,
+// current schema. kStorage if the file cannot be opened or migrated;
+// kConflict for a read-only open of a database at another schema version.
+Result open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out,
                          StoreOptions options = {});
 
 }  // namespace vgpu::policy

@@ -1,0 +1,26 @@
+// The policy store's categories as CUDA status values (policy_status.h).
+#include "policy_status.h"
+
+namespace vgpu::daemon {
+
+Status guest_status(const policy::Result& result) {
+  using Code = policy::Result::Code;
+  switch (result.code()) {
+    case Code::kOk:
+      return Status::kSuccess;
+    case Code::kPermissionDenied:
+    case Code::kReadOnly:
+      return Status::kNotPermitted;
+    case Code::kInvalidArgument:
+    case Code::kNotFound:
+    case Code::kAlreadyExists:
+    case Code::kConflict:
+      return Status::kInvalidValue;
+    case Code::kBusy:
+    case Code::kStorage:
+      return Status::kUnknown;
+  }
+  return Status::kUnknown;
+}
+
+}  // namespace vgpu::daemon

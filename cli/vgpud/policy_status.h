@@ -1,0 +1,17 @@
+// Where a policy store refusal meets the wire: the one mapping from a
+// policy::Result's category to the CUDA status a guest gets (a channel the
+// daemon cannot open because the store failed). Nothing else in vgpud turns
+// a store answer into a CUDA code, and nothing reads its message to do it.
+#pragma once
+
+#include "vgpu/policy/result.h"
+#include "vgpu/protocol/status.h"
+
+namespace vgpu::daemon {
+
+// ok: kSuccess; permission denied and read-only: kNotPermitted; a value, a
+// name or a state the store refused: kInvalidValue; busy and storage errors:
+// kUnknown.
+Status guest_status(const policy::Result& result);
+
+}  // namespace vgpu::daemon
