@@ -185,6 +185,13 @@ uint64_t module_function_walk(uint64_t /*context*/, uint64_t module, uint64_t ea
   return functions.size();
 }
 
+// ---- 1734dc26: the JIT compile cache (NVRTC, cuBLASLt) -------------------------------
+
+// Every slot: no cache here. NVRTC takes a slot's success for a cache hit
+// (and returns an empty program), so none succeeds; cuBLASLt calls slot 4
+// without checking that the table exists, so it must exist.
+CUresult no_compile_cache() { return CUDA_ERROR_NOT_SUPPORTED; }
+
 // ---- d4082055: the integrity check --------------------------------------------------------
 
 CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_t out[2]);
@@ -198,6 +205,7 @@ struct Tables {
   TableOf<6, 3> integrity;
   TableOf<7, 64> library_hooks;  // cuBLAS calls slots up to 51
   TableOf<8, 64> module_functions;
+  TableOf<9, 16> compile_cache;
 
   Tables() {
     runtime.slots[1] = reinterpret_cast<void*>(&runtime_module_from_wrapper);
@@ -220,6 +228,7 @@ struct Tables {
     library_hooks.slots[39] = reinterpret_cast<void*>(&hooks_slot39);
     library_hooks.slots[51] = reinterpret_cast<void*>(&hooks_slot51);
     module_functions.slots[7] = reinterpret_cast<void*>(&module_function_walk);
+    for (size_t i = 1; i < 16; ++i) compile_cache.slots[i] = reinterpret_cast<void*>(&no_compile_cache);
   }
 };
 
@@ -264,6 +273,7 @@ void** context_checks_table() { return tables().context_checks.slots; }
 void** integrity_table() { return tables().integrity.slots; }
 void** library_hooks_table() { return tables().library_hooks.slots; }
 void** module_functions_table() { return tables().module_functions.slots; }
+void** compile_cache_table() { return tables().compile_cache.slots; }
 
 // Byte order as the caller passes them (the first three groups little-endian).
 constexpr Known kKnown[] = {
@@ -283,6 +293,8 @@ constexpr Known kKnown[] = {
      &library_hooks_table, "library hooks (cuBLAS, cuFFT)"},
     {{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e},
      &module_functions_table, "functions of a module (cuFFT)"},
+    {{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca},
+     &compile_cache_table, "JIT compile cache (NVRTC, cuBLASLt): every slot refuses"},
 };
 
 }  // namespace
@@ -305,9 +317,10 @@ extern "C" CUresult cuGetExportTable(const void** table, const CUuuid* id) {
                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
                 u[13], u[14], u[15]);
   // Refusing these is their correct answer: f8cff951 is fetched and never
-  // used; da9151d3 and 1734dc26 are NVRTC's compile cache, which answered
-  // would make NVRTC return empty output, and refused is turned off.
-  constexpr uint32_t kRefusedOnPurpose[] = {0x51f9cff8, 0xd35191da, 0x26dc3417};
+  // used; da9151d3 is NVRTC's compile cache (with 1734dc26, served above with
+  // every slot refusing), which answered would make NVRTC return empty
+  // output, and refused is turned off.
+  constexpr uint32_t kRefusedOnPurpose[] = {0x51f9cff8, 0xd35191da};
   uint32_t first = 0;
   std::memcpy(&first, u, sizeof first);
   bool quiet = false;
