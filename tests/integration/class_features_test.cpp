@@ -40,6 +40,11 @@ TEST_CASE("threads: their own results at once; one waiting on its stream holds n
   run_both_ways(d, "threads");
 }
 
+TEST_CASE("many asynchronous copies queued without a synchronize: more answers than the ring holds") {
+  Daemon d;
+  run_both_ways(d, "many_copies");
+}
+
 TEST_CASE("CUB and thrust tune by the code the device runs: built for sm_75, planned on a newer GPU") {
   Daemon d;
   run_both_ways(d, "cub_tuning");
