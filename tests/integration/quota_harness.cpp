@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 namespace vgpu::test {
 
 namespace fs = std::filesystem;
@@ -173,6 +175,21 @@ int64_t query_int(const std::string& db, const std::string& sql) {
   sqlite3_finalize(s);
   sqlite3_close(h);
   return v;
+}
+
+std::string QuotaDaemon::ctl_ok(const std::vector<std::string>& args) const {
+  const RunResult r = ctl(args);
+  INFO(args.size() << " args: " << r.output);
+  REQUIRE(r.exit_code == 0);
+  return r.output;
+}
+
+nlohmann::json QuotaDaemon::ctl_json(const std::vector<std::string>& args) const {
+  const std::string text = ctl_ok(args);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  INFO(text);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
 }
 
 }  // namespace vgpu::test

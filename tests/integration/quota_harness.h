@@ -50,6 +50,9 @@ class QuotaDaemon {
   RunResult ctl(const std::vector<std::string>& args, int uid = -1) const {
     return vgpuctl(dir_, args, uid);
   }
+  // vgpuctl's output, which must succeed; and that output parsed as JSON.
+  std::string ctl_ok(const std::vector<std::string>& args) const;
+  nlohmann::json ctl_json(const std::vector<std::string>& args) const;
   const std::string& dir() const { return dir_; }
   pid_t pid() const { return proc_ ? proc_->pid() : -1; }
 

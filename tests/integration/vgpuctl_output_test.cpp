@@ -27,19 +27,8 @@ struct Listed {
   std::string db = dir.path() + "/vgpu.db";
   QuotaDaemon daemon{dir.path(), db};
 
-  std::string out(const std::vector<std::string>& args) {
-    const RunResult r = daemon.ctl(args);
-    INFO(args.size() << " args: " << r.output);
-    REQUIRE(r.exit_code == 0);
-    return r.output;
-  }
-  json json_of(const std::vector<std::string>& args) {
-    const std::string text = out(args);
-    const json j = json::parse(text, nullptr, false);
-    INFO(text);
-    REQUIRE_FALSE(j.is_discarded());
-    return j;
-  }
+  std::string out(const std::vector<std::string>& args) { return daemon.ctl_ok(args); }
+  json json_of(const std::vector<std::string>& args) { return daemon.ctl_json(args); }
   const json& row_of(const json& rows, const char* key, const std::string& value) {
     for (const json& r : rows) {
       if (r.value(key, json()) == value) return r;

@@ -4,21 +4,16 @@
 #include "vgpu/policy/budget_book.h"
 #include "vgpu/policy/units.h"
 
+#include "gpu_time.h"
+
 using namespace vgpu::policy;
+using vgpu::policy::test::per;
 
 namespace {
 
 constexpr int64_t kMs = 1000000;
 constexpr int64_t kDay = 86400;
 constexpr int64_t kMonday = 1736121600;  // 2025-01-06 00:00 UTC, a Monday
-
-GpuTime per(int64_t budget_ns, PeriodKind p) {
-  GpuTime g;
-  g.unlimited = false;
-  g.budget_ns = budget_ns;
-  g.period = p;
-  return g;
-}
 
 }  // namespace
 

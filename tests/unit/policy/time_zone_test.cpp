@@ -8,7 +8,10 @@
 #include "vgpu/policy/calendar.h"
 #include "vgpu/policy/quota.h"
 
+#include "gpu_time.h"
+
 using namespace vgpu::policy;
+using vgpu::policy::test::per;
 
 namespace {
 
@@ -32,14 +35,6 @@ TimeZone zone(const char* name) {
   INFO(name);
   REQUIRE(TimeZone::find(name, &z, &why));
   return z;
-}
-
-GpuTime per(int64_t budget_ns, PeriodKind p) {
-  GpuTime g;
-  g.unlimited = false;
-  g.budget_ns = budget_ns;
-  g.period = p;
-  return g;
 }
 
 }  // namespace

@@ -8,22 +8,13 @@
 #include <cstdio>
 #include <string>
 
+#include "printed.h"
+
 using namespace vgpu::ctl;
+using vgpu::ctl::test::printed;
 using nlohmann::json;
 
 namespace {
-
-std::string printed(const Table& t, Format f, bool header = true) {
-  char* buf = nullptr;
-  size_t size = 0;
-  FILE* out = open_memstream(&buf, &size);
-  REQUIRE(out);
-  t.print(f, header, out);
-  std::fclose(out);
-  std::string text(buf, size);
-  std::free(buf);
-  return text;
-}
 
 constexpr int64_t kMin = 60LL * 1000000000;
 

@@ -8,24 +8,15 @@
 #include <cstdio>
 #include <string>
 
+#include "printed.h"
+
 #include "csv.h"
 
 using namespace vgpu::ctl;
+using vgpu::ctl::test::printed;
 using nlohmann::json;
 
 namespace {
-
-std::string printed(const Table& t, Format f, bool header = true) {
-  char* buf = nullptr;
-  size_t size = 0;
-  FILE* out = open_memstream(&buf, &size);
-  REQUIRE(out);
-  t.print(f, header, out);
-  std::fclose(out);
-  std::string text(buf, size);
-  std::free(buf);
-  return text;
-}
 
 Table sample() {
   Table t({text_column("STUDENT", "student"), number_column("GPU TIME", "gpu_ns"),
