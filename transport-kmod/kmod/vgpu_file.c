@@ -176,7 +176,7 @@ static long vgpu_ioctl_info(struct vgpu_file *f, void __user *argp)
 		.slot_size = f->dev->slot_size,
 		.max_message = VGPU_MSG_MAX_SIZE,
 		.flags = (f->dev->interrupts ? VGPU_DEV_INFO_INTERRUPTS : 0) |
-			 VGPU_DEV_INFO_RECEIVE_SPIN,
+			 VGPU_DEV_INFO_RECEIVE_SPIN | VGPU_DEV_INFO_SUBMIT_NOWAIT,
 	};
 
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
@@ -191,7 +191,8 @@ static long vgpu_ioctl_submit(struct vgpu_file *f, void __user *argp)
 
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
-	if (a.flags || a.len < VGPU_MSG_HEADER_SIZE || a.len > VGPU_MSG_MAX_SIZE)
+	if ((a.flags & ~VGPU_DEV_SUBMIT_NOWAIT) || a.len < VGPU_MSG_HEADER_SIZE ||
+	    a.len > VGPU_MSG_MAX_SIZE)
 		return -EINVAL;
 	if (mutex_lock_interruptible(&f->tx_buf_lock))
 		return -ERESTARTSYS;
@@ -214,7 +215,7 @@ static long vgpu_ioctl_submit(struct vgpu_file *f, void __user *argp)
 	}
 	h.client = f->client; /* the module's stamp, never the caller's */
 	memcpy(f->tx_buf, &h, sizeof(h));
-	ret = vgpu_send(f->dev, f->tx_buf, a.len, true);
+	ret = vgpu_send(f->dev, f->tx_buf, a.len, !(a.flags & VGPU_DEV_SUBMIT_NOWAIT));
 out:
 	mutex_unlock(&f->tx_buf_lock);
 	return ret;

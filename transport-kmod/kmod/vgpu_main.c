@@ -150,6 +150,11 @@ int vgpu_send(struct vgpu_device *dev, const void *msg, u32 len, bool may_wait)
 				ret = -EAGAIN;
 				break;
 			}
+			/* The host reads no more requests while the VM's replies wait
+			 * unread: move them to their files' queues (a file that lets
+			 * too many pile up loses them, not the others), or a sender
+			 * that nobody reads for would wait forever. */
+			vgpu_drain(dev, false);
 			ret = wait_event_interruptible_timeout(
 				dev->tx_wq, READ_ONCE(dev->dead) || vgpu_ring_has_room(&dev->req, len),
 				dev->interrupts ? HZ / 10 : 1);

@@ -122,7 +122,8 @@ DeviceClient::DeviceClient(std::unique_ptr<DeviceFile> file, uint8_t* slot, size
       slot_size_(slot_size),
       client_(client),
       interrupts_((info_flags & VGPU_DEV_INFO_INTERRUPTS) != 0),
-      takes_spin_((info_flags & VGPU_DEV_INFO_RECEIVE_SPIN) != 0) {
+      takes_spin_((info_flags & VGPU_DEV_INFO_RECEIVE_SPIN) != 0),
+      submits_nowait_((info_flags & VGPU_DEV_INFO_SUBMIT_NOWAIT) != 0) {
   out_.reserve(VGPU_MSG_MAX_SIZE);
 }
 
@@ -144,7 +145,7 @@ Status DeviceClient::failed(int err) {
   }
 }
 
-Status DeviceClient::send(std::span<const std::span<const uint8_t>> parts) {
+Status DeviceClient::submit(std::span<const std::span<const uint8_t>> parts, uint32_t flags) {
   if (gone_) return Status::kDevicesUnavailable;
   out_.clear();
   for (const auto& p : parts) {
@@ -154,11 +155,22 @@ Status DeviceClient::send(std::span<const std::span<const uint8_t>> parts) {
   vgpu_dev_submit submit{};
   submit.msg = reinterpret_cast<uintptr_t>(out_.data());
   submit.len = static_cast<uint32_t>(out_.size());
+  submit.flags = flags;
   for (;;) {
     const int r = file_->ioctl(VGPU_IOC_SUBMIT, &submit);
     if (r == 0) return Status::kSuccess;
+    if (r == -EAGAIN && (flags & VGPU_DEV_SUBMIT_NOWAIT)) return Status::kNotReady;
     if (r != -EINTR) return failed(r);  // nothing was written: a signal just retries
   }
+}
+
+Status DeviceClient::send(std::span<const std::span<const uint8_t>> parts) {
+  return submit(parts, 0);
+}
+
+Status DeviceClient::try_send(std::span<const std::span<const uint8_t>> parts) {
+  // An older module waits for room itself (and takes the VM's replies meanwhile).
+  return submit(parts, submits_nowait_ ? VGPU_DEV_SUBMIT_NOWAIT : 0);
 }
 
 Status DeviceClient::receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) {

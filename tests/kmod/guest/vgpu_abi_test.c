@@ -101,6 +101,52 @@ static int receive_spin(int fd, void *buf, uint32_t cap, int timeout_ms, uint32_
 
 static void on_alarm(int sig) { (void)sig; }
 
+/* A process that queues requests without reading replies: once the reply ring
+ * is full the host reads no more, the request ring fills, and a NOWAIT submit
+ * says EAGAIN instead of waiting forever. Every request written is answered. */
+/* NOWAIT submits never wait: each is either written (and answered once) or
+ * refused with EAGAIN with nothing written. The burst stays well under
+ * VGPU_DEV_MAX_QUEUED of replies: the module takes every reply off the ring
+ * as it comes, so a host as fast as this guest never lets the ring fill, and
+ * EAGAIN shows only when the host is slower (counted, not required). */
+static void submit_nowait(int fd, const struct vgpu_dev_info *info)
+{
+	const unsigned long burst = VGPU_DEV_MAX_QUEUED / 4096;
+	uint8_t reply[VGPU_MSG_MAX_SIZE];
+	unsigned long sent = 0, refused = 0, answered = 0, i;
+	uint32_t len;
+
+	if (!(info->flags & VGPU_DEV_INFO_SUBMIT_NOWAIT))
+		fail("VGPU_IOC_INFO: no VGPU_DEV_INFO_SUBMIT_NOWAIT (flags %#x)", info->flags);
+	for (i = 0; i < burst; i++) {
+		struct request r = make_request(1000 + sent);
+		struct vgpu_dev_submit s = { .msg = (uintptr_t)&r, .len = sizeof(r),
+					     .flags = VGPU_DEV_SUBMIT_NOWAIT };
+
+		if (ioctl(fd, VGPU_IOC_SUBMIT, &s) == 0) {
+			sent++;
+			continue;
+		}
+		if (errno != EAGAIN)
+			fail("NOWAIT submit %lu: %s, expected success or EAGAIN", i + 1, strerror(errno));
+		refused++;
+	}
+	while (answered < sent) {
+		struct vgpu_msg_header rh;
+
+		if (receive(fd, reply, sizeof(reply), 5000, &len) != 0)
+			fail("NOWAIT: reply %lu of %lu: %s", answered + 1, sent, strerror(errno));
+		memcpy(&rh, reply, sizeof(rh));
+		if (rh.request_id != 1000 + answered)
+			fail("NOWAIT: reply %lu answers request %llu", answered + 1,
+			     (unsigned long long)rh.request_id - 1000);
+		answered++;
+	}
+	printf("NOWAIT: %lu requests written, %lu refused with EAGAIN\n", sent, refused);
+	expect_errno(receive(fd, reply, sizeof(reply), 0, &len), EAGAIN,
+		     "NOWAIT submit: no wait, each written request answered once, in order");
+}
+
 /* vgpu_abi --await-hangup SECONDS: opens /dev/vgpu, prints "awaiting", and
  * waits in poll() alone (no other caller waits) until the module reports the
  * host gone: PASS once poll() returns POLLHUP, FAIL on anything else or after
@@ -163,9 +209,9 @@ int main(int argc, char **argv)
 	expect_errno(submit(fd, &req, 16), EINVAL, "submit shorter than a header: EINVAL");
 	expect_errno(submit(fd, &req, VGPU_MSG_MAX_SIZE + 8), EINVAL, "submit over the maximum: EINVAL");
 	{
-		struct vgpu_dev_submit s = { .msg = (uintptr_t)&req, .len = sizeof(req), .flags = 1 };
+		struct vgpu_dev_submit s = { .msg = (uintptr_t)&req, .len = sizeof(req), .flags = 2 };
 
-		expect_errno(ioctl(fd, VGPU_IOC_SUBMIT, &s), EINVAL, "submit with flags: EINVAL");
+		expect_errno(ioctl(fd, VGPU_IOC_SUBMIT, &s), EINVAL, "submit with unknown flags: EINVAL");
 	}
 	expect_errno(submit(fd, (void *)16, sizeof(req)), EFAULT, "submit from a bad pointer: EFAULT");
 	bad = req;
@@ -257,6 +303,7 @@ int main(int argc, char **argv)
 		fail("receive_spin reply: len %u, id %llu, client %#x, status %d", len,
 		     (unsigned long long)rh.request_id, rh.client, rh.status);
 	ok("receive_spin: the reply, and only the plain struct written back");
+	submit_nowait(fd, &info);
 
 	/* mmap: the file's slot, nothing else. */
 	if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096) != MAP_FAILED || errno != EINVAL)

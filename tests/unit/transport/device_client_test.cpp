@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -31,6 +32,8 @@ struct FakeDevice : DeviceFile {
   std::deque<int> submit_errors, receive_errors;  // returned before doing anything
   int submits = 0, receives = 0, plain_receives = 0;
   std::vector<uint32_t> spins;  // spin_us of each VGPU_IOC_RECEIVE_SPIN
+  std::vector<uint32_t> submit_flags;  // flags of each submission that got through
+  size_t ring_room = SIZE_MAX;  // requests the "ring" takes before it is full
   int32_t last_timeout = 0;
   bool* unmapped = nullptr;
 
@@ -47,12 +50,19 @@ struct FakeDevice : DeviceFile {
         return e;
       }
       auto* s = static_cast<vgpu_dev_submit*>(arg);
-      if (s->flags || s->len < VGPU_MSG_HEADER_SIZE || s->len > VGPU_MSG_MAX_SIZE) return -EINVAL;
+      const uint32_t known = (info.flags & VGPU_DEV_INFO_SUBMIT_NOWAIT) ? VGPU_DEV_SUBMIT_NOWAIT : 0;
+      if ((s->flags & ~known) || s->len < VGPU_MSG_HEADER_SIZE || s->len > VGPU_MSG_MAX_SIZE) return -EINVAL;
       std::vector<uint8_t> m(reinterpret_cast<const uint8_t*>(s->msg),
                              reinterpret_cast<const uint8_t*>(s->msg) + s->len);
       vgpu_msg_header h;
       std::memcpy(&h, m.data(), sizeof h);
       if (h.client != 0 || h.payload_len != s->len - VGPU_MSG_HEADER_SIZE) return -EINVAL;
+      submit_flags.push_back(s->flags);
+      if (ring_room == 0) {
+        // The module would wait; this fake cannot, so a waiting submit is a bug here.
+        return (s->flags & VGPU_DEV_SUBMIT_NOWAIT) ? -EAGAIN : -EDEADLK;
+      }
+      ring_room--;
       h.client = info.client;
       h.flags = VGPU_MSG_REPLY;
       std::memcpy(m.data(), &h, sizeof h);
@@ -107,12 +117,12 @@ std::vector<uint8_t> request(uint64_t id, uint32_t payload) {
   return m;
 }
 
-Status send(GuestTransport& t, const std::vector<uint8_t>& m) {
+Status send(GuestTransport& t, const std::vector<uint8_t>& m, bool may_wait = true) {
   // In two parts, as the library sends header and tail.
   const std::span<const uint8_t> parts[2] = {{m.data(), VGPU_MSG_HEADER_SIZE},
                                              {m.data() + VGPU_MSG_HEADER_SIZE,
                                               m.size() - VGPU_MSG_HEADER_SIZE}};
-  return t.send(parts);
+  return may_wait ? t.send(parts) : t.try_send(parts);
 }
 
 }  // namespace
@@ -171,6 +181,44 @@ TEST_CASE("the /dev/vgpu client sends whole requests and reads this process's re
   }
   t.reset();
   CHECK(unmapped);
+}
+
+// A process that queues more work than the VM's reply ring holds answers for
+// must take replies while the request ring is full (the host reads no more of
+// its requests until it does): try_send may not wait inside the module.
+TEST_CASE("the /dev/vgpu client's try_send does not wait for room, where the module can say so") {
+  auto dev = std::make_unique<FakeDevice>();
+  FakeDevice* fake = dev.get();
+  fake->info.flags |= VGPU_DEV_INFO_SUBMIT_NOWAIT;
+  std::unique_ptr<GuestTransport> t;
+  std::string why;
+  REQUIRE(DeviceClient::attach(std::move(dev), &t, &why) == Status::kSuccess);
+  CHECK(static_cast<DeviceClient&>(*t).submits_nowait());
+  fake->ring_room = 1;
+  REQUIRE(send(*t, request(1, 8), false) == Status::kSuccess);
+  CHECK(send(*t, request(2, 8), false) == Status::kNotReady);  // full: nothing written
+  CHECK(fake->replies.size() == 1);
+  CHECK_FALSE(t->daemon_gone());
+  std::vector<uint8_t> reply;
+  REQUIRE(t->receive(&reply, 0ms) == Status::kSuccess);  // what the caller does next
+  fake->ring_room = 1;
+  REQUIRE(send(*t, request(2, 8), false) == Status::kSuccess);
+  CHECK(fake->submit_flags == std::vector<uint32_t>{VGPU_DEV_SUBMIT_NOWAIT, VGPU_DEV_SUBMIT_NOWAIT,
+                                                    VGPU_DEV_SUBMIT_NOWAIT});
+  SECTION("send() still asks the module to wait") {
+    fake->ring_room = 1;
+    REQUIRE(send(*t, request(3, 8)) == Status::kSuccess);
+    CHECK(fake->submit_flags.back() == 0u);
+  }
+  SECTION("an older module (no NOWAIT) is never sent the flag") {
+    auto old = std::make_unique<FakeDevice>();
+    FakeDevice* old_fake = old.get();
+    std::unique_ptr<GuestTransport> o;
+    REQUIRE(DeviceClient::attach(std::move(old), &o, &why) == Status::kSuccess);
+    CHECK_FALSE(static_cast<DeviceClient&>(*o).submits_nowait());
+    REQUIRE(send(*o, request(4, 8), false) == Status::kSuccess);
+    CHECK(old_fake->submit_flags == std::vector<uint32_t>{0u});
+  }
 }
 
 TEST_CASE("the /dev/vgpu client tells the module how long to poll, where it can") {

@@ -43,6 +43,9 @@ class DeviceClient final : public GuestTransport {
 
   std::span<uint8_t> data() override { return {slot_, slot_size_}; }
   Status send(std::span<const std::span<const uint8_t>> parts) override;
+  // kNotReady while the ring is full, where the module can say so
+  // (VGPU_DEV_INFO_SUBMIT_NOWAIT); an older module waits, as send() does.
+  Status try_send(std::span<const std::span<const uint8_t>> parts) override;
   Status receive(std::vector<uint8_t>* out, std::chrono::milliseconds timeout) override;
   // Passed to the module with each receive when it takes it
   // (VGPU_DEV_INFO_RECEIVE_SPIN), capped at VGPU_DEV_MAX_SPIN_US; an older
@@ -53,10 +56,13 @@ class DeviceClient final : public GuestTransport {
   uint32_t client() const { return client_; }
   bool interrupts() const { return interrupts_; }
   bool takes_spin() const { return takes_spin_; }
+  bool submits_nowait() const { return submits_nowait_; }
 
  private:
   DeviceClient(std::unique_ptr<DeviceFile> file, uint8_t* slot, size_t slot_size, uint32_t client,
                uint32_t info_flags);
+  // One VGPU_IOC_SUBMIT of the gathered parts with `flags`.
+  Status submit(std::span<const std::span<const uint8_t>> parts, uint32_t flags);
   // Maps an errno from the device to a status; remembers a host that is gone.
   Status failed(int err);
 
@@ -66,6 +72,7 @@ class DeviceClient final : public GuestTransport {
   uint32_t client_;
   bool interrupts_;
   bool takes_spin_;  // the module has VGPU_IOC_RECEIVE_SPIN
+  bool submits_nowait_;  // the module takes VGPU_DEV_SUBMIT_NOWAIT
   std::chrono::microseconds poll_ = kPollBeforeSleep;  // the receiver's; the module's own default too
   std::atomic<bool> gone_ = false;  // set by the sender or the receiver
   std::vector<uint8_t> out_;  // the sender's: one request, gathered from its parts

@@ -5,7 +5,10 @@
  *   fd = open("/dev/vgpu", O_RDWR)        one client (a slot of the data area)
  *   ioctl(fd, VGPU_IOC_INFO, &info)        ABI version, slot size
  *   mmap(0, info.slot_size, RW, MAP_SHARED, fd, 0)  this file's data slot
- *   ioctl(fd, VGPU_IOC_SUBMIT, &submit)    one request (header + payload)
+ *   ioctl(fd, VGPU_IOC_SUBMIT, &submit)    one request (header + payload); with
+ *                                          VGPU_DEV_SUBMIT_NOWAIT (when INFO has
+ *                                          VGPU_DEV_INFO_SUBMIT_NOWAIT) EAGAIN
+ *                                          instead of waiting for room in the ring
  *   ioctl(fd, VGPU_IOC_RECEIVE, &receive)  the next reply for this file
  *   ioctl(fd, VGPU_IOC_RECEIVE_SPIN, &r)   the same, polling r.spin_us before
  *                                          sleeping (when INFO has VGPU_DEV_INFO_RECEIVE_SPIN)
@@ -15,7 +18,7 @@
  * Errors: EINVAL malformed argument or message, EFAULT bad pointer,
  * EMSGSIZE reply larger than the buffer (receive.len says how large; the
  * reply stays queued), ETIMEDOUT no reply within timeout_ms, EAGAIN
- * timeout_ms 0 and no reply, EPIPE the host closed the VM's channel,
+ * timeout_ms 0 and no reply (or a NOWAIT submit and no room: nothing written), EPIPE the host closed the VM's channel,
  * EHOSTDOWN the host stopped answering (new files work again once it does),
  * ENODEV the device was removed, EBUSY (open) every slot is in use, EIO the
  * file lost replies (it let more than VGPU_DEV_MAX_QUEUED bytes pile up, or
@@ -53,13 +56,18 @@ struct vgpu_dev_info {
 VGPU_DEV_STATIC_ASSERT(sizeof(struct vgpu_dev_info) == 56, "vgpu_dev_info layout");
 #define VGPU_DEV_INFO_INTERRUPTS 1u   /* doorbell interrupts (else the module polls) */
 #define VGPU_DEV_INFO_RECEIVE_SPIN 2u /* VGPU_IOC_RECEIVE_SPIN is there */
+#define VGPU_DEV_INFO_SUBMIT_NOWAIT 4u /* VGPU_IOC_SUBMIT takes VGPU_DEV_SUBMIT_NOWAIT */
 
 struct vgpu_dev_submit {
   uint64_t msg;   /* user pointer: a message header followed by its payload */
   uint32_t len;   /* 32 .. VGPU_MSG_MAX_SIZE; must equal 32 + header.payload_len */
-  uint32_t flags; /* 0 */
+  uint32_t flags; /* 0 or VGPU_DEV_SUBMIT_NOWAIT */
 };
 VGPU_DEV_STATIC_ASSERT(sizeof(struct vgpu_dev_submit) == 16, "vgpu_dev_submit layout");
+/* EAGAIN, nothing written, while the request ring is full. The host reads no
+ * more of the VM's requests while the VM leaves its replies unread, so a
+ * process with replies coming takes them (RECEIVE) before it tries again. */
+#define VGPU_DEV_SUBMIT_NOWAIT 1u
 
 struct vgpu_dev_receive {
   uint64_t buf;       /* user pointer */
