@@ -27,6 +27,7 @@ std::string_view status_name(Status s) {
     case Status::kLaunchTimeout: return "cudaErrorLaunchTimeout";
     case Status::kAssert: return "cudaErrorAssert";
     case Status::kLaunchFailure: return "cudaErrorLaunchFailure";
+    case Status::kInvalidClusterSize: return "cudaErrorInvalidClusterSize";
     case Status::kNotPermitted: return "cudaErrorNotPermitted";
     case Status::kNotSupported: return "cudaErrorNotSupported";
     case Status::kUnknown: return "cudaErrorUnknown";

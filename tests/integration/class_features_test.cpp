@@ -45,6 +45,11 @@ TEST_CASE("many asynchronous copies queued without a synchronize: more answers t
   run_both_ways(d, "many_copies");
 }
 
+TEST_CASE("thread block clusters: ranks and compiled-in shapes and distributed shared memory in streams and graphs") {
+  Daemon d;
+  run_both_ways(d, "clusters");
+}
+
 TEST_CASE("CUB and thrust tune by the code the device runs: built for sm_75, planned on a newer GPU") {
   Daemon d;
   run_both_ways(d, "cub_tuning");

@@ -20,6 +20,7 @@
  *   2: device_printf
  *   3: device_assert
  *   4: texture_read, texture_fetch, surface_read, surface_write
+ *   5: cluster
  */
 #ifndef VGPU_SIM_KERNEL_H
 #define VGPU_SIM_KERNEL_H
@@ -88,9 +89,15 @@ struct vgpu_sim_launch {
   int (*surface_write)(const struct vgpu_sim_launch *self, unsigned long long surface,
                        const void *in, size_t size, long long x_bytes, long long y, long long z,
                        int boundary);
+  /* Version 5. The launch's thread block cluster shape ({1, 1, 1}: none),
+   * from the launch or the kernel's __cluster_dims__; each grid dimension is
+   * a multiple of it. A block's cluster is blockIdx / cluster; the plug-in
+   * runs every block, so what a cluster shares (cluster.sync(), distributed
+   * shared memory) is the plug-in's to model. */
+  unsigned cluster[3];
 };
 
-#define VGPU_SIM_ABI 4
+#define VGPU_SIM_ABI 5
 /* The ABI version a plug-in needs (see above): exported as vgpu_plugin_abi,
  * outside the vgpu_sim_ prefix, which names kernels only. */
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "vgpu/executor/call_handler.h"
+#include "vgpu/fatbin/fatbin.h"
 
 namespace vgpu::executor {
 
@@ -90,8 +91,13 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const LaunchKernelRequest&
   }
   launch.shared_mem = r.shared_mem;
   launch.params.assign(params.begin(), params.end());
-  if (r.flags & ~kLaunchCooperative) return Outcome::failure(Status::kInvalidValue);
+  if (r.flags & ~kLaunchFlagsKnown) return Outcome::failure(Status::kInvalidValue);
   launch.cooperative = (r.flags & kLaunchCooperative) != 0;
+  launch_cluster_dims(r.flags, launch.cluster);
+  for (int i = 0; i < 3; ++i) {
+    if (r.grid[i] % launch.cluster[i] != 0) return Outcome::failure(Status::kInvalidClusterSize);
+  }
+  if (!fatbin::valid_cluster(launch.cluster)) return Outcome::failure(Status::kInvalidClusterSize);
   return queue(h, r.stream, std::move(launch));
 }
 

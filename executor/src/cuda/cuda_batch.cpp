@@ -53,7 +53,7 @@ size_t CudaBackend::pack_batch(Context& ctx, std::span<const Work* const> works,
     std::copy_n(l->grid, 3, b.grid);
     std::copy_n(l->block, 3, b.block);
     b.shared_mem = l->shared_mem;
-    b.cooperative = l->cooperative ? 1 : 0;
+    b.flags = wire::launch_flags(l->cooperative, l->cluster);
     b.param_bytes = static_cast<uint32_t>(l->params.size());
     const size_t at = tail->size();
     tail->resize(at + bytes, 0);

@@ -170,7 +170,7 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
                 req.block[i] = l.block[i];
               }
               req.shared_mem = l.shared_mem;
-              req.value = l.cooperative ? 1 : 0;
+              req.value = wire::launch_flags(l.cooperative, l.cluster);
               tail = l.params;
               what = "kernel " + f->second.name;
               return Status::kSuccess;

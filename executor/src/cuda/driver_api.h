@@ -61,6 +61,7 @@ namespace vgpu::executor::cuda {
   X(cuFuncGetParamInfo, false)         \
   X(cuLaunchKernel, true)              \
   X(cuLaunchKernelEx, false)            \
+  X(cuFuncSetAttribute, false)          \
   X(cuTexObjectCreate, false)           \
   X(cuTexObjectDestroy, false)
 

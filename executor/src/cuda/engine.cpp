@@ -2,6 +2,7 @@
 // (engine_copies.cpp).
 #include "engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -177,8 +178,11 @@ CUresult Engine::function_get(uint64_t module, uint64_t function, const std::str
     if (r != CUDA_SUCCESS) return note(r);
     layout->push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
   }
+  int fixed_width = 0;
+  if (api_.cuFuncGetAttribute(&fixed_width, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, f) != CUDA_SUCCESS)
+    fixed_width = 0;  // a device without clusters
   std::lock_guard<std::mutex> lock(mu_);
-  functions_[function] = Function{f, module};
+  functions_[function] = Function{f, module, fixed_width > 0};
   return CUDA_SUCCESS;
 }
 
@@ -276,31 +280,56 @@ Timed Engine::memset(uint64_t dst, uint64_t size, uint8_t value) {
 }
 
 Timed Engine::launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
-                     uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative) {
+                     uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative,
+                     const uint32_t* cluster) {
   LaunchSpec l{function, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_mem,
                cooperative, params};
+  if (cluster) std::copy_n(cluster, 3, l.cluster);
   return timed([&] { return issue_launch(l); });
 }
 
 CUresult Engine::issue_launch(const LaunchSpec& l) {
   CUfunction f = nullptr;
+  bool fixed_cluster = false, non_portable = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = functions_.find(l.function);
     if (it == functions_.end()) return CUDA_ERROR_INVALID_HANDLE;
     f = it->second.handle;
+    fixed_cluster = it->second.fixed_cluster;
+    non_portable = it->second.non_portable;
   }
   // The packed buffer is laid out as the kernel expects (the daemon checked
   // its size against the layout the driver reported); the driver only reads it.
   size_t bytes = l.params.size();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(l.params.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes, CU_LAUNCH_PARAM_END};
+  const uint32_t cluster_blocks = l.cluster[0] * l.cluster[1] * l.cluster[2];
+  // The guest allowed its kernel more than the portable 8 blocks a cluster
+  // (cuFuncSetAttribute stays in the guest): the driver must hear it too.
+  if (cluster_blocks > 8 && !non_portable) {
+    if (!api_.cuFuncSetAttribute) return CUDA_ERROR_NOT_SUPPORTED;
+    if (CUresult r = api_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        r != CUDA_SUCCESS)
+      return r;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = functions_.find(l.function); it != functions_.end()) it->second.non_portable = true;
+  }
+  CUlaunchAttribute attrs[2] = {};
+  unsigned count = 0;
   if (l.cooperative) {
-    // Only cuLaunchKernelEx takes a packed buffer with the cooperative mark.
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[count++].value.cooperative = 1;
+  }
+  if (cluster_blocks > 1 && !fixed_cluster) {
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[count].value.clusterDim.x = l.cluster[0];
+    attrs[count].value.clusterDim.y = l.cluster[1];
+    attrs[count++].value.clusterDim.z = l.cluster[2];
+  }
+  if (count > 0) {
+    // Only cuLaunchKernelEx takes a packed buffer with launch attributes.
     if (!api_.cuLaunchKernelEx) return CUDA_ERROR_NOT_SUPPORTED;
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attr.value.cooperative = 1;
     CUlaunchConfig config{};
     config.gridDimX = l.grid[0];
     config.gridDimY = l.grid[1];
@@ -310,8 +339,8 @@ CUresult Engine::issue_launch(const LaunchSpec& l) {
     config.blockDimZ = l.block[2];
     config.sharedMemBytes = l.shared_mem;
     config.hStream = stream_;
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    config.numAttrs = count;
     return api_.cuLaunchKernelEx(&config, f, nullptr, bytes > 0 ? extra : nullptr);
   }
   return api_.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],

@@ -58,6 +58,7 @@ struct LaunchSpec {
   uint32_t shared_mem = 0;
   bool cooperative = false;
   std::span<const uint8_t> params;  // packed as the kernel expects
+  uint32_t cluster[3] = {1, 1, 1};  // thread block cluster shape; {1, 1, 1}: none
 };
 
 // Launches one batch keeps on the GPU at once, at most.
@@ -103,9 +104,13 @@ class Engine {
   Timed copy_on_device(uint64_t dst, uint64_t src, uint64_t size);
   Timed memset(uint64_t dst, uint64_t size, uint8_t value);
   // cooperative: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE (the
-  // driver refuses a grid that cannot be resident at once).
+  // driver refuses a grid that cannot be resident at once); a cluster shape
+  // other than {1, 1, 1}: with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, unless
+  // the kernel's shape is fixed at compile time (the daemon checked the
+  // launch's is that one).
   Timed launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
-               uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative = false);
+               uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative = false,
+               const uint32_t* cluster = nullptr);
   // Issues `launches` in order, behind the launches an earlier call left in
   // flight, with at most `depth` (1..kMaxLaunchesInFlight) on the GPU at
   // once, and issues no more once those finished in this call have used
@@ -157,6 +162,8 @@ class Engine {
   struct Function {
     CUfunction handle = nullptr;
     uint64_t module = 0;
+    bool fixed_cluster = false;  // __cluster_dims__: the launch gives no shape
+    bool non_portable = false;   // allowed clusters over 8 blocks already
   };
 
   // Records start, runs `issue` on the stream, records end, waits for it.

@@ -235,8 +235,9 @@ class Server {
       const size_t padded = (size_t{b.param_bytes} + 7) / 8 * 8;
       if (b.param_bytes > wire::kMaxParamBytes || req.tail_bytes - at < padded) return false;
       LaunchSpec l{b.function, {b.grid[0], b.grid[1], b.grid[2]},
-                   {b.block[0], b.block[1], b.block[2]}, b.shared_mem, b.cooperative != 0,
+                   {b.block[0], b.block[1], b.block[2]}, b.shared_mem, wire::launch_cooperative(b.flags),
                    {t + at, b.param_bytes}};
+      wire::launch_cluster(b.flags, l.cluster);
       out->push_back(l);
       at += padded;
     }
@@ -305,11 +306,15 @@ class Server {
       case wire::Op::kMemset:
         t_ = engine_.memset(req.a, req.b, static_cast<uint8_t>(req.value));
         break;
-      case wire::Op::kLaunch:
+      case wire::Op::kLaunch: {
         if (req.tail_bytes > wire::kMaxParamBytes) break;
+        const auto flags = static_cast<uint32_t>(req.value);
+        uint32_t cluster[3];
+        wire::launch_cluster(flags, cluster);
         t_ = engine_.launch(req.a, req.grid, req.block, req.shared_mem, {t, req.tail_bytes},
-                            req.value == 1);
+                            wire::launch_cooperative(flags), cluster);
         break;
+      }
       case wire::Op::kLaunchBatch:
       case wire::Op::kFinishBatch:
         launch_batch(req, t, reply, tail);

@@ -59,7 +59,7 @@ enum class Op : uint32_t {
   kCopyOut = 31,         // a = src, b = size (through the staging area)
   kCopyOnDevice = 32,    // a = dst, b = src, c = size
   kMemset = 33,          // a = dst, b = size, value = byte
-  kLaunch = 34,          // a = function, grid, block, shared_mem, value = 1: cooperative; tail: packed parameters
+  kLaunch = 34,          // a = function, grid, block, shared_mem, value = launch_flags(); tail: packed parameters
   kRecordEvent = 35,     // a = event
   kSynchronize = 36,
   kFree = 37,            // a = dptr
@@ -141,12 +141,26 @@ struct Attributes {
   int32_t reserved = 0;
 };
 
+// kLaunch's value and BatchLaunch::flags: bit 0 cooperative; bits 8-15,
+// 16-23, 24-31 the thread block cluster's x, y, z (0 read as 1: none).
+inline uint32_t launch_flags(bool cooperative, const uint32_t cluster[3]) {
+  return (cooperative ? 1u : 0u) | (cluster[0] & 0xff) << 8 | (cluster[1] & 0xff) << 16 |
+         (cluster[2] & 0xff) << 24;
+}
+inline bool launch_cooperative(uint32_t flags) { return (flags & 1u) != 0; }
+inline void launch_cluster(uint32_t flags, uint32_t cluster[3]) {
+  for (int i = 0; i < 3; ++i) {
+    const uint32_t d = flags >> (8 * (i + 1)) & 0xff;
+    cluster[i] = d == 0 ? 1 : d;
+  }
+}
+
 struct BatchLaunch {  // followed by param_bytes of parameters, padded to 8
   uint64_t function = 0;
   uint32_t grid[3] = {};
   uint32_t block[3] = {};
   uint32_t shared_mem = 0;
-  uint32_t cooperative = 0;
+  uint32_t flags = 0;  // launch_flags()
   uint32_t param_bytes = 0;
   uint32_t reserved = 0;
 };

@@ -80,6 +80,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
       for (int i = 0; i < 3; ++i) {
         h.grid[i] = launch.grid[i];
         h.block[i] = launch.block[i];
+        h.cluster[i] = static_cast<uint8_t>(launch.cluster[i]);  // 1..16: the front checked
       }
       h.shared_mem = launch.shared_mem;
       h.modeled_ns = modeled_launch_ns(config_, launch.grid, launch.block);

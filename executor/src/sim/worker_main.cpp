@@ -394,6 +394,7 @@ class Worker {
       for (int i = 0; i < 3; ++i) {
         l.grid[i] = h.grid[i];
         l.block[i] = h.block[i];
+        l.cluster[i] = h.cluster[i];
       }
       l.shared_mem = h.shared_mem;
       l.params = params_;

@@ -107,7 +107,8 @@ struct Launch {
   uint64_t shared_mem = 0;
   uint64_t modeled_ns = 0;
   uint32_t params_bytes = 0;
-  uint32_t reserved = 0;
+  uint8_t cluster[3] = {1, 1, 1};  // the thread block cluster's shape (1..16 each)
+  uint8_t reserved = 0;
 };
 
 enum class Outcome : int32_t {

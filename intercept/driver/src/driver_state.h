@@ -88,6 +88,11 @@ struct Function {
   uint64_t host_function = 0;  // 0 until resolved on the host
   int max_dynamic_shared = 0;  // cuFuncSetAttribute
   bool prints = false;         // its module calls device printf
+  // Thread block clusters: the shape the kernel requires (its
+  // __cluster_dims__, or cuFuncSetAttribute's REQUIRED_CLUSTER_*; 0s: none)
+  // and whether it may have more than 8 blocks.
+  unsigned required_cluster[3] = {0, 0, 0};
+  bool non_portable_cluster = false;
 };
 
 // Packs a launch's arguments (kernelParams, or extra's buffer) as the

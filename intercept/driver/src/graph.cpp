@@ -145,6 +145,15 @@ CUresult issue(const Node& n, CUstream stream) {
       size_t size = n.params.size();
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(n.params.data()),
                        CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+      if (n.cluster[0] * n.cluster[1] * n.cluster[2] > 1) {
+        CUlaunchAttribute attr{};
+        attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim = {n.cluster[0], n.cluster[1], n.cluster[2]};
+        CUlaunchConfig config{n.grid[0], n.grid[1], n.grid[2], n.block[0], n.block[1], n.block[2],
+                              n.shared_mem, stream, &attr, 1};
+        return cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(n.function), nullptr,
+                                n.params.empty() ? nullptr : extra);
+      }
       return cuLaunchKernel(reinterpret_cast<CUfunction>(n.function), n.grid[0], n.grid[1], n.grid[2],
                             n.block[0], n.block[1], n.block[2], n.shared_mem, stream, nullptr,
                             n.params.empty() ? nullptr : extra);

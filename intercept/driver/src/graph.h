@@ -38,6 +38,7 @@ struct Node {
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared_mem = 0;
   std::vector<uint8_t> params;
   std::vector<void*> param_ptrs;  // into `params`, for cuGraphKernelNodeGetParams
+  unsigned cluster[3] = {1, 1, 1};  // a captured launch's thread block cluster shape
   CUDA_MEMCPY3D copy{};
   CUDA_MEMSET_NODE_PARAMS memset{};
   CUDA_HOST_NODE_PARAMS host{};

@@ -22,6 +22,8 @@ struct Config {
   unsigned shared_mem;
   CUstream stream;
   bool cooperative = false;  // cuLaunchCooperativeKernel: every block resident at once
+  unsigned cluster[3] = {1, 1, 1};  // thread block cluster shape
+  bool cluster_given = false;       // by CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
 };
 
 // What CUDA itself rejects before a launch reaches the device.
@@ -90,7 +92,33 @@ CUresult check_cooperative(CUfunction fn, const Config& c) {
   return blocks <= fits ? CUDA_SUCCESS : CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 }
 
-CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
+// The launch's cluster shape: the kernel's own if it has one (a launch may
+// only repeat it), else the one given. Checked as the driver checks it: the
+// device has clusters, each grid dimension is a multiple of the shape, and at
+// most 8 blocks (16 where the kernel allows a non-portable size).
+CUresult resolve_cluster(const Function& f, Config* c) {
+  const unsigned* required = f.required_cluster;
+  const int set = (required[0] != 0) + (required[1] != 0) + (required[2] != 0);
+  if (set != 0 && set != 3) return CUDA_ERROR_INVALID_CLUSTER_SIZE;  // all 0 or all positive
+  if (set == 3) {
+    if (c->cluster_given && !std::equal(required, required + 3, c->cluster))
+      return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    std::copy_n(required, 3, c->cluster);
+  }
+  const uint64_t blocks = uint64_t{c->cluster[0]} * c->cluster[1] * c->cluster[2];
+  if (blocks == 1) return CUDA_SUCCESS;
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+  if (!info->attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  for (int i = 0; i < 3; ++i) {
+    if (c->cluster[i] == 0 || c->grid[i] % c->cluster[i] != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  }
+  const uint64_t most = f.non_portable_cluster ? fatbin::kMaxClusterBlocks : fatbin::kMaxPortableClusterBlocks;
+  return blocks <= most ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CLUSTER_SIZE;
+}
+
+CUresult launch(CUfunction fn, const Config& given, void** params, void** extra) {
+  Config cfg = given;
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (params && extra) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_config(cfg); r != CUDA_SUCCESS) return r;
@@ -99,6 +127,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   }
   Function* f = live_function(fn);
   if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult r = resolve_cluster(*f, &cfg); r != CUDA_SUCCESS) return r;
   // Most kernels' parameters fit on the stack; CUDA allows 32 KiB.
   uint8_t small[1024];
   std::vector<uint8_t> large;
@@ -115,6 +144,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
                                               std::vector<uint8_t>(packed, packed + f->layout->param_bytes));
         r != CUDA_SUCCESS)
       return r;
+    std::copy_n(cfg.cluster, 3, node.cluster);
     return capture::add(cfg.stream, std::move(node));
   }
   proto::LaunchKernelRequest req{};
@@ -126,6 +156,7 @@ CUresult launch(CUfunction fn, const Config& cfg, void** params, void** extra) {
   }
   req.shared_mem = cfg.shared_mem;
   req.flags = cfg.cooperative ? proto::kLaunchCooperative : 0;
+  if (cfg.cluster[0] * cfg.cluster[1] * cfg.cluster[2] > 1) req.flags |= proto::launch_cluster_flags(cfg.cluster);
   // A kernel may read or write any managed memory: what the CPU wrote goes
   // first, in the kernel's stream, and the CPU's copy is stale after.
   if (managed::any()) {
@@ -170,7 +201,11 @@ CUresult get_attribute(int* value, CUfunction_attribute attr, CUfunction fn) {
                    : std::max(0, 48 * 1024 - static_cast<int>(a.shared_size_bytes));
       break;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *value = -1; break;
-    default: *value = 0; break;  // cache mode, clusters: none
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *value = static_cast<int>(f->required_cluster[0]); break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *value = static_cast<int>(f->required_cluster[1]); break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *value = static_cast<int>(f->required_cluster[2]); break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *value = f->non_portable_cluster; break;
+    default: *value = 0; break;  // cache mode, cluster scheduling: none
   }
   return CUDA_SUCCESS;
 }
@@ -186,8 +221,18 @@ CUresult set_attribute(CUfunction fn, CUfunction_attribute attr, int value) {
     if (value < 0 || value > info->attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
       return CUDA_ERROR_INVALID_VALUE;
     f->max_dynamic_shared = value;
+  } else if (attr == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
+    f->non_portable_cluster = value != 0;
+  } else if (attr == CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH ||
+             attr == CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT ||
+             attr == CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH) {
+    // A shape compiled in cannot change; one set here applies to launches
+    // that give none (CUDA's rule for these attributes).
+    if (f->layout->cluster[0] != 0) return CUDA_ERROR_NOT_PERMITTED;
+    if (value < 0 || value > static_cast<int>(fatbin::kMaxClusterBlocks)) return CUDA_ERROR_INVALID_VALUE;
+    f->required_cluster[attr - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] = static_cast<unsigned>(value);
   }
-  // Carveout and cluster preferences are hints; accepted.
+  // Carveout and scheduling preferences are hints; accepted.
   return CUDA_SUCCESS;
 }
 
@@ -213,7 +258,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
-  if (!config) return CUDA_ERROR_INVALID_VALUE;
+  if (!config || (config->numAttrs > 0 && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  Config cfg{{config->gridDimX, config->gridDimY, config->gridDimZ},
+             {config->blockDimX, config->blockDimY, config->blockDimZ},
+             config->sharedMemBytes, config->hStream};
   bool cooperative = false;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& a = config->attrs[i];
@@ -228,8 +276,10 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** par
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
         break;
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-        if (a.value.clusterDim.x * a.value.clusterDim.y * a.value.clusterDim.z > 1)
-          return refuse("cuLaunchKernelEx with thread block clusters");
+        cfg.cluster[0] = a.value.clusterDim.x;
+        cfg.cluster[1] = a.value.clusterDim.y;
+        cfg.cluster[2] = a.value.clusterDim.z;
+        cfg.cluster_given = true;
         break;
       case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
         cooperative = a.value.cooperative != 0;
@@ -241,11 +291,8 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** par
       }
     }
   }
-  return launch(f,
-                Config{{config->gridDimX, config->gridDimY, config->gridDimZ},
-                       {config->blockDimX, config->blockDimY, config->blockDimZ},
-                       config->sharedMemBytes, config->hStream, cooperative},
-                params, extra);
+  cfg.cooperative = cooperative;
+  return launch(f, cfg, params, extra);
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

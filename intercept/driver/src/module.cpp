@@ -3,6 +3,7 @@
 // again and trusts only its own result. CUlibrary and CUmodule are the same
 // object here, and so are CUkernel and CUfunction: NVIDIA's runtime launches
 // a CUkernel handle with cuLaunchKernel directly.
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -100,6 +101,7 @@ CUresult Objects::get_function(Connection& c, Module& m, const std::string& name
   f->layout = layout;
   f->host_function = rep.function;
   f->prints = m.info.calls_printf;
+  std::copy_n(layout->cluster, 3, f->required_cluster);
   *out = f.get();
   function_handles_.insert(f.get());
   m.functions[name] = std::move(f);

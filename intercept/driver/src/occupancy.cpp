@@ -119,19 +119,50 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* smem, CUfunction fn, in
 
 }  // extern "C"
 
-extern "C" {
+// Clusters. The shape is the launch's attribute, else the kernel's own. A
+// GPU places a cluster's blocks on the multiprocessors of one GPC; the guest
+// does not know the GPCs, so it counts clusters over the whole device: for a
+// small cluster this is what the driver says, for large ones it may be more.
+namespace {
 
-// Clusters: a VM's launches are refused any cluster larger than one block, so
-// a cluster is a block here.
-CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction fn, const CUlaunchConfig* config) {
-  if (!clusters || !config) return CUDA_ERROR_INVALID_VALUE;
+// The cluster shape of `config` for `fn`, in blocks (1: none), and whether
+// the kernel may have more than the portable 8.
+CUresult cluster_of(CUfunction fn, const CUlaunchConfig* config, uint64_t* blocks, bool* non_portable) {
+  unsigned shape[3] = {1, 1, 1};
+  {
+    Objects& o = Objects::instance();
+    std::lock_guard lock(o.mutex());
+    const Function* f = o.function(fn);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (f->required_cluster[0] != 0) std::copy_n(f->required_cluster, 3, shape);
+    *non_portable = f->non_portable_cluster;
+  }
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& a = config->attrs[i];
-    if (a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-        a.value.clusterDim.x * a.value.clusterDim.y * a.value.clusterDim.z > 1) {
-      *clusters = 0;
-      return CUDA_SUCCESS;
-    }
+    if (a.id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+    shape[0] = a.value.clusterDim.x;
+    shape[1] = a.value.clusterDim.y;
+    shape[2] = a.value.clusterDim.z;
+  }
+  *blocks = uint64_t{shape[0]} * shape[1] * shape[2];
+  return *blocks == 0 ? CUDA_ERROR_INVALID_CLUSTER_SIZE : CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction fn, const CUlaunchConfig* config) {
+  if (!clusters || !config || (config->numAttrs > 0 && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t size = 1;
+  bool non_portable = false;
+  if (CUresult r = cluster_of(fn, config, &size, &non_portable); r != CUDA_SUCCESS) return r;
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+  const uint64_t most = non_portable ? fatbin::kMaxClusterBlocks : fatbin::kMaxPortableClusterBlocks;
+  if (size > 1 && (!info->attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) || size > most)) {
+    *clusters = 0;
+    return CUDA_SUCCESS;
   }
   const int block = static_cast<int>(config->blockDimX * config->blockDimY * config->blockDimZ);
   int per_sm = 0;
@@ -139,15 +170,35 @@ CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction fn, const CUlaun
                                                                 config->sharedMemBytes);
       r != CUDA_SUCCESS)
     return r;
-  const DeviceInfo* info = nullptr;
-  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
-  *clusters = per_sm * info->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  const uint64_t blocks = uint64_t(per_sm) * info->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  *clusters = static_cast<int>(blocks / size);
   return CUDA_SUCCESS;
 }
 
-CUresult cuOccupancyMaxPotentialClusterSize(int* size, CUfunction, const CUlaunchConfig* config) {
-  if (!size || !config) return CUDA_ERROR_INVALID_VALUE;
-  *size = 1;
+// The largest cluster a launch of `fn` may ask for on this device: 8 blocks,
+// 16 where the kernel allows a non-portable size, 1 on a device without
+// clusters; fewer if that many blocks cannot be resident on one
+// multiprocessor group (approximated as the whole device).
+CUresult cuOccupancyMaxPotentialClusterSize(int* size, CUfunction fn, const CUlaunchConfig* config) {
+  if (!size || !config || (config->numAttrs > 0 && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t shape = 1;
+  bool non_portable = false;
+  if (CUresult r = cluster_of(fn, config, &shape, &non_portable); r != CUDA_SUCCESS) return r;
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+  if (!info->attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)) {
+    *size = 1;
+    return CUDA_SUCCESS;
+  }
+  const int block = static_cast<int>(config->blockDimX * config->blockDimY * config->blockDimZ);
+  int per_sm = 0;
+  if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, block,
+                                                                config->sharedMemBytes);
+      r != CUDA_SUCCESS)
+    return r;
+  const uint64_t resident = uint64_t(per_sm) * info->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  const uint64_t most = non_portable ? fatbin::kMaxClusterBlocks : fatbin::kMaxPortableClusterBlocks;
+  *size = static_cast<int>(std::min(most, resident));
   return CUDA_SUCCESS;
 }
 

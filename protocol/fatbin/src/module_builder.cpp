@@ -1,5 +1,7 @@
 #include "module_builder.h"
 
+#include <algorithm>
+
 namespace vgpu::fatbin::detail {
 namespace {
 
@@ -21,7 +23,11 @@ Error ModuleBuilder::charge(uint64_t bytes) {
 
 Error ModuleBuilder::add_kernel(Kernel k) {
   if (auto it = kernels_.find(k.name); it != kernels_.end()) {
-    return same_layout(module_.kernels[it->second], k) ? Error::kNone : Error::kConflict;
+    Kernel& had = module_.kernels[it->second];
+    if (!same_layout(had, k)) return Error::kConflict;
+    // Only images for sm_90 and later carry cluster dimensions.
+    if (had.cluster[0] == 0) std::copy_n(k.cluster, 3, had.cluster);
+    return Error::kNone;
   }
   // The name is held twice (map key and kernel), plus the parameters.
   if (Error e = charge(2 * k.name.size() + k.params.size() * sizeof(Param)); e != Error::kNone) return e;

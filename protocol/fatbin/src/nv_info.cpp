@@ -12,6 +12,7 @@ constexpr uint8_t kFmtNval = 1, kFmtHval = 3, kFmtSval = 4;
 constexpr uint8_t kAttrKparamInfo = 0x17;     // SVAL, 12 bytes, one per parameter
 constexpr uint8_t kAttrCbankParamSize = 0x19; // HVAL: total parameter bytes
 constexpr uint8_t kAttrKparamInfoV2 = 0x45;   // SVAL, 12 bytes: kernels with > 4 KB of parameters
+constexpr uint8_t kAttrCtaPerCluster = 0x3d;  // SVAL, 3 x u32: __cluster_dims__
 
 struct ParamRecord {
   uint32_t ordinal = 0;
@@ -83,6 +84,10 @@ Error read_kernel_params(Bytes info, Kernel* k) {
     } else if (attr == kAttrCbankParamSize && format == kFmtHval) {
       has_total = true;
       total = value;
+    } else if (attr == kAttrCtaPerCluster && format == kFmtSval) {
+      if (!load_le(data, 0, &k->cluster[0]) || !load_le(data, 4, &k->cluster[1]) ||
+          !load_le(data, 8, &k->cluster[2]) || !valid_cluster(k->cluster))
+        return Error::kBadElf;
     }
   }
   return layout(records, has_total, total, k);

@@ -7,7 +7,8 @@
 
 namespace vgpu::fatbin::detail {
 
-// Fills k->params (by ordinal) and k->param_bytes; k->name is left alone.
+// Fills k->params (by ordinal), k->param_bytes and k->cluster; k->name is
+// left alone.
 Error read_kernel_params(Bytes info, Kernel* k);
 
 }  // namespace vgpu::fatbin::detail

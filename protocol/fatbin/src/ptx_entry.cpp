@@ -1,5 +1,7 @@
 #include "ptx.h"
 
+#include <algorithm>
+
 #include "ptx_types.h"
 
 namespace vgpu::fatbin::detail {
@@ -42,6 +44,27 @@ Error parse_param(PtxLexer& lex, ParamDecl* d) {
   return d->size > kMaxParamBytes ? Error::kTooLarge : Error::kNone;
 }
 
+// The performance directives between the parameters and the body (.maxntid,
+// .reqntid, .minnctapersm, .reqnctapercluster, ...): only the cluster shape
+// matters here; the rest is the device's business.
+Error parse_directives(PtxLexer& lex, Kernel* k) {
+  for (std::string_view t = lex.peek(); !t.empty() && t != "{" && t != ";"; t = lex.peek()) {
+    lex.next();
+    if (t != ".reqnctapercluster") continue;
+    uint32_t dims[3] = {1, 1, 1};
+    for (int i = 0; i < 3; ++i) {
+      uint64_t n = 0;
+      if (!parse_unsigned(lex.next(), &n) || n > kMaxClusterBlocks) return Error::kBadPtx;
+      dims[i] = static_cast<uint32_t>(n);
+      if (lex.peek() != ",") break;
+      lex.next();
+    }
+    if (!valid_cluster(dims)) return Error::kBadPtx;
+    std::copy_n(dims, 3, k->cluster);
+  }
+  return Error::kNone;
+}
+
 }  // namespace
 
 Error parse_entry(PtxLexer& lex, Kernel* out) {
@@ -69,6 +92,7 @@ Error parse_entry(PtxLexer& lex, Kernel* out) {
     }
     k.param_bytes = static_cast<uint32_t>(end);
   }
+  if (Error e = parse_directives(lex, &k); e != Error::kNone) return e;
   k.name = std::string(name);
   *out = std::move(k);
   return Error::kNone;

@@ -76,7 +76,7 @@ VGPU_SIM_KERNEL(_Z10scale_rowsPfmiif) {
 
 // This plug-in uses device_printf (ABI 2), device_assert (ABI 3) and the
 // texture helpers (ABI 4, texture_kernels.cpp): declared once per plug-in.
-VGPU_SIM_REQUIRE_ABI(4);
+VGPU_SIM_REQUIRE_ABI(5);
 
 // printf_program.cu: device printf (vgpu_sim_launch::device_printf).
 
@@ -190,6 +190,45 @@ VGPU_SIM_KERNEL(_Z8grid_sumPKiiPiS1_) {
       for (unsigned b = 0; b < t.gridDim.x; ++b) s += partial[b];
       *out = s;
     }
+  });
+  return 0;
+}
+
+// clusters.cu: thread block clusters (vgpu_sim_launch::cluster).
+
+// __global__ void cluster_ranks(int* out): thread 0 of each block writes its
+// cluster rank + 100 * the cluster's block count.
+VGPU_SIM_KERNEL(_Z13cluster_ranksPi) {
+  int* out;
+  if (!read_params(launch, out)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    if (t.threadIdx.x != 0) return;
+    const unsigned block = t.blockIdx.y * t.gridDim.x + t.blockIdx.x;
+    out[block] = static_cast<int>(cluster_rank(launch, t) + 100 * cluster_blocks(launch));
+  });
+  return 0;
+}
+
+// __global__ void __cluster_dims__(2, 1, 1) fixed_pairs(int* out)
+VGPU_SIM_KERNEL(_Z11fixed_pairsPi) {
+  int* out;
+  if (!read_params(launch, out)) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    if (t.threadIdx.x == 0) out[t.blockIdx.x] = static_cast<int>(cluster_rank(launch, t));
+  });
+  return 0;
+}
+
+// __global__ void __cluster_dims__(2, 1, 1) swap_pairs(int* out): each block
+// reads its partner's shared `mine` (blockIdx.x * 10) after cluster.sync().
+VGPU_SIM_KERNEL(_Z10swap_pairsPi) {
+  int* out;
+  if (!read_params(launch, out)) return kBadParams;
+  if (cluster_blocks(launch) != 2) return kBadParams;
+  for_each_thread(launch, [&](const Thread& t) {
+    if (t.threadIdx.x != 0) return;
+    const unsigned partner = t.blockIdx.x - cluster_rank(launch, t) + (cluster_rank(launch, t) ^ 1);
+    out[t.blockIdx.x] = static_cast<int>(partner) * 10;
   });
   return 0;
 }

@@ -93,4 +93,14 @@ void for_each_thread(const vgpu_sim_launch* launch, Body&& body) {
             for (t.threadIdx.x = 0; t.threadIdx.x < t.blockDim.x; ++t.threadIdx.x) body(t);
 }
 
+// A block's rank in its thread block cluster, and the cluster's block count
+// (vgpu_sim_launch version 5), as cg::this_cluster() gives them.
+inline unsigned cluster_rank(const vgpu_sim_launch* launch, const Thread& t) {
+  const unsigned* c = launch->cluster;
+  return t.blockIdx.x % c[0] + (t.blockIdx.y % c[1]) * c[0] + (t.blockIdx.z % c[2]) * c[0] * c[1];
+}
+inline unsigned cluster_blocks(const vgpu_sim_launch* launch) {
+  return launch->cluster[0] * launch->cluster[1] * launch->cluster[2];
+}
+
 }  // namespace vgpu_test_kernels

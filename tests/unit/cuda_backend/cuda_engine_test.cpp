@@ -156,6 +156,38 @@ TEST_CASE("cuda engine: a launch passes the packed parameters and reports its GP
   CHECK(fake::stats().cooperative_launches == 1);
 }
 
+TEST_CASE("cuda engine: thread block clusters take the launch's shape or the kernel's own") {
+  Fixture f;
+  f.up();
+  f.function(1, test::kFill);
+  f.function(3, test::kPaired);
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(64 * 4, &p) == CUDA_SUCCESS);
+  const auto params = Params{}.at(0, p).at(8, int32_t{5}).at(12, int32_t{64}).bytes;
+  const uint32_t grid[3] = {4, 1, 1}, block[3] = {16, 1, 1}, pairs[3] = {2, 1, 1};
+  REQUIRE(f.engine->launch(1, grid, block, 0, params, false, pairs).result == CUDA_SUCCESS);
+  CHECK(fake::stats().cluster_launches == 1);
+  CHECK(fake::stats().last_cluster[0] == 2);
+  CHECK(reinterpret_cast<const int32_t*>(p)[63] == 5);
+  // The driver's own checks hold: a grid that is not a multiple of the shape.
+  const uint32_t six[3] = {6, 1, 1}, fours[3] = {4, 1, 1};
+  CHECK(f.engine->launch(1, six, block, 0, params, false, fours).result == CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  // Over the portable 8 blocks: the guest allowed it, so the engine tells the
+  // driver (the fake refuses 16 blocks otherwise).
+  const uint32_t sixteen[3] = {16, 1, 1};
+  REQUIRE(f.engine->launch(1, sixteen, block, 0, params, false, sixteen).result == CUDA_SUCCESS);
+  CHECK(fake::stats().last_cluster[0] == 16);
+  // A kernel whose shape is compiled in is launched without one (the fake
+  // refuses a launch shape for it).
+  const auto out = Params{}.at(0, p).bytes;
+  REQUIRE(f.engine->launch(3, grid, kOne, 0, out, false, pairs).result == CUDA_SUCCESS);
+  CHECK(fake::stats().cluster_launches == 3);
+  // Cooperative and clustered at once: both attributes.
+  REQUIRE(f.engine->launch(1, grid, block, 0, params, true, pairs).result == CUDA_SUCCESS);
+  CHECK(fake::stats().cooperative_launches == 1);
+  CHECK(fake::stats().cluster_launches == 4);
+}
+
 TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chunk") {
   Fixture f;
   f.up();

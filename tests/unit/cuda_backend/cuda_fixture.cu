@@ -43,6 +43,10 @@ __global__ void say(int tag) { (void)tag; }
 
 __global__ void tex_read(cudaTextureObject_t t, int x, int y, float* out) { *out = tex2D<float>(t, x + 0.5f, y + 0.5f); }
 
+// Its thread block cluster shape is fixed at compile time: the driver takes
+// no other at launch.
+__global__ void __cluster_dims__(2, 1, 1) paired(int* p) { p[blockIdx.x] = 1; }
+
 // Takes ns of the FAKE driver's modeled time (its timing model); extern "C",
 // so its name is just "work".
 extern "C" __global__ void work(unsigned long long ns) { (void)ns; }

@@ -75,6 +75,9 @@ struct Launch {
   uint32_t shared_mem;
   std::vector<uint8_t> params;  // host-private copy, param_bytes long
   bool cooperative = false;     // all blocks resident at once (grid-wide sync)
+  // Thread block cluster shape; {1, 1, 1}: none. Each grid dimension is a
+  // multiple of it, at most 16 blocks in all (the front checked).
+  uint32_t cluster[3] = {1, 1, 1};
 };
 struct RecordEvent { Handle event; };
 struct WaitEvent { Handle event; };

@@ -71,8 +71,23 @@ struct OpOf;
 #include "vgpu/protocol/calls.def"
 #undef VGPU_CALL
 
-// LaunchKernelRequest::flags.
+// LaunchKernelRequest::flags: bit 0 cooperative; bits 8-11, 12-15 and 16-19
+// the thread block cluster's x, y and z less one (0 everywhere: no cluster,
+// as a guest that knows none sends).
 inline constexpr uint32_t kLaunchCooperative = 0x1;
+inline constexpr uint32_t kLaunchClusterShift = 8;
+inline constexpr uint32_t kLaunchClusterMask = 0xfff00;
+inline constexpr uint32_t kLaunchFlagsKnown = kLaunchCooperative | kLaunchClusterMask;
+// Each dimension 1..16 (the caller checked).
+inline uint32_t launch_cluster_flags(const uint32_t dims[3]) {
+  return ((dims[0] - 1) | (dims[1] - 1) << 4 | (dims[2] - 1) << 8) << kLaunchClusterShift;
+}
+inline void launch_cluster_dims(uint32_t flags, uint32_t dims[3]) {
+  const uint32_t c = (flags & kLaunchClusterMask) >> kLaunchClusterShift;
+  dims[0] = (c & 0xf) + 1;
+  dims[1] = (c >> 4 & 0xf) + 1;
+  dims[2] = (c >> 8 & 0xf) + 1;
+}
 
 // Name of an opcode ("Malloc"), or empty if unknown.
 std::string_view op_name(uint16_t opcode);

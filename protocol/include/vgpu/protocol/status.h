@@ -36,6 +36,7 @@ enum class Status : int32_t {
   kLaunchFailure = 719,
   kNotPermitted = 800,  // on the wire: queued work refused because the VM's GPU-time quota is spent
   kNotSupported = 801,
+  kInvalidClusterSize = 912,  // a thread block cluster the launch or the device cannot have
   kUnknown = 999,
 };
 

@@ -436,8 +436,20 @@ CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction f)
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 16; break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 90; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *value = static_cast<int>(f->kernel->cluster[0]); break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *value = static_cast<int>(f->kernel->cluster[1]); break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *value = static_cast<int>(f->kernel->cluster[2]); break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *value = f->non_portable_cluster; break;
     default: *value = 0; break;
   }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr, int value) {
+  FAKE_GUARD
+  if (!s.functions.count(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (attr != CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) return CUDA_ERROR_INVALID_VALUE;
+  f->non_portable_cluster = value != 0;
   return CUDA_SUCCESS;
 }
 
@@ -453,9 +465,24 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* 
   return CUDA_SUCCESS;
 }
 
+CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                       CUstream st, void** params, void** extra);
+
+CUresult check_cluster(CUfunction f, const unsigned grid[3], const uint32_t* given);
+
+// A kernel with a compile-time cluster shape runs in it.
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
                         CUstream st, void** params, void** extra) {
+  const unsigned grid[3] = {gx, gy, gz};
+  if (CUresult r = check_cluster(f, grid, nullptr); r != CUDA_SUCCESS) return r;
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shared, st, params, extra);
+}
+
+CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                       CUstream st, void** params, void** extra) {
   std::string name;
   std::vector<uint8_t> buf;
   {
@@ -574,13 +601,47 @@ CUresult cuTexObjectDestroy(CUtexObject t) {
   return CUDA_SUCCESS;
 }
 
-// Only the cooperative attribute means anything to the fake; a cooperative
-// grid must fit the fake device at once (132 multiprocessors, 32 blocks each).
+// Clusters as an sm_90 driver checks them: a kernel whose shape is fixed at
+// compile time takes no other, each grid dimension a multiple of the shape,
+// at most 8 blocks unless the kernel allows 16.
+CUresult check_cluster(CUfunction f, const unsigned grid[3], const uint32_t* given) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.functions.count(f)) return CUDA_ERROR_INVALID_HANDLE;
+  const uint32_t* fixed = f->kernel->cluster[0] != 0 ? f->kernel->cluster : nullptr;
+  if (fixed && given) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  const uint32_t* shape = fixed ? fixed : given;
+  if (!shape) return CUDA_SUCCESS;
+  const uint64_t blocks = uint64_t{shape[0]} * shape[1] * shape[2];
+  if (blocks == 1) return CUDA_SUCCESS;
+  for (int i = 0; i < 3; ++i)
+    if (shape[i] == 0 || grid[i] % shape[i] != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  if (blocks > (f->non_portable_cluster ? 16u : 8u)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  ++s.stats.cluster_launches;
+  std::copy_n(shape, 3, s.stats.last_cluster);
+  return CUDA_SUCCESS;
+}
+
+// The cooperative and cluster attributes mean something to the fake; a
+// cooperative grid must fit the fake device at once (132 multiprocessors, 32
+// blocks each).
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
   if (!config || (config->numAttrs > 0 && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
   bool cooperative = false;
-  for (unsigned i = 0; i < config->numAttrs; ++i)
-    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) cooperative = config->attrs[i].value.cooperative != 0;
+  uint32_t cluster[3] = {};
+  bool has_cluster = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute& a = config->attrs[i];
+    if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) cooperative = a.value.cooperative != 0;
+    if (a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      has_cluster = true;
+      cluster[0] = a.value.clusterDim.x;
+      cluster[1] = a.value.clusterDim.y;
+      cluster[2] = a.value.clusterDim.z;
+    }
+  }
+  const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+  if (CUresult r = check_cluster(f, grid, has_cluster ? cluster : nullptr); r != CUDA_SUCCESS) return r;
   if (cooperative) {
     const uint64_t blocks = uint64_t{config->gridDimX} * config->gridDimY * config->gridDimZ;
     if (blocks > 132 * 32) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
@@ -588,9 +649,9 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** par
     std::lock_guard<std::mutex> lock(s.mu);
     ++s.stats.cooperative_launches;
   }
-  return api::cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                        config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params,
-                        extra);
+  return launch_kernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                       config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params,
+                       extra);
 }
 
 }  // namespace api

@@ -88,6 +88,8 @@ struct Stats {
   int64_t h2d_copies = 0, d2h_copies = 0;  // cuMemcpy*Async calls
   int64_t launches = 0;
   int64_t cooperative_launches = 0;  // through cuLaunchKernelEx
+  int64_t cluster_launches = 0;      // with a cluster of more than one block
+  uint32_t last_cluster[3] = {};     // that launch's shape
   int64_t live_textures = 0;
   uint64_t last_launch_param_bytes = 0;
   uint64_t modeled_kernel_ns = 0;  // this process's share of kernel_busy_ns

@@ -33,6 +33,7 @@ struct CUmod_st {
 struct CUfunc_st {
   CUmod_st* module = nullptr;
   const vgpu::fatbin::Kernel* kernel = nullptr;
+  bool non_portable_cluster = false;  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 };
 
 namespace vgpu::test::fake_cuda {

@@ -38,6 +38,15 @@ inline constexpr uint64_t kMaxImageBytes = 1ull << 30;        // 1 GiB decompres
 inline constexpr uint64_t kMaxTotalImageBytes = 4ull << 30;   // all entries of one fat binary
 inline constexpr uint32_t kMaxParams = 4096;                  // CUDA allows 32764 bytes of params
 inline constexpr uint32_t kMaxParamBytes = 32764;
+// Blocks in one thread block cluster: 8 portably, 16 where a kernel allows a
+// non-portable size (sm_90).
+inline constexpr uint32_t kMaxPortableClusterBlocks = 8;
+inline constexpr uint32_t kMaxClusterBlocks = 16;
+// Each dimension at least 1, at most kMaxClusterBlocks blocks in all.
+inline bool valid_cluster(const uint32_t dims[3]) {
+  if (dims[0] == 0 || dims[1] == 0 || dims[2] == 0) return false;
+  return uint64_t{dims[0]} * dims[1] * dims[2] <= kMaxClusterBlocks;
+}
 
 struct Param {
   uint32_t offset = 0;  // byte offset in the packed parameter buffer
@@ -48,6 +57,10 @@ struct Kernel {
   std::string name;           // mangled device name, e.g. _Z5saxpyfPKfPfi
   std::vector<Param> params;  // in declaration order
   uint32_t param_bytes = 0;   // total size of the packed buffer (end of the last param)
+  // Thread block cluster dimensions fixed at compile time (__cluster_dims__:
+  // the cubin's EIATTR_CTA_PER_CLUSTER, PTX's .reqnctapercluster); all 0
+  // when the kernel has none and its launch chooses.
+  uint32_t cluster[3] = {0, 0, 0};
 };
 
 struct Variable {
