@@ -10,6 +10,7 @@ packages=(
   libtbb-dev libsqlite3-dev sqlite3     # oneTBB queues, the policy store (and its CLI)
   libhowardhinnant-date-dev tzdata      # courses' time zones (the system's tz database)
   libseccomp-dev                        # the sim worker's sandbox
+  libsystemd-dev                        # vgpud under systemd: readiness, watchdog, journal
   libzstd-dev liblz4-dev                # compressed fat binary entries
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
   libfmt-dev libspdlog-dev              # logging

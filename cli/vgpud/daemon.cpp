@@ -478,6 +478,23 @@ void Daemon::run_slow(Channel& ch, std::function<std::function<void()>()> work) 
 
 void Daemon::on_wake() {
   if (any_finished_.exchange(false, std::memory_order_acq_rel)) run_finished();
+  const uint64_t asked = probe_asked_.load(std::memory_order_acquire);
+  if (asked != probe_answered_.load(std::memory_order_relaxed)) {
+    {
+      std::lock_guard lock(probe_mu_);
+      probe_answered_.store(asked, std::memory_order_release);
+    }
+    probe_cv_.notify_all();
+  }
+}
+
+bool Daemon::responsive(std::chrono::milliseconds within) {
+  std::unique_lock lock(probe_mu_);
+  const uint64_t asked = probe_asked_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  loop_->wake();
+  return probe_cv_.wait_for(lock, within, [&] {
+    return probe_answered_.load(std::memory_order_acquire) >= asked;
+  });
 }
 
 void Daemon::run_finished() {

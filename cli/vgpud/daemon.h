@@ -67,6 +67,11 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
 
   std::string socket_path() const;
 
+  // Any thread, after start(): true once the transport loop has woken and
+  // answered within `within` (the service watchdog's probe: a loop stuck in
+  // a call answers nothing, so systemd gets no ping).
+  bool responsive(std::chrono::milliseconds within);
+
  private:
   struct Session;
   struct Channel;
@@ -154,6 +159,12 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   std::vector<std::function<void()>> finished_;  // for the loop thread (guarded by finished_mu_)
   std::atomic<bool> any_finished_{false};
   std::chrono::steady_clock::time_point started_;
+
+  // responsive(): probes asked, and the last one on_wake answered.
+  std::atomic<uint64_t> probe_asked_{0};
+  std::atomic<uint64_t> probe_answered_{0};
+  std::mutex probe_mu_;
+  std::condition_variable probe_cv_;
 
   // Loop thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;

@@ -14,6 +14,8 @@
 #include "../common/version.h"
 #include "backend_choice.h"
 #include "daemon.h"
+#include "journal_log.h"
+#include "service_notify.h"
 #include "vm_sockets.h"
 
 namespace {
@@ -136,8 +138,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  std::string log_target = "auto";
+  app.add_option("--log-target", log_target,
+                 "stderr, journal (with PRIORITY, VM, STUDENT and COURSE fields), or auto: the "
+                 "journal when systemd connected standard error to it")
+      ->check(CLI::IsMember({"auto", "stderr", "journal"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (log_target == "journal" || (log_target == "auto" && daemon::stderr_is_journal()))
+    daemon::log_to_journal();
 
   // Block the signals before any thread starts, so only sigwait sees them.
   sigset_t signals;
@@ -217,19 +227,27 @@ int main(int argc, char** argv) {
     spdlog::error("vgpud: {}", why.empty() ? "cannot start the backend (see above)" : why);
     return 1;
   }
+  const std::string backend_name(exec->name());
   daemon::Daemon d(config, std::move(exec), std::move(stores));
   if (!ok(d.start(&why))) {
     spdlog::error("vgpud: {}", why);
     return 1;
   }
   spdlog::info("vgpud: scheduling: {}", daemon::describe(config.scheduling->settings()));
+  // systemd (Type=notify): every socket listens now.
+  daemon::ServiceNotifier service;
+  service.ready("serving VMs at " + config.runtime_dir + " on the " + backend_name + " backend",
+                [&d](std::chrono::milliseconds within) { return d.responsive(within); });
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    service.reloading();
     if (std::string bad; !ok(config.scheduling->reload(&bad))) {
       spdlog::error("vgpud: SIGHUP: scheduling settings kept as they were: {}", bad);
     }
+    service.ready_again();
   }
   spdlog::info("vgpud: {} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  service.stopping();
   d.stop();
   return 0;
 }

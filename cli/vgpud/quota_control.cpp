@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "admin_ops.h"
+#include "journal_log.h"
 #include "admin_protocol.h"
 #include "vgpu/policy/units.h"
 
@@ -61,6 +62,8 @@ bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::
   }
   backend_->set_memory_cap(tenant, p.memory_cap);
   *params = params_of(p);
+  const policy::TenantStatus who = accounting_.status_of(tenant);
+  remember_vm_people(who.vm, {who.student, who.course});  // its log lines' fields
   std::lock_guard lock(mu_);
   connected_.insert(tenant);
   return true;

@@ -80,6 +80,13 @@ command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (scrip
 systemd-analyze verify "$unit" >"$T/verify.log" 2>&1 ||
   { cat "$T/verify.log" >&2; fail "systemd-analyze verify $unit"; }
 echo "install_test: the unit passes systemd-analyze verify"
+grep -q '^Type=notify$' "$unit" && grep -q '^WatchdogSec=' "$unit" ||
+  fail "the unit is not Type=notify with a watchdog"
+# Sandboxed: systemd's exposure score (0 safest, 10 none) at most 4.0 (3.4
+# when written: docs/robustness.md).
+systemd-analyze security --offline=true --threshold=40 "$unit" >"$T/security.log" 2>&1 ||
+  { cat "$T/security.log" >&2; fail "systemd-analyze security: the unit's exposure is above 4.0"; }
+echo "install_test: the unit is sandboxed: $(grep -o 'Overall exposure level.*' "$T/security.log")"
 
 # 4. The guest module from the installed sources: through DKMS (as a guest
 # installs it, in trees of this test's own; sign_file pointing nowhere keeps
