@@ -93,7 +93,7 @@ void add_quota_commands(CLI::App& app, Context& ctx) {
       "keep their value");
   add_target(set, target);
   set->add_option("--gpu-time", gpu_time,
-                  "GPU time per period: 2h/week, 90m/day, 10h/2025-01-06..2025-03-31, unlimited")
+                  "GPU time per period: 2h/week, 90m/day, 20h/month, 10h/2025-01-06..2025-03-31, unlimited")
       ->check(gpu_time_validator());
   set->add_option("--memory", memory, "device-memory cap per VM: 4GiB, 512MiB, none")
       ->check(bytes_validator());

@@ -33,19 +33,11 @@ std::string_view calendar_name(Calendar c) {
 }
 
 Window calendar_period_at(Calendar c, int64_t t, const TimeZone& tz) {
-  if (c != Calendar::kMonth) {
-    GpuTime g;
-    g.period = c == Calendar::kDay ? PeriodKind::kDay : PeriodKind::kWeek;
-    return window_at(g, t, tz);
-  }
-  const Civil local = civil_from_unix(tz.local_at(t));
-  const int next_year = local.month == 12 ? local.year + 1 : local.year;
-  const int next_month = local.month == 12 ? 1 : local.month + 1;
-  Window w{tz.instant_of(days_from_civil(local.year, local.month, 1) * 86400),
-           tz.instant_of(days_from_civil(next_year, next_month, 1) * 86400)};
-  w.start = std::min(w.start, t);  // as window_at: always holds `t`
-  w.end = std::max(w.end, t + 1);
-  return w;
+  GpuTime g;
+  g.period = c == Calendar::kDay    ? PeriodKind::kDay
+             : c == Calendar::kWeek ? PeriodKind::kWeek
+                                    : PeriodKind::kMonth;
+  return window_at(g, t, tz);
 }
 
 std::string calendar_label(Calendar c, int64_t start, const TimeZone& tz) {

@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 6> kMigrations = {
+constexpr std::array<std::string_view, 7> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -155,6 +155,30 @@ constexpr std::array<std::string_view, 6> kMigrations = {
     // made before it are in UTC, as they always were.
     R"sql(
       ALTER TABLE courses ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+    )sql",
+
+    // 7: budgets per month (2h/month). SQLite cannot change a CHECK
+    // constraint: the table is made again with 'month' allowed.
+    R"sql(
+      CREATE TABLE quotas_v7 (
+        scope        TEXT NOT NULL CHECK (scope IN ('default', 'course', 'student')),
+        scope_id     INTEGER NOT NULL,
+        gpu_limited  INTEGER,
+        gpu_ns       INTEGER,
+        period       TEXT CHECK (period IN ('day', 'week', 'month', 'range')),
+        range_start  INTEGER,
+        range_end    INTEGER,
+        memory       INTEGER CHECK (memory >= 0),
+        weight       INTEGER CHECK (weight >= 1),
+        on_exhaust   TEXT CHECK (on_exhaust IN ('reject', 'wait', 'best-effort')),
+        PRIMARY KEY (scope, scope_id)
+      );
+      INSERT INTO quotas_v7 (scope, scope_id, gpu_limited, gpu_ns, period, range_start,
+                             range_end, memory, weight, on_exhaust)
+        SELECT scope, scope_id, gpu_limited, gpu_ns, period, range_start, range_end, memory,
+               weight, on_exhaust FROM quotas;
+      DROP TABLE quotas;
+      ALTER TABLE quotas_v7 RENAME TO quotas;
     )sql",
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "civil_time.h"
+
 namespace vgpu::policy {
 namespace {
 
@@ -48,6 +50,13 @@ Window window_at(const GpuTime& g, int64_t now) {
     case PeriodKind::kWeek: {
       const int64_t start = floor_to(now, kWeek, kMonday);
       return {start, start + kWeek};
+    }
+    case PeriodKind::kMonth: {
+      const Civil c = civil_from_unix(now);
+      const int next_year = c.month == 12 ? c.year + 1 : c.year;
+      const int next_month = c.month == 12 ? 1 : c.month + 1;
+      return {days_from_civil(c.year, c.month, 1) * kDay,
+              days_from_civil(next_year, next_month, 1) * kDay};
     }
     case PeriodKind::kRange:
       return {g.range_start, g.range_end};

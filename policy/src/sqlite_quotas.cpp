@@ -11,6 +11,8 @@ const char* period_text(PeriodKind p) {
       return "day";
     case PeriodKind::kWeek:
       return "week";
+    case PeriodKind::kMonth:
+      return "month";
     case PeriodKind::kRange:
       return "range";
   }
@@ -20,6 +22,7 @@ const char* period_text(PeriodKind p) {
 PeriodKind period_from(const std::string& s) {
   if (s == "day") return PeriodKind::kDay;
   if (s == "range") return PeriodKind::kRange;
+  if (s == "month") return PeriodKind::kMonth;
   return PeriodKind::kWeek;
 }
 

@@ -231,7 +231,7 @@ bool parse_gpu_time(std::string_view text, GpuTime* out, std::string* why) {
   const size_t slash = text.find('/');
   if (slash == std::string_view::npos) {
     *why = "not a GPU-time budget: " + quoted +
-           " (examples: 2h/week, 90m/day, 10h/2025-01-06..2025-03-31, unlimited)";
+           " (examples: 2h/week, 90m/day, 20h/month, 10h/2025-01-06..2025-03-31, unlimited)";
     return false;
   }
   GpuTime g;
@@ -245,6 +245,8 @@ bool parse_gpu_time(std::string_view text, GpuTime* out, std::string* why) {
     g.period = PeriodKind::kDay;
   } else if (period == "week") {
     g.period = PeriodKind::kWeek;
+  } else if (period == "month") {
+    g.period = PeriodKind::kMonth;
   } else if (const size_t dots = period.find(".."); dots != std::string_view::npos) {
     g.period = PeriodKind::kRange;
     if (!parse_date(period.substr(0, dots), false, 0, &g.range_start, why) ||
@@ -336,6 +338,8 @@ std::string format_gpu_time(const GpuTime& g) {
       return out + "day";
     case PeriodKind::kWeek:
       return out + "week";
+    case PeriodKind::kMonth:
+      return out + "month";
     case PeriodKind::kRange:
       // The range ends at 00:00 after its last day; show the last day.
       return out + format_date(g.range_start) + ".." + format_date(g.range_end - 1);

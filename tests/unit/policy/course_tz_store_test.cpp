@@ -122,7 +122,7 @@ TEST_CASE("a version 5 database gains course time zones, its courses in UTC") {
   }
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 6);
+  CHECK(s->schema_version() == 7);
   CHECK(course_zone(*s, "cs101") == "UTC");
   REQUIRE(s->set_course_time_zone(root(), "cs101", "Europe/Berlin").ok());
   CHECK(course_zone(*s, "cs101") == "Europe/Berlin");
@@ -182,4 +182,45 @@ TEST_CASE("a Berlin student's daily budget renews at Berlin's midnight, across t
   st = restarted.status_of(a1);
   CHECK(st.budget.window == Window{kMar30 + 3600, kMar30 + 3600 + 86400});
   CHECK(st.budget.spent_ns == 0);
+}
+
+TEST_CASE("a version 6 database keeps its quotas and takes monthly budgets") {
+  TempDb db;
+  {
+    sql::Db raw;
+    std::string why;
+    REQUIRE(raw.open(db.path, &why));
+    REQUIRE(migrate(raw, &why, 6));
+    REQUIRE(raw.exec("INSERT INTO courses(name, created_at) VALUES('cs101', 100)", &why));
+    REQUIRE(raw.exec("INSERT INTO quotas(scope, scope_id, gpu_limited, gpu_ns, period, memory, "
+                     "weight, on_exhaust) VALUES('course', 1, 1, 7200000000000, 'week', 4096, 2, "
+                     "'wait')",
+                     &why));
+    // Version 6 has no monthly budgets.
+    CHECK_FALSE(raw.exec("INSERT INTO quotas(scope, scope_id, gpu_limited, gpu_ns, period) "
+                         "VALUES('default', 0, 1, 1, 'month')",
+                         &why));
+  }
+  auto s = db.open();
+  REQUIRE(s);
+  CHECK(s->schema_version() == 7);
+  QuotaFields q;
+  REQUIRE(s->get_quota(root(), {QuotaTarget::Kind::kCourse, "cs101"}, &q).ok());
+  REQUIRE(q.gpu_time);
+  CHECK(format_gpu_time(*q.gpu_time) == "2h/week");
+  CHECK(q.memory == std::optional<uint64_t>(4096));
+  CHECK(q.weight == std::optional<uint32_t>(2));
+  CHECK(q.on_exhaust == std::optional<OnExhaust>(OnExhaust::kWait));
+
+  GpuTime monthly;
+  std::string why;
+  REQUIRE(parse_gpu_time("20h/month", &monthly, &why));
+  QuotaFields f;
+  f.gpu_time = monthly;
+  REQUIRE(s->set_quota(root(), {QuotaTarget::Kind::kCourse, "cs101"}, f).ok());
+  REQUIRE(s->get_quota(root(), {QuotaTarget::Kind::kCourse, "cs101"}, &q).ok());
+  REQUIRE(q.gpu_time);
+  CHECK(q.gpu_time->period == PeriodKind::kMonth);
+  CHECK(format_gpu_time(*q.gpu_time) == "20h/month");
+  CHECK(q.memory == std::optional<uint64_t>(4096));  // the other fields untouched
 }

@@ -102,6 +102,31 @@ TEST_CASE("quota windows: a Berlin course's days and weeks follow its wall clock
   CHECK(window_at(range, 0) == Window{range.range_start, range.range_end});
 }
 
+TEST_CASE("quota windows: months renew on the 1st at midnight with 28 to 31 days") {
+  const GpuTime month = per(1, PeriodKind::kMonth);
+  // UTC: 2024-02 (a leap February), 2024-12 into 2025-01.
+  constexpr int64_t kFeb01_2024 = 1706745600, kMar01_2024 = 1709251200;
+  constexpr int64_t kDec01_2024 = 1733011200, kJan01_2025 = 1735689600;
+  CHECK(window_at(month, kFeb01_2024) == Window{kFeb01_2024, kMar01_2024});
+  CHECK(window_at(month, kMar01_2024 - 1) == Window{kFeb01_2024, kMar01_2024});
+  CHECK(kMar01_2024 - kFeb01_2024 == 29 * 86400);
+  CHECK(window_at(month, kJan01_2025 - 1) == Window{kDec01_2024, kJan01_2025});
+  CHECK(window_at(month, kJan01_2025).start == kJan01_2025);
+  CHECK(window_at(month, kJan01_2025).end - kJan01_2025 == 31 * 86400);
+  // Berlin: March 2025 begins at its midnight and holds the 23-hour day.
+  const TimeZone berlin = zone("Europe/Berlin");
+  CHECK(window_at(month, kMar30, berlin) == Window{kMar01, kApr01});
+  CHECK(kApr01 - kMar01 == 31 * 86400 - kHour);
+  // 2025-03-31 22:30 UTC is 2025-04-01 00:30 in Berlin: April there, March in UTC.
+  CHECK(window_at(month, kApr01 + 1800, berlin).start == kApr01);
+  CHECK(window_at(month, kApr01 + 1800).start == kMar01 + kHour);  // UTC's 2025-03-01
+  // The report calendar's months are the same windows.
+  CHECK(calendar_period_at(Calendar::kMonth, kMar30, berlin) == window_at(month, kMar30, berlin));
+  // A monthly budget over a whole month and over half of one.
+  const GpuTime twenty = per(20 * kNsPerHour, PeriodKind::kMonth);
+  CHECK(budget_between(twenty, berlin, kMar01, kApr01) == std::optional<int64_t>(20 * kNsPerHour));
+}
+
 TEST_CASE("quota windows: a midnight that does not happen starts the day when it ends") {
   // Cuba moves its clocks from 00:00 to 01:00 (2025-03-09).
   const TimeZone havana = zone("America/Havana");

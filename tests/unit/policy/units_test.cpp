@@ -71,6 +71,12 @@ TEST_CASE("GPU-time budgets name a period") {
   REQUIRE(parse_gpu_time("90m/day", &g, &why));
   CHECK(g.period == PeriodKind::kDay);
   CHECK(format_gpu_time(g) == "1h30m/day");
+  REQUIRE(parse_gpu_time("20h/month", &g, &why));
+  CHECK(g.period == PeriodKind::kMonth);
+  CHECK(g.budget_ns == 20 * 3600 * kS);
+  CHECK(format_gpu_time(g) == "20h/month");
+  CHECK_FALSE(parse_gpu_time("20h/months", &g, &why));
+  CHECK_THAT(why, Catch::Contains("20h/month"));  // the examples name it
   REQUIRE(parse_gpu_time("10h/2025-01-06..2025-03-31", &g, &why));
   CHECK(g.period == PeriodKind::kRange);
   CHECK(format_date(g.range_start) == "2025-01-06");

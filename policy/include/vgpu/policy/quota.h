@@ -19,6 +19,7 @@ enum class PeriodKind : uint8_t {
   kDay,    // renews every day at 00:00 (UTC, or the course's time zone)
   kWeek,   // renews every Monday at 00:00 (UTC, or the course's time zone)
   kRange,  // one budget for a fixed range of days; none outside it
+  kMonth,  // renews on the 1st of each month at 00:00 (UTC, or the course's time zone)
 };
 
 struct GpuTime {
