@@ -14,11 +14,13 @@
 //   noread   requests whose replies it never reads, then it holds on
 //   bomb     module loads that cost the host as much as it allows (module_bomb.h)
 //   latency  one inline call (GetDeviceCount) after another for SECONDS: how
-//            many, and the slowest (what holds up the host's loop shows here)
+//            many, the slowest and p50/p99 (what holds up the host's loop
+//            shows here); paced and with checked copies if asked
 //
 // It prints "key value" lines, then "RESULT ok" (exit 0) or "RESULT fail: why".
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +28,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "attacks.h"
 #include "channel.h"
@@ -47,6 +50,8 @@ struct Options {
   uint64_t foreign = 0;
   uint64_t seed = 0;
   int count = 100;
+  int interval_us = 0;       // latency: pause between calls
+  int round_trip_every = 0;  // latency: a checked copy round trip every Nth call
 };
 
 int fail(const std::string& why) {
@@ -286,11 +291,18 @@ int run_flood(const Options& o, Channel& ch) {
   return 0;
 }
 
-int run_latency(const Options& o, Channel& ch) {
+// With --interval-us the calls are paced (a program that computes between
+// them); with --round-trip-every N every Nth call is followed by a 4 KiB copy
+// to the device and back, its data checked and its time counted apart (work
+// that goes through the scheduler, not answered at once).
+int run_latency(const Options& o, Channel& ch, std::mt19937_64& rng) {
   Pipeline p(ch, 1);
+  uint64_t buf = 0;
+  if (o.round_trip_every > 0 && !malloc_one(p, 4096, &buf)) return fail("Malloc failed");
   const auto end = Clock::now() + std::chrono::duration<double>(o.seconds);
-  uint64_t calls = 0, over_10ms = 0;
+  uint64_t calls = 0, over_10ms = 0, bad_data = 0;
   double worst_us = 0;
+  std::vector<double> call_us, trip_us;
   while (Clock::now() < end) {
     const auto t0 = Clock::now();
     if (!p.call(make(GetDeviceCountRequest{}), "GetDeviceCount", nullptr)) {
@@ -299,11 +311,30 @@ int run_latency(const Options& o, Channel& ch) {
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     worst_us = std::max(worst_us, us);
     over_10ms += us > 10000;
+    call_us.push_back(us);
     calls++;
+    if (o.round_trip_every > 0 && calls % static_cast<uint64_t>(o.round_trip_every) == 0) {
+      const auto r0 = Clock::now();
+      bad_data += !round_trip(p, ch, buf, 4096, rng);
+      trip_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - r0).count());
+    }
+    if (o.interval_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(o.interval_us));
   }
-  std::printf("calls %llu\nworst_us %.0f\nover_10ms %llu\n",
+  auto percentile = [](std::vector<double> v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+  };
+  std::printf("calls %llu\nworst_us %.0f\nover_10ms %llu\np50_us %.1f\np99_us %.1f\n",
               static_cast<unsigned long long>(calls), worst_us,
-              static_cast<unsigned long long>(over_10ms));
+              static_cast<unsigned long long>(over_10ms), percentile(call_us, 0.5),
+              percentile(call_us, 0.99));
+  if (o.round_trip_every > 0) {
+    std::printf("round_trips %zu\ntrip_p50_us %.1f\ntrip_p99_us %.1f\nbad_data %llu\n",
+                trip_us.size(), percentile(trip_us, 0.5), percentile(trip_us, 0.99),
+                static_cast<unsigned long long>(bad_data));
+    if (bad_data) return fail("a copy came back wrong");
+  }
   std::printf("RESULT ok\n");
   return 0;
 }
@@ -340,6 +371,8 @@ bool parse(int argc, char** argv, Options* o) {
     else if (k == "--foreign") o->foreign = std::strtoull(v.c_str(), nullptr, 0);
     else if (k == "--seed") o->seed = std::strtoull(v.c_str(), nullptr, 0);
     else if (k == "--count") o->count = std::atoi(v.c_str());
+    else if (k == "--interval-us") o->interval_us = std::atoi(v.c_str());
+    else if (k == "--round-trip-every") o->round_trip_every = std::atoi(v.c_str());
     else return false;
   }
   return true;
@@ -356,7 +389,7 @@ int main(int argc, char** argv) {
                  "usage: vgpu-test-vm fields|framing|slots|honest|flood|noread|latency|bomb "
                  "[--socket PATH] "
                  "[--vm NAME] [--region FILE] [--seconds S] [--foreign 0xPTR] [--seed N] "
-                 "[--count N]\n");
+                 "[--count N] [--interval-us N] [--round-trip-every N]\n");
     return 2;
   }
   std::mt19937_64 rng(o.seed ? o.seed : std::random_device{}());
@@ -370,7 +403,7 @@ int main(int argc, char** argv) {
   if (o.mode == "honest") return run_honest(o, *ch, rng);
   if (o.mode == "flood") return run_flood(o, *ch);
   if (o.mode == "noread") return run_noread(o, *ch);
-  if (o.mode == "latency") return run_latency(o, *ch);
+  if (o.mode == "latency") return run_latency(o, *ch, rng);
   if (o.mode == "bomb") return run_bomb(*ch, o.seconds);
   return fail("unknown mode " + o.mode);
 }
