@@ -11,6 +11,8 @@ packages=(
   libhowardhinnant-date-dev tzdata      # courses' time zones (the system's tz database)
   libseccomp-dev                        # the sim worker's sandbox
   libsystemd-dev                        # vgpud under systemd: readiness, watchdog, journal
+  libcpp-httplib-dev                    # vgpud's Prometheus metrics endpoint
+  prometheus                            # the metrics test scrapes vgpud with a real Prometheus
   libzstd-dev liblz4-dev                # compressed fat binary entries
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
   libfmt-dev libspdlog-dev              # logging

@@ -12,6 +12,8 @@
 #include "vgpu/protocol/codec.h"
 #include "vgpu/protocol/handover.h"
 #include "vgpu/protocol/vm_region.h"
+#include "metrics.h"
+#include "vm_people.h"
 #include "policy_status.h"
 #include "session_rules.h"
 #include "vm_sockets.h"
@@ -107,11 +109,37 @@ Status Daemon::start(std::string* why) {
     libvirt_->after_request(request, answer);
   });
   dispatcher_->start();
+  if (!config_.metrics_listen.empty()) {
+    metrics_ = std::make_unique<MetricsServer>();
+    const Status s = metrics_->start(
+        config_.metrics_listen,
+        [this] {
+          nlohmann::json usage = {{"vms", nlohmann::json::array()}};
+          for (const auto& [tenant, u] : dispatcher_->usage_all()) {
+            const std::optional<VmPeople> who = people_of_tenant(tenant);
+            if (!who) continue;  // never admitted
+            usage["vms"].push_back({{"vm", who->vm}, {"student", who->student},
+                                    {"course", who->course}, {"gpu_ns", u.gpu_ns},
+                                    {"kernels", u.kernels}});
+          }
+          return prometheus_text(
+              daemon_status({loop_.get(), backend_.get(), dispatcher_.get(), &counters_, started_}),
+              quotas_->top_all(), usage, backend_->device().total_memory);
+        },
+        why);
+    if (!ok(s)) {
+      dispatcher_->stop();
+      return s;
+    }
+    spdlog::info("vgpud: metrics at http://{}:{}/metrics", metrics_->host(), metrics_->port());
+  }
   if (Status s = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir, why); !ok(s)) {
+    if (metrics_) metrics_->stop();
     dispatcher_->stop();
     return s;
   }
   if (Status s = loop_->start(why); !ok(s)) {
+    if (metrics_) metrics_->stop();
     quotas_->stop();
     dispatcher_->stop();
     return s;
@@ -128,6 +156,7 @@ Status Daemon::start(std::string* why) {
 
 void Daemon::stop() {
   if (!loop_) return;
+  if (metrics_) metrics_->stop();  // no more scrapes: they read what stops below
   if (libvirt_) libvirt_->stop();  // no more domain events; open sessions end
   quotas_->stop();  // no more admin requests
   loop_->stop();    // closes every channel through on_close

@@ -17,6 +17,7 @@
 #include "vgpu/executor/backend.h"
 #include "daemon_status.h"
 #include "libvirt_control.h"
+#include "metrics_server.h"
 #include "quota_control.h"
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/policy/store.h"
@@ -36,6 +37,7 @@ struct DaemonConfig {
   std::vector<transport::VmSpec> vms;  // real VMs served from the start (vm_sockets.h)
   std::string libvirt_uri;  // whose domains to watch (docs/libvirt.md); "" or "none": none
   int vm_gid = -1;          // group of the VM sockets (QEMU's); -1: the daemon's
+  std::string metrics_listen;  // HOST:PORT for Prometheus (metrics_server.h); "": none
   std::chrono::milliseconds flush_interval{1000};
   // Threads answering slow calls (CallHandler::slow), one per VM at a time.
   int call_threads = 2;
@@ -149,6 +151,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   std::unique_ptr<scheduler::Dispatcher> dispatcher_;
   std::unique_ptr<transport::HostLoop> loop_;
   std::unique_ptr<LibvirtControl> libvirt_;  // attached domains: sockets, lifecycle, sessions
+  std::unique_ptr<MetricsServer> metrics_;   // --metrics-listen
   executor::CallHandler calls_;
 
   TenantCounters counters_;  // what each VM did wrong (daemon_status.h)

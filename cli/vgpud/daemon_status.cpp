@@ -103,8 +103,10 @@ json daemon_status(const StatusSources& s) {
     t["modules"] = h.modules;
     t["pending"] = h.pending;
   }
+  uint64_t gpu_ns = 0;  // every VM's, gone ones too: it never goes back
   for (const auto& [id, u] : usage) {
     if (u.queued > 0) entry(id)["queued"] = u.queued;
+    gpu_ns += u.gpu_ns;
   }
   json list = json::array();
   uint64_t queued = 0;
@@ -135,6 +137,7 @@ json daemon_status(const StatusSources& s) {
         {"work_failed", totals.work_failed},
         {"backpressure", totals.backpressure}}},
       {"queued", queued},
+      {"gpu_ns", gpu_ns},
       {"tenants", list},
   };
 }

@@ -1,5 +1,7 @@
 #include "journal_log.h"
 
+#include "vm_people.h"
+
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -12,17 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
 
 namespace vgpu::daemon {
 
 namespace {
-
-std::mutex people_mu;
-std::unordered_map<std::string, VmPeople>& people() {
-  static std::unordered_map<std::string, VmPeople> map;  // guarded by people_mu
-  return map;
-}
 
 // syslog(3)'s levels, which journald's PRIORITY= takes.
 int priority_of(spdlog::level::level_enum level) {
@@ -72,11 +67,6 @@ class JournalSink final : public spdlog::sinks::base_sink<std::mutex> {
 
 }  // namespace
 
-void remember_vm_people(const std::string& vm, VmPeople people_of_vm) {
-  std::lock_guard lock(people_mu);
-  people()[vm] = std::move(people_of_vm);
-}
-
 std::vector<std::string> journal_fields(spdlog::level::level_enum level, std::string_view message) {
   std::vector<std::string> fields;
   fields.push_back("MESSAGE=" + std::string(message));
@@ -85,11 +75,10 @@ std::vector<std::string> journal_fields(spdlog::level::level_enum level, std::st
   const std::string vm(vm_of(message));
   if (vm.empty()) return fields;
   fields.push_back("VM=" + vm);
-  std::lock_guard lock(people_mu);
-  const auto it = people().find(vm);
-  if (it == people().end()) return fields;
-  if (!it->second.student.empty()) fields.push_back("STUDENT=" + it->second.student);
-  if (!it->second.course.empty()) fields.push_back("COURSE=" + it->second.course);
+  const std::optional<VmPeople> who = people_of_vm(vm);
+  if (!who) return fields;
+  if (!who->student.empty()) fields.push_back("STUDENT=" + who->student);
+  if (!who->course.empty()) fields.push_back("COURSE=" + who->course);
   return fields;
 }
 

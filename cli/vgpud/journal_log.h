@@ -4,7 +4,7 @@
 //   journalctl -u vgpud VM=alice      journalctl COURSE=gpu101 -p warning
 // work. VM= comes from the line (the daemon starts every line about one VM
 // with "vm NAME:"); STUDENT= and COURSE= from who the VM belonged to when it
-// was last admitted.
+// was last admitted (vm_people.h).
 #pragma once
 
 #include <spdlog/common.h>
@@ -14,14 +14,6 @@
 #include <vector>
 
 namespace vgpu::daemon {
-
-struct VmPeople {
-  std::string student;  // empty: unassigned
-  std::string course;
-};
-
-// Any thread: remembers whom VM `vm`'s log lines concern from now on.
-void remember_vm_people(const std::string& vm, VmPeople people);
 
 // The journal fields of one log line, "FIELD=value" each, MESSAGE first.
 std::vector<std::string> journal_fields(spdlog::level::level_enum level, std::string_view message);

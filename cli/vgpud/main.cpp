@@ -138,6 +138,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  std::string metrics_listen;
+  app.add_option("--metrics-listen", metrics_listen,
+                 "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9400; "
+                 "port 0: any). They name VMs, students and courses: keep the address local or "
+                 "firewalled");
   std::string log_target = "auto";
   app.add_option("--log-target", log_target,
                  "stderr, journal (with PRIORITY, VM, STUDENT and COURSE fields), or auto: the "
@@ -181,6 +186,7 @@ int main(int argc, char** argv) {
   for (const auto& vm : vm_plain)
     config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kPlain));
   config.libvirt_uri = libvirt_uri;
+  config.metrics_listen = metrics_listen;
   config.geometry.data_size = data_area_mib << 20;
   if (vm_group != "none") {
     const group* g = getgrnam(vm_group == "auto" ? "libvirt-qemu" : vm_group.c_str());

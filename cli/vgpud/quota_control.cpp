@@ -7,7 +7,7 @@
 #include <ctime>
 
 #include "admin_ops.h"
-#include "journal_log.h"
+#include "vm_people.h"
 #include "admin_protocol.h"
 #include "vgpu/policy/units.h"
 
@@ -63,7 +63,7 @@ bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::
   backend_->set_memory_cap(tenant, p.memory_cap);
   *params = params_of(p);
   const policy::TenantStatus who = accounting_.status_of(tenant);
-  remember_vm_people(who.vm, {who.student, who.course});  // its log lines' fields
+  remember_vm(tenant, {who.vm, who.student, who.course});  // its log lines' and metrics' labels
   std::lock_guard lock(mu_);
   connected_.insert(tenant);
   return true;
@@ -215,6 +215,7 @@ json QuotaControl::top(const policy::Actor& actor) {
                        {"spent_ns", s.budget.spent_ns},
                        {"left_ns", s.budget.limited ? s.budget.left_ns() : -1},
                        {"on_exhaust", policy::on_exhaust_name(s.quota.on_exhaust)},
+                       {"memory_cap", s.quota.memory},
                        {"state", state}});
   }
   const auto now = std::chrono::steady_clock::now().time_since_epoch();

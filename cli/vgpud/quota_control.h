@@ -59,6 +59,8 @@ class QuotaControl final : public scheduler::QuotaGate {
   void settle(scheduler::TenantId tenant, scheduler::Nanos reserved,
               scheduler::Nanos used) override;
 
+  // `top` as an admin sees it: every connected VM (the metrics' view).
+  nlohmann::json top_all() { return top(policy::Actor{}); }
   // One admin request line from a peer; the answer line.
   std::string handle(uint32_t uid, const std::string& line);
   // The answer to the admins-only `status` operation (daemon_status.h); set

@@ -36,7 +36,7 @@ P=$T/prefix
 cmake --install "$build" --prefix "$P" >"$T/install.log" 2>&1 ||
   { cat "$T/install.log" >&2; fail "cmake --install failed"; }
 for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-sim-worker bin/vgpu-cuda-worker \
-         lib/vgpu/libcuda.so.1 lib/vgpu/libnvidia-ml.so.1 lib/vgpu/shim/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service \
+         lib/vgpu/libcuda.so.1 lib/vgpu/libnvidia-ml.so.1 lib/vgpu/shim/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service share/vgpu/grafana-dashboard.json \
          share/vgpu/guest/transport-kmod/kmod/Kbuild share/vgpu/guest/transport-kmod/kmod/vgpu_main.c \
          share/vgpu/guest/protocol/include/vgpu/protocol/vm_region.h \
          share/vgpu/guest/transport-kmod/include/vgpu/transport/vgpu_dev.h; do

@@ -2,6 +2,8 @@
 // `journalctl COURSE=gpu101 -p warning` select on.
 #include "journal_log.h"
 
+#include "vm_people.h"
+
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +13,7 @@
 #include <string>
 
 using vgpu::daemon::journal_fields;
-using vgpu::daemon::remember_vm_people;
+using vgpu::daemon::remember_vm;
 
 namespace {
 
@@ -45,20 +47,20 @@ TEST_CASE("journal fields: a line about a VM names it and whom it belongs to", "
   CHECK(has(f, "VM=lab-07"));
   CHECK_FALSE(has_name(f, "STUDENT"));
 
-  remember_vm_people("lab-07", {"alice", "gpu101"});
+  remember_vm(7, {"lab-07", "alice", "gpu101"});
   f = journal_fields(spdlog::level::warn, "vm lab-07: budget spent");
   CHECK(has(f, "VM=lab-07"));
   CHECK(has(f, "STUDENT=alice"));
   CHECK(has(f, "COURSE=gpu101"));
 
   // Rebound to another student: later lines name the new one.
-  remember_vm_people("lab-07", {"bob", "gpu102"});
+  remember_vm(7, {"lab-07", "bob", "gpu102"});
   f = journal_fields(spdlog::level::info, "vm lab-07: channel 4 opened");
   CHECK(has(f, "STUDENT=bob"));
   CHECK(has(f, "COURSE=gpu102"));
 
   // Unassigned: no empty fields.
-  remember_vm_people("spare", {"", ""});
+  remember_vm(8, {"spare", "", ""});
   f = journal_fields(spdlog::level::info, "vm spare: channel 1 opened");
   CHECK(has(f, "VM=spare"));
   CHECK_FALSE(has_name(f, "STUDENT"));

@@ -1,0 +1,186 @@
+#include "metrics.h"
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+namespace vgpu::daemon {
+
+namespace {
+
+using json = nlohmann::json;
+
+// A label value with \, " and newline escaped, as the format requires.
+std::string escaped(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// One metric family: HELP, TYPE, then its samples.
+class Family {
+ public:
+  Family(std::string* out, const char* name, const char* type, const char* help)
+      : out_(out), name_(name) {
+    *out_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void sample(const std::string& labels, double value) {
+    *out_ += name_ + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
+  }
+
+ private:
+  std::string* out_;
+  std::string name_;
+};
+
+struct Vm {
+  std::string labels;  // vm="..",student="..",course=".."
+  const json* status = nullptr;
+  const json* top = nullptr;
+};
+
+// j[key] when it is an array, else an empty one (never a copy: the VMs
+// point into it).
+const json& array_at(const json& j, const char* key) {
+  static const json empty = json::array();
+  const auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty;
+}
+
+uint64_t u64(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<uint64_t>() : 0;
+}
+
+std::string labels_of(const std::string& vm, const std::string& student, const std::string& course) {
+  return "vm=\"" + escaped(vm) + "\",student=\"" + escaped(student) + "\",course=\"" +
+         escaped(course) + "\"";
+}
+
+}  // namespace
+
+std::string prometheus_text(const json& status, const json& top, const json& usage,
+                            uint64_t gpu_total_bytes) {
+  // Every VM either view names, keyed by name; the student and course come
+  // from `top` (connected VMs), else they are empty.
+  std::map<std::string, Vm> vms;
+  for (const json& t : array_at(top, "tenants")) {
+    Vm& vm = vms[t.value("vm", "")];
+    vm.top = &t;
+  }
+  for (const json& t : array_at(status, "tenants")) {
+    Vm& vm = vms[t.value("vm", "")];
+    vm.status = &t;
+  }
+  vms.erase("");
+  for (auto& [name, vm] : vms) {
+    const std::string student = vm.top ? vm.top->value("student", "") : "";
+    const std::string course = vm.top ? vm.top->value("course", "") : "";
+    vm.labels = labels_of(name, student, course);
+  }
+
+  std::string out;
+  {
+    Family f(&out, "vgpu_vm_gpu_seconds_total", "counter",
+             "GPU time a VM has used since vgpud started (its share: the rate of this over the "
+             "rate of vgpu_gpu_busy_seconds_total)");
+    for (const json& u : array_at(usage, "vms"))
+      f.sample(labels_of(u.value("vm", ""), u.value("student", ""), u.value("course", "")),
+               static_cast<double>(u64(u, "gpu_ns")) / 1e9);
+  }
+  {
+    Family f(&out, "vgpu_vm_kernels_total", "counter", "Kernels a VM has run since vgpud started");
+    for (const json& u : array_at(usage, "vms"))
+      f.sample(labels_of(u.value("vm", ""), u.value("student", ""), u.value("course", "")),
+               static_cast<double>(u64(u, "kernels")));
+  }
+  {
+    Family f(&out, "vgpu_vm_queue_depth", "gauge", "Commands of a VM waiting to run on the GPU");
+    for (const auto& [name, vm] : vms)
+      if (vm.status) f.sample(vm.labels, static_cast<double>(u64(*vm.status, "queued")));
+  }
+  {
+    Family f(&out, "vgpu_vm_memory_bytes", "gauge", "Device memory a VM holds");
+    for (const auto& [name, vm] : vms)
+      if (vm.status) f.sample(vm.labels, static_cast<double>(u64(*vm.status, "bytes")));
+  }
+  {
+    Family f(&out, "vgpu_vm_memory_cap_bytes", "gauge",
+             "Device memory a VM may hold (VMs with a cap only)");
+    for (const auto& [name, vm] : vms)
+      if (vm.top && u64(*vm.top, "memory_cap") > 0)
+        f.sample(vm.labels, static_cast<double>(u64(*vm.top, "memory_cap")));
+  }
+  {
+    Family f(&out, "vgpu_vm_budget_remaining_seconds", "gauge",
+             "GPU time left in the student's current quota period (limited budgets only)");
+    for (const auto& [name, vm] : vms)
+      if (vm.top && vm.top->value("limited", false))
+        f.sample(vm.labels, static_cast<double>(vm.top->value("left_ns", int64_t{0})) / 1e9);
+  }
+  {
+    Family f(&out, "vgpu_vm_budget_spent", "gauge",
+             "1 while the student's budget for this period is spent (limited budgets only)");
+    for (const auto& [name, vm] : vms)
+      if (vm.top && vm.top->value("limited", false))
+        f.sample(vm.labels, vm.top->value("left_ns", int64_t{0}) <= 0 ? 1 : 0);
+  }
+  {
+    Family f(&out, "vgpu_vm_refusals_total", "counter",
+             "Requests of a VM vgpud refused, by reason: malformed (broke the wire format), "
+             "refused (named what is not its own), work_failed (its GPU work failed), "
+             "backpressure (its queue was full)");
+    for (const auto& [name, vm] : vms) {
+      if (!vm.status) continue;
+      for (const char* reason : {"malformed", "refused", "work_failed", "backpressure"})
+        f.sample(vm.labels + ",reason=\"" + reason + "\"",
+                 static_cast<double>(u64(*vm.status, reason)));
+    }
+  }
+  {
+    Family f(&out, "vgpu_vm_channels", "gauge", "Open channels of a VM (its processes)");
+    for (const auto& [name, vm] : vms)
+      if (vm.status) f.sample(vm.labels, static_cast<double>(u64(*vm.status, "channels")));
+  }
+
+  // The device and the daemon.
+  const double busy = static_cast<double>(u64(status, "gpu_ns")) / 1e9;
+  const json backend = status.value("backend", json::object());
+  const json transport = status.value("transport", json::object());
+  Family(&out, "vgpu_gpu_busy_seconds_total", "counter",
+         "GPU time every VM has used since vgpud started")
+      .sample("", busy);
+  Family(&out, "vgpu_gpu_memory_used_bytes", "gauge", "Device memory every VM holds together")
+      .sample("", static_cast<double>(u64(backend, "device_bytes")));
+  Family(&out, "vgpu_gpu_memory_total_bytes", "gauge", "Device memory shared out among VMs")
+      .sample("", static_cast<double>(gpu_total_bytes));
+  Family(&out, "vgpu_gpu_contexts", "gauge", "Device contexts open").sample(
+      "", static_cast<double>(u64(backend, "contexts")));
+  Family(&out, "vgpu_channels", "gauge", "Open channels (processes of every VM)")
+      .sample("", static_cast<double>(u64(transport, "channels")));
+  Family(&out, "vgpu_requests_total", "counter", "Requests read from every VM")
+      .sample("", static_cast<double>(u64(transport, "requests")));
+  Family(&out, "vgpu_corrupt_rings_total", "counter",
+         "Channels closed because their ring broke the rules")
+      .sample("", static_cast<double>(u64(transport, "corrupt_rings")));
+  Family(&out, "vgpu_uptime_seconds", "gauge", "Seconds since vgpud started")
+      .sample("", status.value("uptime_s", 0.0));
+  return out;
+}
+
+}  // namespace vgpu::daemon
