@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "quota_json.h"
+#include "vgpu/policy/time_zone.h"
 #include "vgpu/policy/units.h"
 
 namespace vgpu::admin {
@@ -129,28 +130,49 @@ Result usage_report(Store& store, const Actor& by, const ReportFilter& f, int64_
     j["rows"].push_back(row);
   }
 
-  // The series: GPU time per bucket and row label, over the span with usage.
+  // The series: GPU time per bucket and row label, over the span with usage,
+  // on the wall clock of the students' course when they share one time zone
+  // (days from its midnights, weeks from its Mondays), else in UTC.
+  std::string zone_name;
+  for (const UsageRecord* r : kept) {
+    const std::string z = r->student ? by_id[r->student]->time_zone : "UTC";
+    if (zone_name.empty()) zone_name = z;
+    if (z != zone_name) zone_name = "UTC";
+  }
+  const TimeZone zone = TimeZone::find_or_utc(zone_name.empty() ? "UTC" : zone_name);
+  j["time_zone"] = zone.name();
   json series = json::array();
   if (!kept.empty()) {
     const int64_t first = kept.front()->interval_start, last = kept.back()->interval_start;
     const int64_t bucket = bucket_for(last - first + 3600);
+    // A bucket's window: an hour of the wall clock, or its day or week.
+    auto window = [&](int64_t t) -> Window {
+      if (bucket == 3600) {
+        const int64_t local = zone.local_at(t) / 3600 * 3600;
+        const int64_t start = std::min(t, zone.instant_of(local));
+        return {start, start + 3600};
+      }
+      return window_at(GpuTime{false, 1, bucket == 86400 ? PeriodKind::kDay : PeriodKind::kWeek}, t,
+                       zone);
+    };
     std::map<int64_t, std::map<std::string, uint64_t>> points;
     for (const UsageRecord* r : kept) {
       const std::string name = r->student ? label[r->student] : "(" + vm_name[r->tenant] + ")";
-      const int64_t start =
-          bucket == 7 * 86400
-              ? window_at(GpuTime{false, 1, PeriodKind::kWeek}, r->interval_start).start
-              : r->interval_start / bucket * bucket;
-      points[start][name] += r->gpu_ns;
+      points[window(r->interval_start).start][name] += r->gpu_ns;
     }
-    for (int64_t t = points.begin()->first; t <= points.rbegin()->first; t += bucket) {
+    for (int64_t t = points.begin()->first; t <= points.rbegin()->first;) {
+      const Window w = window(t);
       json p;
-      p["start"] = t;
+      p["start"] = w.start;
+      p["end"] = w.end;
+      const int64_t local = zone.local_at(w.start);
+      p["label"] = bucket == 3600 ? format_time(local).substr(0, 16) : format_date(local);
       p["gpu_ns"] = json::object();
-      if (auto it = points.find(t); it != points.end()) {
+      if (auto it = points.find(w.start); it != points.end()) {
         for (const auto& [name, ns] : it->second) p["gpu_ns"][name] = ns;
       }
       series.push_back(p);
+      t = std::max(w.end, t + 1);
     }
     j["bucket_s"] = bucket;
   } else {

@@ -17,7 +17,10 @@ struct ReportFilter {
   int64_t until = 0;  // 0: now
 };
 
-// {"since", "until", "generated_at", "bucket_s", "rows": [...], "series": [...]};
+// {"since", "until", "generated_at", "time_zone", "bucket_s", "rows": [...],
+// "series": [{start, end, label, gpu_ns: {row: ns}}]}: the series' buckets
+// and labels are on the wall clock of `time_zone` (the students' course's
+// when they share one, else UTC);
 // see docs/quotas.md. kNotFound for an unknown course or student,
 // kPermissionDenied for a course the actor may not see, kStorage for a
 // ledger that cannot be read.

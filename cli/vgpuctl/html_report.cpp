@@ -6,6 +6,7 @@
 #include <set>
 
 #include "table.h"
+#include "vgpu/policy/time_zone.h"
 #include "vgpu/policy/units.h"
 
 namespace vgpu::ctl {
@@ -116,7 +117,12 @@ std::string quota_chart(const json& rows) {
   return svg + "</svg>\n";
 }
 
-std::string time_chart(const json& series, int64_t bucket) {
+// A time on the report's wall clock (its course's time zone, else UTC).
+std::string when_in(const policy::TimeZone& tz, int64_t t) {
+  return t ? policy::format_time(tz.local_at(t)) : "-";
+}
+
+std::string time_chart(const json& series, const policy::TimeZone& tz) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   double top = 1;
@@ -161,14 +167,15 @@ std::string time_chart(const json& series, int64_t bucket) {
       svg += "<rect class=\"bar\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
              num(col_w * 0.8) + "\" height=\"" + num(std::max(h, 0.5)) + "\" fill=\"" +
              colour[name] + "\"><title>" +
-             esc(name + ", " + when(start) + ": " + format_duration(static_cast<int64_t>(ns))) +
+             esc(name + ", " + p.value("label", when_in(tz, start)) + ": " +
+                 format_duration(static_cast<int64_t>(ns))) +
              "</title></rect>\n";
     }
     x += col_w;
   }
   if (!series.empty()) {
-    const std::string first = when(series.front()["start"].get<int64_t>());
-    const std::string last = when(series.back()["start"].get<int64_t>() + bucket);
+    const std::string first = when_in(tz, series.front()["start"].get<int64_t>());
+    const std::string last = when_in(tz, series.back().value("end", int64_t{0}));
     svg += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(plot_h + 30) + "\">" +
            esc(first) + "</text>\n";
     svg += "<text x=\"" + std::to_string(left + plot_w) + "\" y=\"" + std::to_string(plot_h + 30) +
@@ -262,13 +269,15 @@ constexpr const char* kScript = R"js(
 
 std::string html_report(const json& r) {
   const int64_t since = r.value("since", int64_t{0});
-  const std::string range = (since ? "from " + when(since) : std::string("recorded")) + " until " +
-                            when(r.value("until", int64_t{0}));
+  const policy::TimeZone tz = policy::TimeZone::find_or_utc(r.value("time_zone", "UTC"));
+  const std::string range = (since ? "from " + when_in(tz, since) : std::string("recorded")) +
+                            " until " + when_in(tz, r.value("until", int64_t{0}));
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   html += "<title>vgpu usage report</title>\n<style>" + std::string(kStyle) +
           "</style></head>\n<body>\n";
   html += "<h1>vgpu usage report</h1>\n<p class=\"note\">Usage " + esc(range) +
-          " (UTC); generated " + esc(when(r.value("generated_at", int64_t{0}))) + ".</p>\n";
+          " (" + esc(tz.name()) + "); generated " +
+          esc(when_in(tz, r.value("generated_at", int64_t{0}))) + ".</p>\n";
   html += "<h2>GPU time this period, against each student's quota</h2>\n";
   html +=
       "<p class=\"note\">Bars: GPU time used in the student's current quota period, as a "
@@ -281,7 +290,7 @@ std::string html_report(const json& r) {
                       : r.value("bucket_s", 3600) == 86400 ? "day"
                                                            : "week") +
           ", stacked per student; unassigned VMs in parentheses.</p>\n";
-  html += time_chart(r["series"], r.value("bucket_s", int64_t{3600}));
+  html += time_chart(r["series"], tz);
   html += "<h2>Usage in the range</h2>\n" + table_html(r["rows"]);
   html += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return html;

@@ -200,3 +200,38 @@ TEST_CASE("a teacher's breakdown holds their courses only; bad requests are refu
   CHECK_FALSE(plain.contains("by"));
   CHECK(plain.contains("series"));
 }
+
+TEST_CASE("the report's chart counts days from its course's midnights and labels them on its wall clock") {
+  Class c;
+  c.charge("alice", kMar01 + 3600, 10 * kMin);  // a month of usage: days
+  const json berlin = c.report({{"course", "ml200"}});
+  INFO(berlin.dump());
+  CHECK(berlin["time_zone"] == "Europe/Berlin");
+  CHECK(berlin["bucket_s"] == 86400);
+  // Every bucket is one Berlin day: the one clocks go forward is 23 hours.
+  bool saw_short_day = false;
+  for (const json& p : berlin["series"]) {
+    const int64_t start = p["start"], end = p["end"];
+    CHECK((end - start == 86400 || end - start == 23 * 3600));
+    if (start == kMar30) {
+      saw_short_day = true;
+      CHECK(end == kMar31);
+      CHECK(p["label"] == "2025-03-30");
+      // alice's 00:00 hour and bob's 11:00 hour, Berlin time, fall on that day.
+      CHECK(p["gpu_ns"]["alice"] == 45 * kMin);
+      CHECK(p["gpu_ns"]["bob"] == kHourNs);
+    }
+    if (start == kMar30 - 86400) CHECK(p["gpu_ns"]["alice"] == 30 * kMin);  // Saturday 23:00
+  }
+  CHECK(saw_short_day);
+  CHECK(berlin["series"][0]["start"] == kMar01);
+  CHECK(berlin["series"][0]["label"] == "2025-03-01");
+
+  // Courses in different zones together: UTC days.
+  const json all = c.report(json::object());
+  CHECK(all["time_zone"] == "UTC");
+  for (const json& p : all["series"]) {
+    const int64_t start = p["start"];
+    CHECK(start % 86400 == 0);
+  }
+}
