@@ -13,6 +13,7 @@ packages=(
   libsystemd-dev                        # vgpud under systemd: readiness, watchdog, journal
   libcpp-httplib-dev                    # vgpud's Prometheus metrics endpoint
   prometheus                            # the metrics test scrapes vgpud with a real Prometheus
+  help2man                              # man pages from the programs' --help
   libzstd-dev liblz4-dev                # compressed fat binary entries
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
   libfmt-dev libspdlog-dev              # logging

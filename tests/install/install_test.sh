@@ -88,6 +88,34 @@ systemd-analyze security --offline=true --threshold=40 "$unit" >"$T/security.log
   { cat "$T/security.log" >&2; fail "systemd-analyze security: the unit's exposure is above 4.0"; }
 echo "install_test: the unit is sandboxed: $(grep -o 'Overall exposure level.*' "$T/security.log")"
 
+# 3b. Man pages and bash completion, both from the programs' own --help.
+for program in vgpud vgpuctl vgpu-run; do
+  page=$P/share/man/man1/$program.1
+  [ -f "$page" ] || fail "no man page $page"
+  grep -q "^\.TH ${program^^} " "$page" || fail "$page has no .TH line"
+  grep -q '\\-\\-help' "$page" || fail "$page lists no options"
+  [ -f "$P/share/bash-completion/completions/$program" ] || fail "no bash completion for $program"
+done
+grep -q '^\.SS "vgpuctl quota set"' "$P/share/man/man1/vgpuctl.1" ||
+  fail "vgpuctl.1 has no section for 'vgpuctl quota set'"
+grep -q -- '--gpu-time TEXT:BUDGET/PERIOD' "$P/share/man/man1/vgpuctl.1" ||
+  fail "vgpuctl.1 does not describe --gpu-time"
+completions=$(PATH="$P/bin:$PATH" bash -c '
+  source "$1"
+  try() { COMP_WORDS=("${@:2}"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _vgpu_complete
+          echo "$1: ${COMPREPLY[*]}"; }
+  try sub vgpuctl qu
+  try subsub vgpuctl --json quota s
+  try option vgpuctl quota set alice --gp
+  try choice vgpuctl quota set --on-exhaust ""
+  try daemon vgpud --backend ""
+  try program vgpu-run --vm a -- prog --' _ "$P/share/bash-completion/completions/vgpuctl")
+for want in "sub: quota" "subsub: set show" "option: --gpu-time" "choice: reject wait best-effort" \
+            "daemon: sim cuda auto" "program: "; do
+  grep -qx -- "$want" <<<"$completions" || { echo "$completions" >&2; fail "completion: expected '$want'"; }
+done
+echo "install_test: man pages for vgpud, vgpuctl and vgpu-run; bash completion from their --help"
+
 # 4. The guest module from the installed sources: through DKMS (as a guest
 # installs it, in trees of this test's own; sign_file pointing nowhere keeps
 # DKMS from making a module signing key on this host), then by hand.
