@@ -15,6 +15,9 @@ namespace vgpu::admin {
 
 inline constexpr std::string_view kAdminSocketName = "vgpud-admin.sock";
 inline constexpr size_t kMaxLineBytes = 1 << 20;  // a longer request is refused
+// vgpuctl sends it as "protocol" in every request; vgpud refuses a request
+// that names another, saying which each side speaks (a request without it
+// is taken as version 1).
 inline constexpr int kProtocolVersion = 1;
 
 }  // namespace vgpu::admin

@@ -34,7 +34,9 @@ class DaemonRequester final : public Requester {
   ~DaemonRequester() override { close(fd_); }
 
   bool call(const json& request, json* result, std::string* why) override {
-    const std::string line = request.dump() + "\n";
+    json stamped = request;
+    if (stamped.is_object()) stamped["protocol"] = admin::kProtocolVersion;  // vgpud checks it
+    const std::string line = stamped.dump() + "\n";
     for (size_t done = 0; done < line.size();) {
       const ssize_t n = send(fd_, line.data() + done, line.size() - done, MSG_NOSIGNAL);
       if (n <= 0) {

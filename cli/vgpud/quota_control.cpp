@@ -140,6 +140,16 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   }
   if (uid == 0 || uid == daemon_uid_) actor.role = policy::Role::kAdmin;
 
+  // A vgpuctl of another vgpu release: said plainly, not as a wrong field.
+  if (const auto it = request.find("protocol"); it != request.end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() != admin::kProtocolVersion) {
+      return admin::error_answer("this vgpuctl speaks admin protocol " + it->dump() +
+                                 ", vgpud speaks " + std::to_string(admin::kProtocolVersion) +
+                                 ": use the vgpuctl installed with this vgpud (compare "
+                                 "`vgpuctl --version` and `vgpud --version`)")
+          .dump();
+    }
+  }
   // Every field is read by type: {"op": 1} is a wrong request, not an exception.
   const std::string op = admin::op_of(request);
   if (op == "top") return admin::ok_answer(top(actor)).dump();

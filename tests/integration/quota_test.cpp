@@ -220,6 +220,14 @@ TEST_CASE("admin requests with fields of the wrong type get an error; vgpud serv
     CHECK(answer["ok"] == false);
     CHECK(answer["error"].is_string());
   }
+  // A vgpuctl of another release is told so, by version.
+  for (const std::string other : {R"({"op": "top", "protocol": 2})", R"({"op": "top", "protocol": "1"})"}) {
+    const json answer = json::parse(peer.ask(other), nullptr, false);
+    INFO(other << " -> " << answer.dump());
+    CHECK(answer["ok"] == false);
+    CHECK_THAT(answer.value("error", ""), Catch::Contains("vgpud speaks 1"));
+  }
+  CHECK(json::parse(peer.ask(R"({"op": "top", "protocol": 1})"), nullptr, false)["ok"] == true);
   // The same connection, and the daemon, still answer; nothing changed.
   const json top = json::parse(peer.ask(R"({"op": "top"})"), nullptr, false);
   CHECK(top["ok"] == true);
