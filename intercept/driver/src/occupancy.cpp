@@ -148,6 +148,19 @@ CUresult cluster_of(CUfunction fn, const CUlaunchConfig* config, uint64_t* block
   return *blocks == 0 ? CUDA_ERROR_INVALID_CLUSTER_SIZE : CUDA_SUCCESS;
 }
 
+// Blocks of a launch of `fn` shaped as `config` the whole device holds at once.
+CUresult resident_blocks(CUfunction fn, const CUlaunchConfig* config, const DeviceInfo& info,
+                         uint64_t* blocks) {
+  const int block = static_cast<int>(config->blockDimX * config->blockDimY * config->blockDimZ);
+  int per_sm = 0;
+  if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, block,
+                                                                config->sharedMemBytes);
+      r != CUDA_SUCCESS)
+    return r;
+  *blocks = uint64_t(per_sm) * info.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -164,13 +177,8 @@ CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction fn, const CUlaun
     *clusters = 0;
     return CUDA_SUCCESS;
   }
-  const int block = static_cast<int>(config->blockDimX * config->blockDimY * config->blockDimZ);
-  int per_sm = 0;
-  if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, block,
-                                                                config->sharedMemBytes);
-      r != CUDA_SUCCESS)
-    return r;
-  const uint64_t blocks = uint64_t(per_sm) * info->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  uint64_t blocks = 0;
+  if (CUresult r = resident_blocks(fn, config, *info, &blocks); r != CUDA_SUCCESS) return r;
   *clusters = static_cast<int>(blocks / size);
   return CUDA_SUCCESS;
 }
@@ -190,13 +198,8 @@ CUresult cuOccupancyMaxPotentialClusterSize(int* size, CUfunction fn, const CUla
     *size = 1;
     return CUDA_SUCCESS;
   }
-  const int block = static_cast<int>(config->blockDimX * config->blockDimY * config->blockDimZ);
-  int per_sm = 0;
-  if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, block,
-                                                                config->sharedMemBytes);
-      r != CUDA_SUCCESS)
-    return r;
-  const uint64_t resident = uint64_t(per_sm) * info->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  uint64_t resident = 0;
+  if (CUresult r = resident_blocks(fn, config, *info, &resident); r != CUDA_SUCCESS) return r;
   const uint64_t most = non_portable ? fatbin::kMaxClusterBlocks : fatbin::kMaxPortableClusterBlocks;
   *size = static_cast<int>(std::min(most, resident));
   return CUDA_SUCCESS;
