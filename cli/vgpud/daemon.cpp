@@ -109,6 +109,16 @@ Status Daemon::start(std::string* why) {
     libvirt_->after_request(request, answer);
   });
   dispatcher_->start();
+  if (Status s = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir, why); !ok(s)) {
+    dispatcher_->stop();
+    return s;
+  }
+  if (Status s = loop_->start(why); !ok(s)) {
+    quotas_->stop();
+    dispatcher_->stop();
+    return s;
+  }
+  // Last: a scrape reads the quotas', the dispatcher's and the loop's state.
   if (!config_.metrics_listen.empty()) {
     metrics_ = std::make_unique<MetricsServer>();
     const Status s = metrics_->start(
@@ -128,21 +138,12 @@ Status Daemon::start(std::string* why) {
         },
         why);
     if (!ok(s)) {
+      loop_->stop();
+      quotas_->stop();
       dispatcher_->stop();
       return s;
     }
     spdlog::info("vgpud: metrics at http://{}:{}/metrics", metrics_->host(), metrics_->port());
-  }
-  if (Status s = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir, why); !ok(s)) {
-    if (metrics_) metrics_->stop();
-    dispatcher_->stop();
-    return s;
-  }
-  if (Status s = loop_->start(why); !ok(s)) {
-    if (metrics_) metrics_->stop();
-    quotas_->stop();
-    dispatcher_->stop();
-    return s;
   }
   libvirt_->start(why);  // serves the attached VMs, watches their domains
   flush_thread_ = std::thread([this] {

@@ -69,6 +69,10 @@ class Daemon {
   const std::string& runtime_dir() const { return dir_.path(); }
   std::string db_path() const { return dir_.path() + "/vgpu.db"; }
   std::string log() const;
+  // Waits until its log holds `text` (woken by each write to it).
+  bool wait_for_log(const std::string& text, std::chrono::milliseconds limit) {
+    return proc_ && proc_->wait_for_output(text, limit);
+  }
   void kill9();
   RunResult stop();  // SIGTERM and wait
   pid_t pid() const { return proc_ ? proc_->pid() : -1; }

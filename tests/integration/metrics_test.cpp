@@ -87,6 +87,7 @@ TEST_CASE("Prometheus scrapes vgpud: a student's GPU time by VM and student and 
   const std::string prometheus = prometheus_path();
   REQUIRE_FALSE(prometheus.empty());  // Debian's prometheus: scripts/install-deps.sh
   Daemon d({"--metrics-listen", "127.0.0.1:0"});
+  REQUIRE(d.wait_for_log("vgpud: metrics at http://", 60s));
   std::smatch m;
   const std::string log = d.log();
   REQUIRE(std::regex_search(log, m, std::regex("metrics at http://127\\.0\\.0\\.1:([0-9]+)/metrics")));
