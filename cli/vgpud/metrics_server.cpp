@@ -1,6 +1,7 @@
 #include "metrics_server.h"
 
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -49,8 +50,10 @@ Status MetricsServer::start(const std::string& listen, Render render, std::strin
     const int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  server_->Get("/metrics", [render](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/metrics", [this, render](const httplib::Request& req, httplib::Response& res) {
     res.set_content(render(), "text/plain; version=0.0.4; charset=utf-8");
+    // One thread serves scrapes (the task queue above): a plain counter.
+    spdlog::debug("vgpud: metrics scrape {} from {}", ++scrapes_, req.remote_addr);
   });
   port_ = port == 0 ? server_->bind_to_any_port(host_) : port;
   if (port_ <= 0 || (port != 0 && !server_->bind_to_port(host_, port))) {

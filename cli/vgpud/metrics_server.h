@@ -42,6 +42,7 @@ class MetricsServer {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::atomic<bool> listened_{false};  // listen_after_bind returned
+  uint64_t scrapes_ = 0;               // answered so far (the serving thread's)
   std::string host_;
   int port_ = 0;
 };
