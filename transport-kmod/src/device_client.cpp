@@ -169,7 +169,8 @@ Status DeviceClient::send(std::span<const std::span<const uint8_t>> parts) {
 }
 
 Status DeviceClient::try_send(std::span<const std::span<const uint8_t>> parts) {
-  // An older module waits for room itself (and takes the VM's replies meanwhile).
+  // A module older than NOWAIT waits for room itself, and (as it always
+  // did) may wait forever while this process's replies go unread.
   return submit(parts, submits_nowait_ ? VGPU_DEV_SUBMIT_NOWAIT : 0);
 }
 
