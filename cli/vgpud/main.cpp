@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "journal_log.h"
 #include "service_notify.h"
+#include "sim_memory.h"
 #include "vm_sockets.h"
 
 namespace {
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", cli::version_line("vgpud"));
   std::string backend = "auto", runtime_dir, db, log_level = "info";
   std::vector<std::string> sim_kernels, vm_sockets, vm_plain;
-  uint64_t sim_memory_gib = 16;
+  const uint64_t host_bytes = daemon::host_memory_bytes();
+  uint64_t sim_memory_gib = daemon::default_sim_memory_gib(host_bytes);
   executor::CudaConfig cuda;
   double watchdog_s = 10;
   uint64_t cuda_memory_mib = 0;
@@ -84,8 +86,11 @@ int main(int argc, char** argv) {
                  "plug-in with CPU kernel implementations for the sim backend (repeatable; "
                  "also read from VGPU_SIM_KERNELS, colon-separated)");
   daemon::add_scheduler_flags(app, &scheduling_flags);  // --policy --slice-ms --overlap-depth --config
-  app.add_option("--sim-memory-gib", sim_memory_gib, "device memory the sim backend models")
-      ->check(CLI::Range(1, 1024));
+  app.add_option("--sim-memory-gib", sim_memory_gib,
+                 "device memory the sim backend models, backed by host memory (default: 16, or "
+                 "half the host's memory where that is less)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app.add_option("--watchdog-s", watchdog_s,
                  "a kernel or copy running longer than this ends its tenant's context")
       ->check(CLI::Range(0.1, 3600.0));
@@ -234,6 +239,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string backend_name(exec->name());
+  if (const std::string w = daemon::sim_memory_warning(sim_memory_gib, host_bytes);
+      !w.empty() && backend_name == "sim") {
+    spdlog::warn("vgpud: {}", w);
+  }
   daemon::Daemon d(config, std::move(exec), std::move(stores));
   if (!ok(d.start(&why))) {
     spdlog::error("vgpud: {}", why);
