@@ -1,5 +1,5 @@
-# Bash completion for vgpuctl, vgpud and vgpu-run (installed as
-# share/bash-completion/completions/{vgpuctl,vgpud,vgpu-run}). It asks the
+# Bash completion for vgpuctl, vgpud, vgpu-run and vgpu-smi (installed as
+# share/bash-completion/completions/{vgpuctl,vgpud,vgpu-run,vgpu-smi}). It asks the
 # command itself: `CMD [SUBCOMMAND...] --help` lists the subcommands and
 # options at that point, so completion never falls behind the program.
 # Choices shown as {a,b,c} in the help complete as values of their option.
@@ -77,4 +77,4 @@ _vgpu_complete() {
   return 0
 }
 
-complete -F _vgpu_complete -o default vgpuctl vgpud vgpu-run
+complete -F _vgpu_complete -o default vgpuctl vgpud vgpu-run vgpu-smi

@@ -604,6 +604,10 @@ uint64_t Daemon::gpu_ns(executor::TenantId tenant) {
   return it == all.end() ? 0 : it->second.gpu_ns;
 }
 
+Status Daemon::budget(executor::TenantId tenant, executor::TenantBudget* out) {
+  return quotas_->budget(tenant, out);
+}
+
 void Daemon::submit(executor::TenantId tenant, executor::Work&& work, const proto::ReplyTo& reply) {
   if (!burst_.empty() && burst_tenant_ != tenant) hand_on_burst();
   burst_tenant_ = tenant;

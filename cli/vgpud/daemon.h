@@ -108,6 +108,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   void submit(executor::TenantId tenant, executor::Work&& work,
               const proto::ReplyTo& reply) override;
   uint64_t gpu_ns(executor::TenantId tenant) override;
+  Status budget(executor::TenantId tenant, executor::TenantBudget* out) override;
 
   // dispatcher thread
   void on_complete(const scheduler::Command& command, const executor::ExecResult& result);

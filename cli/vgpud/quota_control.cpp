@@ -187,6 +187,32 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   return r.answer.dump();
 }
 
+Status QuotaControl::budget(TenantId tenant, executor::TenantBudget* out) {
+  {
+    std::lock_guard lock(mu_);
+    if (!connected_.count(tenant)) return Status::kInvalidValue;
+  }
+  const policy::TenantStatus s = accounting_.status_of(tenant);
+  if (s.tenant != tenant) return Status::kInvalidValue;
+  out->bound = !s.student.empty();
+  out->limited = s.budget.limited;
+  out->open = s.budget.open;
+  out->best_effort = s.best_effort;
+  out->renews = s.quota.gpu_time.period != policy::PeriodKind::kRange;
+  out->budget_ns = s.budget.budget_ns;
+  out->spent_ns = s.budget.spent_ns;
+  out->left_ns = s.budget.limited ? s.budget.left_ns() : 0;
+  out->window_start = s.budget.window.start;
+  out->window_end = s.budget.window.end;
+  out->memory_cap = s.quota.memory;
+  out->on_exhaust = static_cast<uint32_t>(s.quota.on_exhaust);
+  out->vm = s.vm;
+  out->student = s.student;
+  out->course = s.course;
+  out->quota = policy::format_gpu_time(s.quota.gpu_time);
+  return Status::kSuccess;
+}
+
 json QuotaControl::top(const policy::Actor& actor) {
   std::unordered_set<TenantId> connected;
   {

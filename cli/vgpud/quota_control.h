@@ -20,6 +20,7 @@
 
 #include "admin_server.h"
 #include "vgpu/executor/backend.h"
+#include "vgpu/executor/call_handler.h"
 #include "vgpu/policy/accounting.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/quota_gate.h"
@@ -59,6 +60,9 @@ class QuotaControl final : public scheduler::QuotaGate {
   void settle(scheduler::TenantId tenant, scheduler::Nanos reserved,
               scheduler::Nanos used) override;
 
+  // The budget of the student `tenant`'s VM is bound to (the guest's
+  // TenantBudget call): kInvalidValue for a tenant that is not connected.
+  Status budget(scheduler::TenantId tenant, executor::TenantBudget* out);
   // `top` as an admin sees it: every connected VM (the metrics' view).
   nlohmann::json top_all() { return top(policy::Actor{}); }
   // One admin request line from a peer; the answer line.

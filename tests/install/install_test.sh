@@ -35,7 +35,7 @@ P=$T/prefix
 # 1. The install and its files.
 cmake --install "$build" --prefix "$P" >"$T/install.log" 2>&1 ||
   { cat "$T/install.log" >&2; fail "cmake --install failed"; }
-for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-sim-worker bin/vgpu-cuda-worker \
+for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-smi bin/vgpu-sim-worker bin/vgpu-cuda-worker \
          lib/vgpu/libcuda.so.1 lib/vgpu/libnvidia-ml.so.1 lib/vgpu/shim/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service share/vgpu/grafana-dashboard.json \
          share/vgpu/guest/transport-kmod/kmod/Kbuild share/vgpu/guest/transport-kmod/kmod/vgpu_main.c \
          share/vgpu/guest/protocol/include/vgpu/protocol/vm_region.h \
@@ -89,7 +89,7 @@ systemd-analyze security --offline=true --threshold=40 "$unit" >"$T/security.log
 echo "install_test: the unit is sandboxed: $(grep -o 'Overall exposure level.*' "$T/security.log")"
 
 # 3b. Man pages and bash completion, both from the programs' own --help.
-for program in vgpud vgpuctl vgpu-run; do
+for program in vgpud vgpuctl vgpu-run vgpu-smi; do
   page=$P/share/man/man1/$program.1
   [ -f "$page" ] || fail "no man page $page"
   grep -q "^\.TH ${program^^} " "$page" || fail "$page has no .TH line"

@@ -23,7 +23,10 @@ using namespace std::chrono_literals;
 
 std::string vgpud_path() { return VGPU_TEST_VGPUD; }
 std::string vgpu_run_path() { return VGPU_TEST_VGPU_RUN; }
-std::string program_path(const std::string& name) { return std::string(VGPU_TEST_PROGRAMS_DIR) + "/" + name; }
+// A test program by name, or any program by absolute path (vgpu-smi).
+std::string program_path(const std::string& name) {
+  return name.starts_with('/') ? name : std::string(VGPU_TEST_PROGRAMS_DIR) + "/" + name;
+}
 std::string test_kernels_path() { return VGPU_TEST_KERNELS; }
 
 std::string read_file(const std::string& path) {

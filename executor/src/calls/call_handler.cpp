@@ -37,6 +37,7 @@ bool CallHandler::slow(uint16_t opcode) const {
     case Op::DeviceGetAttribute:
     case Op::DriverGetVersion:
     case Op::TenantUsage:
+    case Op::TenantBudget:  // the daemon's accounting, in memory for a connected VM
       return false;
     default:
       return backend_->immediate_calls_wait();

@@ -1,4 +1,5 @@
 // Device, session and synchronisation calls.
+#include <algorithm>
 #include <chrono>
 
 #include "vgpu/executor/call_handler.h"
@@ -80,6 +81,31 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const TenantUsageRequest&,
   rep.now_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::steady_clock::now().time_since_epoch())
                                          .count());
+  return Outcome::replying(rep);
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header&, const TenantBudgetRequest&,
+                            std::span<const uint8_t>) {
+  TenantBudget b;
+  if (Status s = sink_->budget(caller_->tenant, &b); !ok(s)) return Outcome::failure(s);
+  TenantBudgetReply rep{};
+  rep.budget_ns = static_cast<uint64_t>(std::max<int64_t>(b.budget_ns, 0));
+  rep.spent_ns = static_cast<uint64_t>(std::max<int64_t>(b.spent_ns, 0));
+  rep.left_ns = static_cast<uint64_t>(std::max<int64_t>(b.left_ns, 0));
+  rep.window_start = b.window_start;
+  rep.window_end = b.window_end;
+  rep.memory_cap = b.memory_cap;
+  rep.flags = (b.limited ? 1u : 0u) | (b.open ? 2u : 0u) | (b.best_effort ? 4u : 0u) |
+              (b.bound ? 8u : 0u) | (b.renews ? 16u : 0u);
+  rep.on_exhaust = b.on_exhaust;
+  // NUL-terminated, cut to fit (the reply is zeroed).
+  const auto put = [](const std::string& from, char* to, size_t size) {
+    from.copy(to, size - 1);
+  };
+  put(b.vm, rep.vm, sizeof rep.vm);
+  put(b.student, rep.student, sizeof rep.student);
+  put(b.course, rep.course, sizeof rep.course);
+  put(b.quota, rep.quota, sizeof rep.quota);
   return Outcome::replying(rep);
 }
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "vgpu/executor/backend.h"
 #include "vgpu/protocol/calls.h"
@@ -17,6 +18,21 @@
 #include "vgpu/protocol/reply_to.h"
 
 namespace vgpu::executor {
+
+// The GPU-time budget of the student a tenant's VM is bound to (vgpu-smi in
+// the guest asks for it), as the daemon's quota accounting keeps it.
+struct TenantBudget {
+  bool bound = false;        // the VM is bound to a student
+  bool limited = false;      // a GPU-time quota applies
+  bool open = true;          // inside the budget's days (a date range's)
+  bool best_effort = false;  // past its budget, running best-effort
+  bool renews = false;       // the window is a day, week or month (not a range)
+  int64_t budget_ns = 0, spent_ns = 0, left_ns = 0;
+  int64_t window_start = 0, window_end = 0;  // unix seconds, [start, end)
+  uint64_t memory_cap = 0;                   // 0: none
+  uint32_t on_exhaust = 0;                   // 0 reject, 1 wait, 2 best-effort
+  std::string vm, student, course, quota;    // quota as vgpuctl writes it
+};
 
 class WorkSink {
  public:
@@ -27,6 +43,12 @@ class WorkSink {
   // Device time charged to the tenant so far (its share of the GPU, as
   // NVML's utilization reports it in the VM).
   virtual uint64_t gpu_ns(TenantId tenant) = 0;
+  // The tenant's budget; kNotSupported where the sink keeps no quotas.
+  virtual Status budget(TenantId tenant, TenantBudget* out) {
+    (void)tenant;
+    (void)out;
+    return Status::kNotSupported;
+  }
 };
 
 // Who sent a request. The tenant and context come from the channel the
