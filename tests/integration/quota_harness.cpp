@@ -112,8 +112,12 @@ QuotaDaemon::~QuotaDaemon() {
   if (proc_ && proc_->running()) stop();
 }
 
+// vgpud logs "serving on" once both sockets listen with their final modes: a
+// socket file appears at bind(), before vgpud sets its mode, so a test that
+// changes the mode as soon as the file shows would race vgpud's own chmod.
 bool QuotaDaemon::ready() {
-  return fs::exists(dir_ + "/vgpud.sock") && fs::exists(dir_ + "/vgpud-admin.sock");
+  return fs::exists(dir_ + "/vgpud.sock") && fs::exists(dir_ + "/vgpud-admin.sock") &&
+         log().find("vgpud: serving on") != std::string::npos;
 }
 
 void QuotaDaemon::kill9() {

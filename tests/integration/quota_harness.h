@@ -37,7 +37,7 @@ class QuotaDaemon {
   QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready = true,
               const std::vector<std::string>& extra_env = {});
   ~QuotaDaemon();
-  bool ready();  // both sockets are there
+  bool ready();  // both sockets listen, their modes set (vgpud logged "serving on")
   void kill9();
   RunResult stop();
   std::string log() const;
