@@ -138,7 +138,12 @@ if [[ $do_build -eq 1 ]]; then
     tail -n 40 "$LOG.build"; note "- build: failed (see gpu-run.log.build)"; say "build failed"; exit 2
   fi
   mkdir -p "$BUILD/gpu"
-  if ! timeout "$(left)" "$CUDA_HOME/bin/nvcc" -cudart shared -O2 -arch=sm_90 -std=c++17 \
+  # For the generations labs have (Turing to Hopper) and Hopper's PTX, as the
+  # test programs (CMakeLists.txt).
+  archs=(-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80
+         -gencode arch=compute_86,code=sm_86 -gencode arch=compute_89,code=sm_89
+         -gencode "arch=compute_90,code=[sm_90,compute_90]")
+  if ! timeout "$(left)" "$CUDA_HOME/bin/nvcc" -cudart shared -O2 "${archs[@]}" -std=c++17 \
       -o "$BENCH" "$ROOT/tests/gpu/bench.cu" >> "$LOG.build" 2>&1; then
     tail -n 20 "$LOG.build"; note "- build: bench.cu failed"; say "bench.cu failed to build"; exit 2
   fi
