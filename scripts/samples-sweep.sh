@@ -10,14 +10,38 @@
 # again.
 #
 #   scripts/samples-sweep.sh CUDA_SAMPLES_DIR [OUT_DIR]     (default OUT_DIR /tmp/vgpu-sweep)
+#   scripts/samples-sweep.sh --each-file DIR [OUT_DIR]
+#
+# --each-file: every .cu file under DIR is a program of its own (course
+# material, books: docs/compatibility.md), laid out as a samples tree in
+# OUT_DIR/tree with the headers beside it and the folders beside its folder
+# (so that "../common/common.h" resolves).
 #
 # Prints one line per program: built or not, its exit status, and every line
 # where vgpu refused something ("not supported by vgpu", "unknown to vgpu");
 # logs in OUT_DIR/logs. A diagnostic, not a test: the sample tree is not part
 # of this repository.
 set -uo pipefail
-samples=${1:?usage: samples-sweep.sh CUDA_SAMPLES_DIR [OUT_DIR]}
-out=${2:-/tmp/vgpu-sweep}
+usage="usage: samples-sweep.sh CUDA_SAMPLES_DIR [OUT_DIR] | --each-file DIR [OUT_DIR]"
+if [ "${1:-}" = "--each-file" ]; then
+  src=$(cd "${2:?$usage}" && pwd) || exit 2
+  out=${3:-/tmp/vgpu-sweep}
+  samples=$out/tree
+  rm -rf "$samples" && mkdir -p "$samples/Samples" "$samples/Common"
+  while IFS= read -r f; do
+    rel=$(dirname "${f#"$src"/}")
+    group=$( [ "$rel" = . ] && echo top || echo "$rel" | tr '/' '_')
+    d=$samples/Samples/$group/$group-$(basename "$f" .cu)
+    mkdir -p "$d" && cp "$f" "$d/"
+    cp "$(dirname "$f")"/*.h "$(dirname "$f")"/*.cuh "$d/" 2>/dev/null
+    for sibling in "$(dirname "$(dirname "$f")")"/*/; do
+      ln -sfn "$sibling" "$samples/Samples/$group/$(basename "$sibling")"
+    done
+  done < <(find "$src" -name '*.cu' | sort)
+else
+  samples=${1:?$usage}
+  out=${2:-/tmp/vgpu-sweep}
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${VGPU_BIN:-$root/build/bin}
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
@@ -65,6 +89,7 @@ run() {  # run DIR NAME: prints the exit status; kernels it missed go to NAME.ex
 
 for dir in "$samples"/Samples/*/*/; do
   dir=${dir%/}; name=$(basename "$dir")
+  [ -L "$dir" ] && continue  # a folder beside a program's (--each-file), not a program
   if ! build "$dir" "$name"; then echo "$name: not built (see $out/logs/$name.build)"; continue; fi
   rc=$(run "$dir" "$name")
   if [ -s "$out/plug/$name.missing" ]; then  # kernels only a run shows: once more with them
