@@ -132,9 +132,22 @@ Status Daemon::start(std::string* why) {
                                     {"course", who->course}, {"gpu_ns", u.gpu_ns},
                                     {"kernels", u.kernels}});
           }
+          nlohmann::json latency = nlohmann::json::array();
+          for (const auto& [tenant, kinds] : latency_.snapshot()) {
+            const std::optional<VmPeople> who = people_of_tenant(tenant);
+            if (!who) continue;
+            for (int k = 0; k < kCallKinds; ++k) {
+              const LatencyHistogram& h = kinds[static_cast<size_t>(k)];
+              if (h.count == 0) continue;
+              latency.push_back({{"vm", who->vm}, {"student", who->student},
+                                 {"course", who->course},
+                                 {"kind", call_kind_name(static_cast<CallKind>(k))},
+                                 {"counts", h.counts}, {"count", h.count}, {"sum_ns", h.sum_ns}});
+            }
+          }
           return prometheus_text(
               daemon_status({loop_.get(), backend_.get(), dispatcher_.get(), &counters_, started_}),
-              quotas_->top_all(), usage, backend_->device().total_memory);
+              quotas_->top_all(), usage, latency, backend_->device().total_memory);
         },
         why);
     if (!ok(s)) {
@@ -352,6 +365,7 @@ void Daemon::serve(Channel& ch, std::span<const uint8_t> message) {
   to.client = h.client;
   to.opcode = h.opcode;
   to.quiet = (h.flags & VGPU_MSG_QUIET) != 0;
+  to.received_ns = to.quiet ? 0 : steady_now_ns();  // call latency (call_latency.h)
   if (!ch.admitted && !admitted_now(ch)) {
     refuse_request(to);
     return;
@@ -398,7 +412,7 @@ void Daemon::serve(Channel& ch, std::span<const uint8_t> message) {
       return;
     }
   }
-  const executor::Caller caller{ch.tenant, session.context, channel, data_area};
+  const executor::Caller caller{ch.tenant, session.context, channel, data_area, to.received_ns};
   if (calls_.slow(h.opcode)) {
     run_slow(ch, [this, caller, to, message = std::vector<uint8_t>(message.begin(), message.end())] {
       NoWork none;
@@ -423,6 +437,9 @@ void Daemon::answer(Channel& ch, const proto::ReplyTo& to, const executor::Outco
     }
   }
   const bool replies = out.kind == executor::Outcome::Kind::kReply && !(to.quiet && ok(out.status));
+  if (replies && to.received_ns) {
+    latency_.record(ch.tenant, CallKind::kImmediate, steady_now_ns() - to.received_ns);
+  }
   if (out.end_session) {
     // Goodbye is answered once the session is gone: a real VM reuses the
     // process's data-area slot as soon as the answer arrives.
@@ -616,6 +633,9 @@ void Daemon::submit(executor::TenantId tenant, executor::Work&& work, const prot
 
 void Daemon::on_complete(const scheduler::Command& command, const executor::ExecResult& result) {
   if (!ok(result.status)) counters_.work_failed(command.tenant);
+  if (command.reply.received_ns) {
+    latency_.record(command.tenant, CallKind::kQueued, steady_now_ns() - command.reply.received_ns);
+  }
   if (command.reply.quiet && ok(result.status)) return;
   // Every queued call's reply struct is one reserved u64 (see calls.def).
   const uint64_t reserved = 0;

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "call_latency.h"
 #include "vgpu/executor/backend.h"
 #include "daemon_status.h"
 #include "libvirt_control.h"
@@ -156,6 +157,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
   executor::CallHandler calls_;
 
   TenantCounters counters_;  // what each VM did wrong (daemon_status.h)
+  CallLatency latency_;      // how long each VM's calls took (metrics)
   // Slow calls (CallHandler::slow), off the loop thread: one VM's module
   // load or worker call never holds up the others' calls or the heartbeat.
   TenantTaskPool slow_calls_;

@@ -4,6 +4,8 @@
 #include <map>
 #include <vector>
 
+#include "call_latency.h"
+
 namespace vgpu::daemon {
 
 namespace {
@@ -39,8 +41,10 @@ class Family {
       : out_(out), name_(name) {
     *out_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   }
-  void sample(const std::string& labels, double value) {
-    *out_ += name_ + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
+  void sample(const std::string& labels, double value) { sample_named(name_, labels, value); }
+  // A histogram's series: NAME_bucket, NAME_sum, NAME_count.
+  void sample_named(const std::string& series, const std::string& labels, double value) {
+    *out_ += series + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
   }
 
  private:
@@ -75,7 +79,7 @@ std::string labels_of(const std::string& vm, const std::string& student, const s
 }  // namespace
 
 std::string prometheus_text(const json& status, const json& top, const json& usage,
-                            uint64_t gpu_total_bytes) {
+                            const json& latency, uint64_t gpu_total_bytes) {
   // Every VM either view names, keyed by name; the student and course come
   // from `top` (connected VMs), else they are empty.
   std::map<std::string, Vm> vms;
@@ -156,6 +160,32 @@ std::string prometheus_text(const json& status, const json& top, const json& usa
     Family f(&out, "vgpu_vm_channels", "gauge", "Open channels of a VM (its processes)");
     for (const auto& [name, vm] : vms)
       if (vm.status) f.sample(vm.labels, static_cast<double>(u64(*vm.status, "channels")));
+  }
+
+  {
+    // A histogram: cumulative buckets by upper bound, then the sum and count.
+    const char* name = "vgpu_vm_call_duration_seconds";
+    Family f(&out, name, "histogram",
+             "How long a VM's calls took, from vgpud reading the request to its answer, by kind: "
+             "immediate (queries, allocations, module loads) or queued (work the guest waits "
+             "for, its turn on the GPU included); asynchronous work is not timed");
+    for (const json& l : latency.is_array() ? latency : json::array()) {
+      const std::string labels = labels_of(l.value("vm", ""), l.value("student", ""),
+                                           l.value("course", "")) +
+                                 ",kind=\"" + escaped(l.value("kind", "")) + "\"";
+      const json counts = l.value("counts", json::array());
+      uint64_t cumulative = 0;
+      for (size_t i = 0; i <= kLatencyBounds.size(); ++i) {
+        cumulative += i < counts.size() && counts[i].is_number() ? counts[i].get<uint64_t>() : 0;
+        char le[16] = "+Inf";  // the bounds as written in call_latency.h, not as doubles print
+        if (i < kLatencyBounds.size()) std::snprintf(le, sizeof le, "%g", kLatencyBounds[i]);
+        f.sample_named(std::string(name) + "_bucket", labels + ",le=\"" + std::string(le) + "\"",
+                       static_cast<double>(cumulative));
+      }
+      f.sample_named(std::string(name) + "_sum", labels,
+                     static_cast<double>(u64(l, "sum_ns")) / 1e9);
+      f.sample_named(std::string(name) + "_count", labels, static_cast<double>(u64(l, "count")));
+    }
   }
 
   // The device and the daemon.

@@ -15,9 +15,12 @@
 namespace vgpu::daemon {
 
 // `status`: daemon_status(); `top`: QuotaControl::top() for an admin;
-// `usage`: [{vm, student, course, gpu_ns, kernels}]; `gpu_total_bytes`: the
-// device's memory.
+// `usage`: [{vm, student, course, gpu_ns, kernels}]; `latency`: [{vm,
+// student, course, kind, counts, count, sum_ns}], `counts` per bucket of
+// kLatencyBounds (call_latency.h) and +Inf, not cumulative;
+// `gpu_total_bytes`: the device's memory.
 std::string prometheus_text(const nlohmann::json& status, const nlohmann::json& top,
-                            const nlohmann::json& usage, uint64_t gpu_total_bytes);
+                            const nlohmann::json& usage, const nlohmann::json& latency,
+                            uint64_t gpu_total_bytes);
 
 }  // namespace vgpu::daemon

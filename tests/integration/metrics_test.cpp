@@ -146,6 +146,22 @@ TEST_CASE("Prometheus scrapes vgpud: a student's GPU time by VM and student and 
   REQUIRE_FALSE(answer["data"]["result"].empty());
   CHECK(answer["data"]["result"][0]["metric"]["vm"] == "lab-1");
   CHECK(std::stod(answer["data"]["result"][0]["value"][1].get<std::string>()) > 0);
+  // lab-1's calls were timed: the calls its programs waited for (the
+  // immediate ones: queries, allocations, module loads), as a histogram
+  // Prometheus can take a quantile of.
+  const json calls = json::parse(
+      http_get(web, "/api/v1/query?query=" +
+                        url_encoded("histogram_quantile(0.99, sum by (le) "
+                                    "(vgpu_vm_call_duration_seconds_bucket{vm=\"lab-1\","
+                                    "kind=\"immediate\"}))")),
+      nullptr, false);
+  INFO(calls.dump());
+  REQUIRE(calls.is_object());
+  CHECK(calls.value("status", "") == "success");
+  REQUIRE_FALSE(calls["data"]["result"].empty());
+  const double p99 = std::stod(calls["data"]["result"][0]["value"][1].get<std::string>());
+  CHECK(p99 > 0);
+  CHECK(p99 <= 10);
   // And Prometheus saw its target up.
   const json up = json::parse(http_get(web, "/api/v1/query?query=up%7Bjob%3D%22vgpud%22%7D"), nullptr, false);
   INFO(up.dump());

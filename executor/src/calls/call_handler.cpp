@@ -72,6 +72,7 @@ Outcome CallHandler::queue(const vgpu_msg_header& h, Handle stream, WorkOp op) {
   reply.client = h.client;
   reply.opcode = h.opcode;
   reply.quiet = (h.flags & VGPU_MSG_QUIET) != 0;
+  reply.received_ns = reply.quiet ? 0 : caller_->received_ns;
   sink_->submit(caller_->tenant, std::move(work), reply);
   o.kind = Outcome::Kind::kQueued;
   return o;

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <string>
 
+#include "call_latency.h"
 #include "metrics_server.h"
 
 using nlohmann::json;
@@ -52,6 +53,22 @@ json usage_view() {
   return {{"vms", json::array({lab1, gone})}};
 }
 
+// lab-1's immediate calls: 3 under 10 µs, 1 under 25 µs, 1 under 1 ms, 1 past
+// 10 s (the +Inf bucket); its queued work: 2 under 5 ms.
+json latency_view() {
+  const uint64_t kBuckets = vgpu::daemon::kLatencyBounds.size() + 1;
+  json immediate = json::array(), queued = json::array();
+  for (uint64_t i = 0; i < kBuckets; ++i) {
+    immediate.push_back(i == 0 ? 3 : i == 1 || i == 6 || i == kBuckets - 1 ? 1 : 0);
+    queued.push_back(i == 8 ? 2 : 0);
+  }
+  json a = {{"vm", "lab-1"}, {"student", "alice"}, {"course", "gpu101"}, {"kind", "immediate"},
+            {"counts", immediate}, {"count", 6}, {"sum_ns", 20000000000ull}};
+  json b = {{"vm", "lab-1"}, {"student", "alice"}, {"course", "gpu101"}, {"kind", "queued"},
+            {"counts", queued}, {"count", 2}, {"sum_ns", 8000000}};
+  return json::array({a, b});
+}
+
 bool has_line(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos || text.rfind(line + "\n", 0) == 0;
 }
@@ -59,7 +76,7 @@ bool has_line(const std::string& text, const std::string& line) {
 }  // namespace
 
 TEST_CASE("metrics: each VM's series carry its student and course", "[metrics]") {
-  const std::string t = prometheus_text(status_view(), top_view(), usage_view(), 1ull << 30);
+  const std::string t = prometheus_text(status_view(), top_view(), usage_view(), latency_view(), 1ull << 30);
   INFO(t);
   const std::string alice = "vm=\"lab-1\",student=\"alice\",course=\"gpu101\"";
   CHECK(has_line(t, "vgpu_vm_gpu_seconds_total{" + alice + "} 1.5"));
@@ -89,10 +106,52 @@ TEST_CASE("metrics: each VM's series carry its student and course", "[metrics]")
   CHECK(has_line(t, "# TYPE vgpu_vm_queue_depth gauge"));
 }
 
+TEST_CASE("metrics: call latency is a histogram with cumulative buckets", "[metrics]") {
+  const std::string t = prometheus_text(status_view(), top_view(), usage_view(), latency_view(), 0);
+  INFO(t);
+  const std::string imm = "vm=\"lab-1\",student=\"alice\",course=\"gpu101\",kind=\"immediate\"";
+  const std::string q = "vm=\"lab-1\",student=\"alice\",course=\"gpu101\",kind=\"queued\"";
+  CHECK(has_line(t, "# TYPE vgpu_vm_call_duration_seconds histogram"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + imm + ",le=\"1e-05\"} 3"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + imm + ",le=\"2.5e-05\"} 4"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + imm + ",le=\"0.001\"} 5"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + imm + ",le=\"10\"} 5"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + imm + ",le=\"+Inf\"} 6"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_sum{" + imm + "} 20"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_count{" + imm + "} 6"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + q + ",le=\"0.0025\"} 0"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_bucket{" + q + ",le=\"0.005\"} 2"));
+  CHECK(has_line(t, "vgpu_vm_call_duration_seconds_count{" + q + "} 2"));
+}
+
+TEST_CASE("call latency: each call lands in the first bucket at or above it", "[metrics]") {
+  vgpu::daemon::CallLatency l;
+  using vgpu::daemon::CallKind;
+  l.record(7, CallKind::kImmediate, 9'000);        // 9 µs: le 10 µs
+  l.record(7, CallKind::kImmediate, 10'000);       // exactly 10 µs: le 10 µs
+  l.record(7, CallKind::kImmediate, 10'001);       // le 25 µs
+  l.record(7, CallKind::kQueued, 3'000'000);       // 3 ms: le 5 ms
+  l.record(7, CallKind::kQueued, 60'000'000'000);  // a minute: +Inf
+  l.record(8, CallKind::kQueued, 1'000);
+  const auto snap = l.snapshot();
+  REQUIRE(snap.size() == 2);
+  const auto& imm = snap.at(7)[0];
+  const auto& q = snap.at(7)[1];
+  CHECK(imm.counts[0] == 2);
+  CHECK(imm.counts[1] == 1);
+  CHECK(imm.count == 3);
+  CHECK(imm.sum_ns == 29'001);
+  CHECK(q.counts[8] == 1);
+  CHECK(q.counts.back() == 1);
+  CHECK(q.count == 2);
+  CHECK(snap.at(8)[0].count == 0);
+  CHECK(snap.at(8)[1].counts[0] == 1);
+}
+
 TEST_CASE("metrics: a spent budget shows as spent with nothing left", "[metrics]") {
   json top = top_view();
   top["tenants"][0]["left_ns"] = 0;
-  const std::string t = prometheus_text(status_view(), top, usage_view(), 0);
+  const std::string t = prometheus_text(status_view(), top, usage_view(), latency_view(), 0);
   CHECK(has_line(t, "vgpu_vm_budget_spent{vm=\"lab-1\",student=\"alice\",course=\"gpu101\"} 1"));
   CHECK(has_line(t,
                  "vgpu_vm_budget_remaining_seconds{vm=\"lab-1\",student=\"alice\",course=\"gpu101\"} 0"));
@@ -101,7 +160,7 @@ TEST_CASE("metrics: a spent budget shows as spent with nothing left", "[metrics]
 TEST_CASE("metrics: Prometheus's own checker accepts the text", "[metrics]") {
   REQUIRE(std::system("command -v promtool >/dev/null") == 0);  // scripts/install-deps.sh
   const std::string path = "/tmp/vgpu-metrics-test-" + std::to_string(getpid()) + ".txt";
-  std::ofstream(path) << prometheus_text(status_view(), top_view(), usage_view(), 1ull << 30);
+  std::ofstream(path) << prometheus_text(status_view(), top_view(), usage_view(), latency_view(), 1ull << 30);
   // promtool reads the exposition on stdin; lint problems (names, units,
   // HELP text) fail it too.
   const int rc = std::system(("promtool check metrics < " + path + " > " + path + ".out 2>&1").c_str());

@@ -58,6 +58,7 @@ struct Caller {
   ContextId context = 0;
   uint64_t channel = 0;
   std::span<uint8_t> data_area;  // the channel's data area, mapped by the host
+  uint64_t received_ns = 0;       // when the host read the request (ReplyTo::received_ns)
 };
 
 struct Outcome {

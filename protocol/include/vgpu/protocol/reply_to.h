@@ -12,6 +12,10 @@ struct ReplyTo {
   uint32_t client = 0;      // guest process within the channel
   uint16_t opcode = 0;
   bool quiet = false;       // VGPU_MSG_QUIET: reply only on failure
+  // When the host read a request the guest waits for (steady clock ns), for
+  // the call latency metrics; 0: not timed (quiet requests, which nobody
+  // waits for, pay no clock read).
+  uint64_t received_ns = 0;
 };
 
 }  // namespace vgpu::proto
