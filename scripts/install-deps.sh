@@ -16,6 +16,7 @@ packages=(
   help2man                              # man pages from the programs' --help
   libzstd-dev liblz4-dev                # compressed fat binary entries
   libcli11-dev nlohmann-json3-dev       # command lines, JSON
+  libtomlplusplus-dev                   # vgpud.toml, the configuration file
   libfmt-dev libspdlog-dev              # logging
   catch2                                # unit tests (v2)
   libtirpc-dev                          # the ONC RPC baseline of the benchmarks (tests/bench)

@@ -3,16 +3,19 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "../common/db_path.h"
 #include "../common/runtime_dir.h"
 #include "../common/version.h"
 #include "backend_choice.h"
+#include "config_file.h"
 #include "daemon.h"
 #include "journal_log.h"
 #include "service_notify.h"
@@ -59,6 +62,25 @@ bool prepare_default_db(const std::string& runtime_dir, const std::string& path)
   return true;
 }
 
+// On SIGHUP: what the file now says that only a restart applies, by name
+// (the scheduling keys are applied live by SchedulerControl::reload).
+void report_restart_only(const std::string& path, const vgpu::daemon::ConfigFile& at_start,
+                         const std::set<std::string>& known) {
+  vgpu::daemon::ConfigFile now;
+  std::string why;
+  if (!ok(vgpu::daemon::read_config_file(path, &now, &why))) return;  // reload() says why
+  const vgpu::daemon::ConfigDiff d = vgpu::daemon::diff_flags(at_start, now, known);
+  for (const std::string& name : d.unknown) {
+    spdlog::error("vgpud: SIGHUP: {}: '{}' is no vgpud setting (ignored; vgpud would not start "
+                  "with it)",
+                  path, name);
+  }
+  for (const std::string& name : d.changed) {
+    spdlog::warn("vgpud: SIGHUP: {}: '{}' changed; it takes effect when vgpud restarts", path,
+                 name);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,7 +107,7 @@ int main(int argc, char** argv) {
   app.add_option("--sim-kernels", sim_kernels,
                  "plug-in with CPU kernel implementations for the sim backend (repeatable; "
                  "also read from VGPU_SIM_KERNELS, colon-separated)");
-  daemon::add_scheduler_flags(app, &scheduling_flags);  // --policy --slice-ms --overlap-depth --config
+  daemon::add_scheduler_flags(app, &scheduling_flags);  // --policy --slice-ms --overlap-depth
   app.add_option("--sim-memory-gib", sim_memory_gib,
                  "device memory the sim backend models, backed by host memory (default: 16, or "
                  "half the host's memory where that is less)")
@@ -154,8 +176,35 @@ int main(int argc, char** argv) {
                  "journal when systemd connected standard error to it")
       ->check(CLI::IsMember({"auto", "stderr", "journal"}))
       ->capture_default_str();
+  // The configuration file (config_file.h): any flag by its long name, the
+  // command line winning; the default file only if it exists.
+  app.config_formatter(daemon::toml_flag_reader(daemon::flag_names(app)));
+  app.allow_config_extras(false);
+  app.set_config("--config", VGPU_DEFAULT_CONFIG,
+                 "TOML file setting any flag above by its long name (slice-ms = 2), and "
+                 "[weights] and [courses.NAME] tables; policy, slice-ms, overlap-depth, weights "
+                 "and courses are re-read on SIGHUP (default: " VGPU_DEFAULT_CONFIG
+                 " if it exists; --config '': none)");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
+  // The file read, if any: the one given, or the default where it exists.
+  std::string config_path;
+  if (app.count("--config")) {
+    config_path = app["--config"]->as<std::string>();
+  } else if (access(VGPU_DEFAULT_CONFIG, F_OK) == 0) {
+    config_path = VGPU_DEFAULT_CONFIG;
+  }
+  scheduling_flags.config_file = config_path;
+  daemon::ConfigFile config_at_start;
+  if (!config_path.empty()) {
+    std::string why;
+    if (!ok(daemon::read_config_file(config_path, &config_at_start, &why))) {
+      spdlog::error("vgpud: {}", why);
+      return 1;
+    }
+    spdlog::info("vgpud: configuration from {}", config_path);
+  }
+  const std::set<std::string> known_flags = daemon::flag_names(app);
   if (log_target == "journal" || (log_target == "auto" && daemon::stderr_is_journal()))
     daemon::log_to_journal();
 
@@ -164,7 +213,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);  // re-read the scheduling config file
+  sigaddset(&signals, SIGHUP);  // re-read the config file
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -256,6 +305,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
     service.reloading();
+    if (!config_path.empty()) report_restart_only(config_path, config_at_start, known_flags);
     if (std::string bad; !ok(config.scheduling->reload(&bad))) {
       spdlog::error("vgpud: SIGHUP: scheduling settings kept as they were: {}", bad);
     }

@@ -1,11 +1,13 @@
 #include "scheduler_config.h"
 
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "config_file.h"
 #include "vgpu/scheduler/policy_factory.h"
 
 namespace vgpu::daemon {
@@ -22,9 +24,6 @@ void add_scheduler_flags(CLI::App& app, SchedulerFlags* flags) {
                  "kernel launches of one VM in flight on the GPU at once (default 4; the sim "
                  "backend runs one at a time)")
       ->check(CLI::Range(1u, scheduler::kMaxOverlapDepth));
-  app.add_option("--config", flags->config_file,
-                 "JSON file with policy, slice_ms, overlap_depth, weights and courses; re-read "
-                 "on SIGHUP");
 }
 
 namespace {
@@ -104,11 +103,25 @@ bool read_courses(const json& v, SchedulerSettings* out, std::string* why) {
 
 Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, std::string* why) {
   json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers too big
-    *why = std::string("not valid JSON: ") + e.what();
-    return Status::kInvalidValue;
+  if (!looks_like_json(text)) {
+    // vgpud.toml (config_file.h): its scheduling keys, spelt as here; what
+    // is said about them uses the file's spelling.
+    ConfigFile file;
+    if (Status st = parse_config_file(text, &file, why); !ok(st)) return st;
+    SchedulerSettings s = *out;
+    const Status st = parse_scheduler_config(file.scheduling.dump(), &s, why);
+    for (auto [from, to] : {std::pair{"slice_ms", "slice-ms"}, {"overlap_depth", "overlap-depth"}}) {
+      for (size_t at; (at = why->find(from)) != std::string::npos;) why->replace(at, strlen(from), to);
+    }
+    if (ok(st)) *out = std::move(s);
+    return st;
+  } else {
+    try {
+      doc = json::parse(text);
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers too big
+      *why = std::string("not valid JSON: ") + e.what();
+      return Status::kInvalidValue;
+    }
   }
   if (!doc.is_object()) {
     *why = "the top level must be a JSON object";

@@ -2,11 +2,13 @@
 // depth, and the weights and courses the operator pins on VMs by name.
 //
 // Sources, later ones winning: built-in defaults; the config file
-// (--config); the command line (--policy, --slice-ms, --overlap-depth),
+// (--config, default /etc/vgpu/vgpud.toml); the command line (--policy, --slice-ms, --overlap-depth),
 // which keeps winning when the file is re-read on SIGHUP.
 //
-// The file is JSON; every key is optional, an unknown key is an error (a
-// misspelt setting must not be silently ignored):
+// The file is vgpud.toml (config_file.h: these are its keys policy, slice-ms,
+// overlap-depth and its [weights] and [courses.NAME] tables), or, as before,
+// JSON; every key is optional, an unknown key is an error (a misspelt setting
+// must not be silently ignored):
 //   {
 //     "policy": "fair",                    fair | fixed-share | best-effort
 //     "slice_ms": 2,                       0.5 .. 50
@@ -51,12 +53,13 @@ struct SchedulerSettings {
   bool operator==(const SchedulerSettings&) const = default;
 };
 
-// What the command line said; unset options leave the file's value.
+// What the command line said; unset options leave the file's value. The
+// file's own flags do not land here (config_file.h leaves them to the file).
 struct SchedulerFlags {
   std::optional<std::string> policy;
   std::optional<double> slice_ms;
   std::optional<uint32_t> overlap_depth;
-  std::string config_file;  // empty: none
+  std::string config_file;  // empty: none (set by main from --config)
 };
 
 void add_scheduler_flags(CLI::App& app, SchedulerFlags* flags);

@@ -35,7 +35,7 @@ P=$T/prefix
 # 1. The install and its files.
 cmake --install "$build" --prefix "$P" >"$T/install.log" 2>&1 ||
   { cat "$T/install.log" >&2; fail "cmake --install failed"; }
-for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-smi bin/vgpu-sim-worker bin/vgpu-cuda-worker \
+for f in etc/vgpu/vgpud.toml share/vgpu/vgpud.toml.example bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-smi bin/vgpu-sim-worker bin/vgpu-cuda-worker \
          lib/vgpu/libcuda.so.1 lib/vgpu/libnvidia-ml.so.1 lib/vgpu/shim/libcudart.so.13 include/vgpu/sim_kernel.h lib/systemd/system/vgpud.service share/vgpu/grafana-dashboard.json \
          share/vgpu/guest/transport-kmod/kmod/Kbuild share/vgpu/guest/transport-kmod/kmod/vgpu_main.c \
          share/vgpu/guest/protocol/include/vgpu/protocol/vm_region.h \
@@ -44,12 +44,17 @@ for f in bin/vgpud bin/vgpuctl bin/vgpu-run bin/vgpu-smi bin/vgpu-sim-worker bin
 done
 [ -x "$P/bin/vgpud" ] || fail "bin/vgpud is not executable"
 echo "install_test: installed into $P"
+# The installed configuration names every flag of the installed vgpud.
+for flag in $("$P/bin/vgpud" --help | sed -n 's/^ *\(-[a-z],\)\?--\([a-z][a-z0-9-]*\).*/\2/p'); do
+  case $flag in help | version | config) continue ;; esac
+  grep -q "^# $flag = " "$P/etc/vgpu/vgpud.toml" || fail "etc/vgpu/vgpud.toml does not show '$flag'"
+done
 
 # 2. The installed programs serve a CUDA program. A database of the test's
 # own: root's default, /var/lib/vgpu, is not the test's to touch.
 mkdir -p "$T/run"
-"$P/bin/vgpud" --backend sim --runtime-dir "$T/run" --db "$T/vgpu.db" --libvirt none \
-  --sim-kernels "$kernels" >"$T/vgpud.log" 2>&1 &
+"$P/bin/vgpud" --config "$P/etc/vgpu/vgpud.toml" --backend sim --runtime-dir "$T/run" \
+  --db "$T/vgpu.db" --libvirt none --sim-kernels "$kernels" >"$T/vgpud.log" 2>&1 &
 vgpud_pid=$!
 for _ in $(seq 200); do [ -S "$T/run/vgpud.sock" ] && break; sleep 0.1; done
 [ -S "$T/run/vgpud.sock" ] || { cat "$T/vgpud.log" >&2; fail "the installed vgpud did not start"; }

@@ -1,0 +1,72 @@
+// vgpud's configuration file: TOML (/etc/vgpu/vgpud.toml by default, or
+// --config FILE). Every command-line flag is a top-level key by its long name
+// (`slice-ms = 2`, `sim-kernels = ["a.so", "b.so"]`); a flag given on the
+// command line wins over the file. Two tables pin scheduling by VM name:
+//
+//   [weights]
+//   alice = 4
+//   [courses.gpu101]
+//   weight = 3
+//   vms = ["alice", "bob"]
+//
+// SIGHUP (systemctl reload) re-reads the file: the scheduling keys (policy,
+// slice-ms, overlap-depth, weights, courses) apply at once; any other change
+// is logged by name as taking effect at the next restart. A key that is no
+// flag is an error, at start and on reload. A file whose first character is
+// `{` is the older JSON scheduling file (scheduler_config.h), still read.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vgpu/protocol/status.h"
+
+namespace CLI {
+class App;
+class Config;
+}  // namespace CLI
+
+namespace vgpu::daemon {
+
+// The keys SIGHUP applies (scheduler_config.h), as the file spells them.
+inline constexpr const char* kLiveKeys[] = {"policy", "slice-ms", "overlap-depth", "weights",
+                                            "courses"};
+
+struct ConfigFile {
+  // The scheduling part, in the JSON scheduling file's shape (policy,
+  // slice_ms, overlap_depth, weights, courses) for parse_scheduler_config.
+  nlohmann::json scheduling = nlohmann::json::object();
+  // Every other key: the flag's long name and its values as text.
+  std::map<std::string, std::vector<std::string>> flags;
+};
+
+bool looks_like_json(const std::string& text);
+// Parses TOML text; `why` names the line of a syntax error, or the key of a
+// value of the wrong shape.
+Status parse_config_file(const std::string& text, ConfigFile* out, std::string* why);
+// Reads and parses `path`.
+Status read_config_file(const std::string& path, ConfigFile* out, std::string* why);
+
+// CLI11's reader of the file: hands it the flags (not the scheduling keys,
+// which scheduler_config.h reads, and re-reads on SIGHUP). A key that is not
+// in `known` (flag_names) fails the parse, named.
+std::shared_ptr<CLI::Config> toml_flag_reader(std::set<std::string> known);
+
+// The flags whose value differs between two reads of the file (added,
+// removed or changed), and the keys of `after` that are no flag of `known`.
+struct ConfigDiff {
+  std::vector<std::string> changed;
+  std::vector<std::string> unknown;
+};
+ConfigDiff diff_flags(const ConfigFile& before, const ConfigFile& after,
+                      const std::set<std::string>& known);
+
+// The long names (no dashes) of `app`'s options: what a file may set.
+std::set<std::string> flag_names(const CLI::App& app);
+
+}  // namespace vgpu::daemon
