@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The main job: installs and builds vgpu, starts vgpud (the GPU if this machine
+# The main job: installs and builds vgpu (what the demo runs; scripts/test.sh
+# builds the tests), starts vgpud (the GPU if this machine
 # has one, else the CPU `sim` backend; SQLite on disk) and serves a simulated
 # class:
 #   1. a teacher sets up course gpu101 with vgpuctl: eight students, each bound
 #      to a VM, with GPU-time budgets, memory caps and weights;
 #   2. every student's VM runs its CUDA assignment at the same time; frank's
-#      budget is too small for his job, so he sees the quota message;
+#      budget is too small for his job, so he sees the quota message, and
+#      vgpu-smi in his VM shows the budget spent;
 #   3. four VMs with weights 1:1:2:4 keep the GPU busy together, and the demo
 #      prints each one's share of GPU time next to its entitlement;
 #   4. the admin reads the usage report and writes the HTML report.
@@ -14,9 +16,13 @@
 #   VGPU_BACKEND   sim, cuda or auto (default auto)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-./scripts/build.sh
+./scripts/install-deps.sh --demo  # what building needs; scripts/test.sh installs the rest
 build=$(pwd)/${VGPU_BUILD_DIR:-build}
+# The same Debug build as scripts/build.sh, but only what the demo runs: the
+# tests are built by scripts/test.sh.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build "$build" -j "$(nproc)" --target vgpud vgpuctl vgpu-run vgpu-smi vgpu-sim-worker \
+  vgpu-cuda-worker vgpu_cuda vgpu_nvml vgpu_cudart vgpu_cuda_programs vgpu_test_kernels
 bin=$build/bin
 dir=${VGPU_DEMO_DIR:-$(mktemp -d /tmp/vgpu-demo-XXXXXX)}
 mkdir -p "$dir"
@@ -72,6 +78,9 @@ for entry in "${pids[@]}"; do
 done
 echo "   frank saw: $(grep -m1 'GPU-time quota exhausted' "$dir/frank.out" || echo nothing)"
 grep -q "GPU-time quota exhausted" "$dir/frank.out" || failed=1
+echo "   and vgpu-smi in frank's VM says:"
+"$bin/vgpu-run" --runtime-dir "$dir" --vm frank -- "$bin/vgpu-smi" | sed -n '/GPU-time budget/,$p' |
+  sed 's/^/   /' || failed=1
 
 echo
 echo "== 3. Weighted sharing: four VMs keep the GPU busy at once (fair policy, 1 ms kernels)"
