@@ -18,7 +18,7 @@ import sys
 # How each source file of intercept/driver/src answers its calls.
 FORWARDED = {"memory.cpp", "module.cpp", "launch.cpp", "stream_event.cpp", "host_memory.cpp",
              "managed_calls.cpp", "copy_2d.cpp", "stream_ordered_alloc.cpp", "host_functions.cpp",
-             "graph_exec.cpp", "arrays.cpp", "textures.cpp"}
+             "graph_exec.cpp", "arrays.cpp", "textures.cpp", "virtual_memory.cpp"}
 LOCAL = {"linker.cpp", "device.cpp", "context.cpp", "init.cpp", "errors.cpp", "proc_address.cpp",
          "export_tables.cpp", "occupancy.cpp", "graph.cpp", "stream_capture.cpp"}
 # Implemented functions that answer in the guest although their file forwards.
@@ -47,7 +47,9 @@ LOCAL_NAMES = {"cuArrayGetDescriptor_v2", "cuArray3DGetDescriptor_v2", "cuMipmap
                "cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemsetNodeSetParams",
                "cuGraphExecHostNodeSetParams", "cuGraphExecGetFlags", "cuDeviceGraphMemTrim",
                "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute",
-               "cuMemHostGetDevicePointer_v2"}
+               "cuMemHostGetDevicePointer_v2", "cuMemGetAllocationGranularity", "cuMemCreate",
+               "cuMemRelease", "cuMemSetAccess", "cuMemGetAccess", "cuMemRetainAllocationHandle",
+               "cuMemGetAllocationPropertiesFromHandle"}
 
 
 def symbols(args):

@@ -54,6 +54,17 @@ TEST_CASE("destroying a created context frees what it made, and only that") {
   CHECK_THAT(r.output, Catch::Contains("ok   the primary context's allocation is untouched"));
 }
 
+TEST_CASE("virtual memory management: reserve map access launch unmap and free as vectorAddMMAP does") {
+  Daemon d;
+  const RunResult r = d.run("alice", "virtual_memory", {program_path("driver_kernels.fatbin")});
+  require_pass(r, "virtual_memory");
+  CHECK_THAT(r.output, Catch::Contains("ok   an unmapped allocation kept its bytes"));
+  CHECK_THAT(r.output, Catch::Contains("ok   every reserved range was given back"));
+  // Each refusal names what vgpu does not do.
+  CHECK_THAT(r.output, Catch::Contains("one virtual memory allocation mapped at two addresses"));
+  CHECK_THAT(r.output, Catch::Contains("read-only or revoked access to virtual memory"));
+}
+
 TEST_CASE("a file that is not a module image is refused by cuModuleLoad") {
   Daemon d;
   const RunResult r = d.run("alice", "driver_api", {program_path("saxpy") + ".no-such-file"});

@@ -76,6 +76,16 @@ CUresult device_info(const DeviceInfo** out) {
   d->attributes[CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED] = 1;
   d->attributes[CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 0;
   d->attributes[CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED] = 0;
+  // Virtual memory management, emulated over device allocations
+  // (virtual_memory.cpp): no handles shared with other processes, no
+  // compression, no RDMA.
+  d->attributes[CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED] = 1;
+  d->attributes[CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED] = 0;
+  d->attributes[CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED] = 0;
+  d->attributes[CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED] = 0;
+  d->attributes[CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED] = 0;
+  d->attributes[CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 0;
+  d->attributes[CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED] = 0;
   info = d;
   *out = info;
   return CUDA_SUCCESS;
