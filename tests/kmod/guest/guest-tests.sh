@@ -45,6 +45,15 @@ programs() {
     check $p $OUT/static-$p.log $? static-$p
   done
   run driver_api $P/driver_kernels.cubin
+  # vgpu-smi over /dev/vgpu: the virtual GPU and the VM's budget, as JSON.
+  "$P/vgpu-smi" -o json > $OUT/vgpu-smi.log 2>&1; rc=$?
+  sed "s/^/  [vgpu-smi] /" $OUT/vgpu-smi.log
+  if [ $rc -eq 0 ] && grep -q '"uuid": "GPU-' $OUT/vgpu-smi.log &&
+     grep -q '"limited": false' $OUT/vgpu-smi.log && grep -q '"vm": "vm1"' $OUT/vgpu-smi.log; then
+    result vgpu-smi PASS
+  else
+    result vgpu-smi "FAIL (exit $rc)"
+  fi
 }
 
 # Two processes of one VM at once: both right, and neither can touch the
