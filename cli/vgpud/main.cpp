@@ -178,21 +178,27 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   // The configuration file (config_file.h): any flag by its long name, the
   // command line winning; the default file only if it exists.
+  // $VGPU_CONFIG replaces the default file ("none": no file), so that tests
+  // and second daemons on a host are not configured by the host's own file.
+  std::string default_config = VGPU_DEFAULT_CONFIG;
+  if (const char* env = std::getenv("VGPU_CONFIG")) {
+    default_config = std::string(env) == "none" ? "" : env;
+  }
   app.config_formatter(daemon::toml_flag_reader(daemon::flag_names(app)));
   app.allow_config_extras(false);
-  app.set_config("--config", VGPU_DEFAULT_CONFIG,
+  app.set_config("--config", default_config,
                  "TOML file setting any flag above by its long name (slice-ms = 2), and "
                  "[weights] and [courses.NAME] tables; policy, slice-ms, overlap-depth, weights "
-                 "and courses are re-read on SIGHUP (default: " VGPU_DEFAULT_CONFIG
-                 " if it exists; --config '': none)");
+                 "and courses are re-read on SIGHUP (default: $VGPU_CONFIG, else " VGPU_DEFAULT_CONFIG
+                 ", if it exists; --config '' or VGPU_CONFIG=none: no file)");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   // The file read, if any: the one given, or the default where it exists.
   std::string config_path;
   if (app.count("--config")) {
     config_path = app["--config"]->as<std::string>();
-  } else if (access(VGPU_DEFAULT_CONFIG, F_OK) == 0) {
-    config_path = VGPU_DEFAULT_CONFIG;
+  } else if (!default_config.empty() && access(default_config.c_str(), F_OK) == 0) {
+    config_path = default_config;
   }
   scheduling_flags.config_file = config_path;
   daemon::ConfigFile config_at_start;

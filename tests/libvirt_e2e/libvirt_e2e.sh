@@ -15,6 +15,7 @@
 # needs /dev/kvm): QEMU then wires the guest's interrupts through irqfds, a
 # path that replugging the device (phase 3) takes differently.
 set -euo pipefail
+export VGPU_CONFIG=${VGPU_CONFIG:-none}  # its vgpud is configured by its flags, not this host's vgpud.toml
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/private_libvirtd.sh"
 
