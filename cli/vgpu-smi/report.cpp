@@ -37,7 +37,11 @@ std::string on_exhaust_text(uint32_t e) {
 // Lines inside the box: "| text...padded |".
 class Box {
  public:
-  void rule(char c = '-') { lines_.push_back("+" + std::string(kWidth - 2, c) + "+"); }
+  void rule(char c = '-') {
+    std::string l(kWidth, c);
+    l.front() = l.back() = '+';
+    lines_.push_back(std::move(l));
+  }
   void line(const std::string& text) {
     std::string t = text.size() > kWidth - 4 ? text.substr(0, kWidth - 4) : text;
     lines_.push_back("| " + t + std::string(kWidth - 4 - t.size(), ' ') + " |");
@@ -61,6 +65,16 @@ class Box {
 std::string padded(const std::string& s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+// The VM's processes on the GPU, as nvidia-smi's last table (no memory
+// column: vgpud accounts memory per VM).
+void processes(const Snapshot& s, Box* box) {
+  box->line("Processes (this VM's, as this user may see them)");
+  box->line("   PID       Process name");
+  if (s.processes.empty()) box->line("   No running processes found");
+  for (const GpuProcess& p : s.processes) box->line("   " + padded(std::to_string(p.pid), 10) + p.name);
+  box->rule();
 }
 
 }  // namespace
@@ -102,6 +116,7 @@ std::string format_table(const Snapshot& s, int64_t now, const std::string& vers
   if (!b.known) {
     box.line("GPU-time budget: not reported (vgpud is older than this vgpu-smi)");
     box.rule();
+    processes(s, &box);
     return box.str();
   }
   std::string who = b.bound ? "student " + b.student : "no student";
@@ -127,6 +142,7 @@ std::string format_table(const Snapshot& s, int64_t now, const std::string& vers
   }
   if (b.memory_cap) box.line("  memory cap   " + mib(b.memory_cap));
   box.rule();
+  processes(s, &box);
   return box.str();
 }
 
@@ -157,6 +173,8 @@ std::string format_json(const Snapshot& s) {
                    {"on_exhaust", kExhaust[b.on_exhaust < 3 ? b.on_exhaust : 0]},
                    {"memory_cap", b.memory_cap}};
   }
+  j["processes"] = nlohmann::json::array();
+  for (const GpuProcess& p : s.processes) j["processes"].push_back({{"pid", p.pid}, {"name", p.name}});
   return j.dump(2) + "\n";
 }
 

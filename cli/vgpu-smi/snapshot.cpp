@@ -1,5 +1,7 @@
 #include "snapshot.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,6 +86,7 @@ Status take_snapshot(int sample_ms, Snapshot* out, std::string* why) {
     Connection::Lock lock(c);
     if (Status s = c.call(proto::TenantUsageRequest{}, {}, &second); !ok(s)) return fail(s);
   }
+  out->processes = gpu_processes("/proc", getpid());
   const uint64_t wall = second.now_ns - first.now_ns;
   const uint64_t gpu = second.gpu_ns - first.gpu_ns;
   out->utilization = wall ? std::min(100.0, 100.0 * static_cast<double>(gpu) / static_cast<double>(wall)) : 0;

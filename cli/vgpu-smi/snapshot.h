@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "processes.h"
 #include "vgpu/protocol/status.h"
 
 namespace vgpu::smi {
@@ -32,6 +34,7 @@ struct Snapshot {
   uint64_t memory_total = 0, memory_used = 0;
   double utilization = 0;  // percent of the sample the VM's work had the GPU
   Budget budget;
+  std::vector<GpuProcess> processes;  // this VM's, as this user may see them (processes.h)
 };
 
 // Fills `out`, sampling utilization over `sample_ms`. On failure `why` says

@@ -1,6 +1,7 @@
 // vgpu-smi in a VM (run through vgpu-run, as a student would in a simulated
 // VM): the virtual GPU as the VM sees it, and the student's GPU-time budget
 // as vgpud keeps it, spent time included.
+#include <csignal>
 #include <ctime>
 
 #include <catch2/catch.hpp>
@@ -102,4 +103,26 @@ TEST_CASE("vgpu-smi in a VM bound to no student says so; without vgpud it exits 
   INFO(r.output);
   CHECK(r.exit_code == 9);
   CHECK_THAT(r.output, Catch::Contains("vgpu-smi: vgpud cannot be reached"));
+}
+
+TEST_CASE("vgpu-smi lists the VM's own processes on the GPU and not another VM's", "[smi]") {
+  Class c;
+  auto busy = c.daemon.start("sam-vm", "busy", {"2000", "100000"});  // killed below
+  // Until its kernels run (top says so): its process is on the GPU then.
+  bool running = false;
+  for (int i = 0; i < 600 && !running && busy->running(); ++i) {
+    const RunResult top = c.daemon.ctl({"--json", "top", "--count", "1", "--interval", "0.1"});
+    running = top.output.find("\"state\":\"busy\"") != std::string::npos;
+  }
+  REQUIRE(running);
+  const json own = c.smi_json("sam-vm");
+  const json other = c.smi_json("other-vm");
+  busy->signal(SIGKILL);
+  busy->wait(30s);
+  INFO(own.dump(2) << other.dump(2));
+  // vgpu-run execs the program: its pid is the one the harness started.
+  bool listed = false;
+  for (const json& p : own["processes"]) listed = listed || (p["name"] == "busy" && p["pid"] == busy->pid());
+  CHECK(listed);
+  CHECK(other["processes"].empty());  // vgpu-smi does not list itself
 }
