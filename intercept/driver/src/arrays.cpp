@@ -68,22 +68,6 @@ CUresult check_descriptor(const CUDA_ARRAY3D_DESCRIPTOR& a, const TextureDesc& d
   return executor::texture_check(d, &why) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult host_alloc(uint64_t bytes, uint64_t* dptr) {
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::MallocReply rep{};
-  if (Status s = c.call(proto::MallocRequest{bytes}, {}, &rep); !ok(s)) return to_cu(s);
-  *dptr = rep.dptr;
-  return CUDA_SUCCESS;
-}
-
-CUresult host_free(uint64_t dptr) {
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::FreeReply rep{};
-  return to_cu(intercept::with_async_errors(c, c.call(proto::FreeRequest{dptr}, {}, &rep)));
-}
-
 unsigned max_levels(const CUDA_ARRAY3D_DESCRIPTOR& a) {
   const bool keeps_depth = a.Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
   const size_t largest = std::max({a.Width, a.Height, keeps_depth ? size_t{0} : a.Depth, size_t{1}});
@@ -98,7 +82,7 @@ CUresult create_array(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR* a) {
   auto array = std::make_unique<Array>();
   array->desc = *a;
   array->bytes = executor::resource_bytes(d);
-  if (CUresult r = host_alloc(array->bytes, &array->dptr); r != CUDA_SUCCESS) return r;
+  if (CUresult r = ops::device_alloc(array->bytes, &array->dptr); r != CUDA_SUCCESS) return r;
   Registry& reg = registry();
   std::lock_guard lock(reg.mu);
   Array* p = array.get();
@@ -235,7 +219,7 @@ CUresult cuArrayDestroy(CUarray handle) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   Array* a = find(handle);
   if (!a || a->level) return CUDA_ERROR_INVALID_HANDLE;
-  if (CUresult r = host_free(a->dptr); r != CUDA_SUCCESS) return r;
+  if (CUresult r = ops::device_free(a->dptr); r != CUDA_SUCCESS) return r;
   Registry& reg = registry();
   std::lock_guard lock(reg.mu);
   reg.live.erase(handle);
@@ -272,7 +256,7 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray* out, const CUDA_ARRAY3D_DESCRI
   auto m = std::make_unique<Mipmapped>();
   m->desc = *a;
   m->levels = d.levels;
-  if (CUresult r = host_alloc(executor::resource_bytes(d), &m->dptr); r != CUDA_SUCCESS) return r;
+  if (CUresult r = ops::device_alloc(executor::resource_bytes(d), &m->dptr); r != CUDA_SUCCESS) return r;
   const bool keeps_depth = a->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
   auto shrink = [](size_t v, unsigned i) { return v == 0 ? 0 : std::max<size_t>(1, v >> i); };
   for (unsigned i = 0; i < m->levels; ++i) {
@@ -309,7 +293,7 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   Mipmapped* m = find_mipmapped(handle);
   if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  if (CUresult r = host_free(m->dptr); r != CUDA_SUCCESS) return r;
+  if (CUresult r = ops::device_free(m->dptr); r != CUDA_SUCCESS) return r;
   Registry& reg = registry();
   std::lock_guard lock(reg.mu);
   for (auto& level : m->level_arrays) reg.live.erase(level.get());

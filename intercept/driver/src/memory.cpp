@@ -171,6 +171,22 @@ CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t
                                          stream_handle(stream), sync));
 }
 
+CUresult device_alloc(size_t bytes, uint64_t* dptr) {
+  Connection& c = Connection::instance();
+  Connection::Lock lock(c);
+  proto::MallocReply rep{};
+  if (Status s = c.call(proto::MallocRequest{bytes}, {}, &rep); !ok(s)) return to_cu(s);
+  *dptr = rep.dptr;
+  return CUDA_SUCCESS;
+}
+
+CUresult device_free(uint64_t dptr) {
+  Connection& c = Connection::instance();
+  Connection::Lock lock(c);
+  proto::FreeReply rep{};
+  return to_cu(intercept::with_async_errors(c, c.call(proto::FreeRequest{dptr}, {}, &rep)));
+}
+
 }  // namespace vgpu::driver::ops
 
 using namespace vgpu::driver::ops;
@@ -181,13 +197,11 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::MallocReply rep{};
-  if (Status s = c.call(proto::MallocRequest{size}, {}, &rep); !ok(s)) return to_cu(s);
-  DeviceMemory::instance().add(rep.dptr, size);
-  owned::add(owned::Kind::kDeviceMemory, rep.dptr);
-  *dptr = rep.dptr;
+  uint64_t p = 0;
+  if (CUresult r = device_alloc(size, &p); r != CUDA_SUCCESS) return r;
+  DeviceMemory::instance().add(p, size);
+  owned::add(owned::Kind::kDeviceMemory, p);
+  *dptr = p;
   return CUDA_SUCCESS;
 }
 

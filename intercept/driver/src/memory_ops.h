@@ -19,4 +19,9 @@ CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool s
 CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t count,
                          CUstream stream, bool sync);
 
+// One allocation of device memory from vgpud, and its free, with no
+// bookkeeping of the caller's (arrays, virtual memory keep their own).
+CUresult device_alloc(size_t bytes, uint64_t* dptr);
+CUresult device_free(uint64_t dptr);
+
 }  // namespace vgpu::driver::ops

@@ -19,14 +19,14 @@
 #include <map>
 #include <mutex>
 
-#include "connection.h"
 #include "device_memory.h"
 #include "driver_state.h"
 #include "memory_ops.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
-using intercept::Connection;
+using driver::ops::device_alloc;
+using driver::ops::device_free;
 using intercept::DeviceMemory;
 
 namespace {
@@ -76,22 +76,6 @@ Range* range_of(uint64_t p, size_t n, uint64_t* base = nullptr) {
   if (p - it->first > it->second.size || n > it->second.size - (p - it->first)) return nullptr;
   if (base) *base = it->first;
   return &it->second;
-}
-
-CUresult device_alloc(size_t size, uint64_t* out) {
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::MallocReply rep{};
-  if (Status s = c.call(proto::MallocRequest{size}, {}, &rep); !ok(s)) return to_cu(s);
-  *out = rep.dptr;
-  return CUDA_SUCCESS;
-}
-
-CUresult device_free(uint64_t p) {
-  Connection& c = Connection::instance();
-  Connection::Lock lock(c);
-  proto::FreeReply rep{};
-  return to_cu(intercept::with_async_errors(c, c.call(proto::FreeRequest{p}, {}, &rep)));
 }
 
 CUresult check_prop(const CUmemAllocationProp* prop) {
