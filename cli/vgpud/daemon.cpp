@@ -132,22 +132,10 @@ Status Daemon::start(std::string* why) {
                                     {"course", who->course}, {"gpu_ns", u.gpu_ns},
                                     {"kernels", u.kernels}});
           }
-          nlohmann::json latency = nlohmann::json::array();
-          for (const auto& [tenant, kinds] : latency_.snapshot()) {
-            const std::optional<VmPeople> who = people_of_tenant(tenant);
-            if (!who) continue;
-            for (int k = 0; k < kCallKinds; ++k) {
-              const LatencyHistogram& h = kinds[static_cast<size_t>(k)];
-              if (h.count == 0) continue;
-              latency.push_back({{"vm", who->vm}, {"student", who->student},
-                                 {"course", who->course},
-                                 {"kind", call_kind_name(static_cast<CallKind>(k))},
-                                 {"counts", h.counts}, {"count", h.count}, {"sum_ns", h.sum_ns}});
-            }
-          }
           return prometheus_text(
               daemon_status({loop_.get(), backend_.get(), dispatcher_.get(), &counters_, started_}),
-              quotas_->top_all(), usage, latency, backend_->device().total_memory);
+              quotas_->top_all(), usage, latency_view(latency_),
+              backend_->device().total_memory);
         },
         why);
     if (!ok(s)) {

@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "call_latency.h"
+#include "vm_people.h"
 
 namespace vgpu::daemon {
 
@@ -77,6 +79,22 @@ std::string labels_of(const std::string& vm, const std::string& student, const s
 }
 
 }  // namespace
+
+json latency_view(const CallLatency& latency) {
+  json out = json::array();
+  for (const auto& [tenant, kinds] : latency.snapshot()) {
+    const std::optional<VmPeople> who = people_of_tenant(tenant);
+    if (!who) continue;
+    for (int k = 0; k < kCallKinds; ++k) {
+      const LatencyHistogram& h = kinds[static_cast<size_t>(k)];
+      if (h.count == 0) continue;
+      out.push_back({{"vm", who->vm}, {"student", who->student}, {"course", who->course},
+                     {"kind", call_kind_name(static_cast<CallKind>(k))}, {"counts", h.counts},
+                     {"count", h.count}, {"sum_ns", h.sum_ns}});
+    }
+  }
+  return out;
+}
 
 std::string prometheus_text(const json& status, const json& top, const json& usage,
                             const json& latency, uint64_t gpu_total_bytes) {

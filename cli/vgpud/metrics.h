@@ -19,6 +19,11 @@ namespace vgpu::daemon {
 // student, course, kind, counts, count, sum_ns}], `counts` per bucket of
 // kLatencyBounds (call_latency.h) and +Inf, not cumulative;
 // `gpu_total_bytes`: the device's memory.
+class CallLatency;
+// The `latency` view of every VM admitted since vgpud started (vm_people.h
+// names them).
+nlohmann::json latency_view(const CallLatency& latency);
+
 std::string prometheus_text(const nlohmann::json& status, const nlohmann::json& top,
                             const nlohmann::json& usage, const nlohmann::json& latency,
                             uint64_t gpu_total_bytes);

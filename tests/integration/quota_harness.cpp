@@ -141,6 +141,19 @@ std::unique_ptr<Process> QuotaDaemon::start(const std::string& vm, const std::st
       argv, dir_ + "/out-" + vm + "-" + std::to_string(next_output_++) + ".txt");
 }
 
+bool QuotaDaemon::wait_for_state(const std::string& vm, const std::string& state,
+                                 Process& program) const {
+  for (int i = 0; i < 600 && program.running(); ++i) {
+    const RunResult r = ctl({"--json", "top", "--count", "1", "--interval", "0.1"});
+    const nlohmann::json top = nlohmann::json::parse(r.output, nullptr, false);
+    if (r.exit_code != 0 || !top.is_object() || !top["tenants"].is_array()) continue;
+    for (const auto& t : top["tenants"]) {
+      if (t.value("vm", "") == vm && t.value("state", "") == state) return true;
+    }
+  }
+  return false;
+}
+
 RunResult QuotaDaemon::run(const std::string& vm, const std::string& program,
                            const std::vector<std::string>& args, std::chrono::milliseconds limit) {
   return start(vm, program, args)->wait(limit);

@@ -50,6 +50,10 @@ class QuotaDaemon {
   RunResult ctl(const std::vector<std::string>& args, int uid = -1) const {
     return vgpuctl(dir_, args, uid);
   }
+  // Polls `vgpuctl --json top` until VM `vm` is in `state` ("busy",
+  // "waiting (quota)"), while `program` runs: an event to wait on, where a
+  // sleep would be outlasted on a loaded machine. False if it never was.
+  bool wait_for_state(const std::string& vm, const std::string& state, Process& program) const;
   // vgpuctl's output, which must succeed; and that output parsed as JSON.
   std::string ctl_ok(const std::vector<std::string>& args) const;
   nlohmann::json ctl_json(const std::vector<std::string>& args) const;

@@ -156,13 +156,7 @@ TEST_CASE("top shows each VM's share of the GPU, its queue and its budget", "[qu
   auto p = c.daemon.start("sam-vm", "busy", {"2000", "5000"});  // 10 s of work: killed below
   // Until sam's kernels have run (its program may take a while to start on a
   // loaded machine), then the table a teacher sees.
-  bool ran = false;
-  for (int i = 0; i < 600 && !ran && p->running(); ++i) {
-    const RunResult j = c.daemon.ctl({"--json", "top", "--count", "1", "--interval", "0.1"});
-    ran = j.exit_code == 0 && j.output.find("\"vm\":\"sam-vm\"") != std::string::npos &&
-          j.output.find("\"state\":\"busy\"") != std::string::npos;
-  }
-  REQUIRE(ran);
+  REQUIRE(c.daemon.wait_for_state("sam-vm", "busy", *p));
   const RunResult top = c.daemon.ctl({"top", "--count", "1", "--interval", "0.5"});
   p->signal(SIGKILL);
   p->wait(10s);

@@ -109,12 +109,7 @@ TEST_CASE("vgpu-smi lists the VM's own processes on the GPU and not another VM's
   Class c;
   auto busy = c.daemon.start("sam-vm", "busy", {"2000", "100000"});  // killed below
   // Until its kernels run (top says so): its process is on the GPU then.
-  bool running = false;
-  for (int i = 0; i < 600 && !running && busy->running(); ++i) {
-    const RunResult top = c.daemon.ctl({"--json", "top", "--count", "1", "--interval", "0.1"});
-    running = top.output.find("\"state\":\"busy\"") != std::string::npos;
-  }
-  REQUIRE(running);
+  REQUIRE(c.daemon.wait_for_state("sam-vm", "busy", *busy));
   const json own = c.smi_json("sam-vm");
   const json other = c.smi_json("other-vm");
   busy->signal(SIGKILL);
