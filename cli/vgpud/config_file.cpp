@@ -1,6 +1,7 @@
 #include "config_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -187,6 +188,12 @@ std::set<std::string> flag_names(const CLI::App& app) {
     for (const std::string& l : o->get_lnames()) names.insert(l);
   }
   return names;
+}
+
+std::string default_config_path(const std::string& exe) {
+  const std::filesystem::path prefix = std::filesystem::path(exe).parent_path().parent_path();
+  const std::filesystem::path etc = prefix == "/usr" ? std::filesystem::path("/etc") : prefix / "etc";
+  return (etc / "vgpu" / "vgpud.toml").string();
 }
 
 }  // namespace vgpu::daemon

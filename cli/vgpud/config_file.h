@@ -69,4 +69,11 @@ ConfigDiff diff_flags(const ConfigFile& before, const ConfigFile& after,
 // The long names (no dashes) of `app`'s options: what a file may set.
 std::set<std::string> flag_names(const CLI::App& app);
 
+// The default file of a vgpud at `exe`, beside its install prefix as
+// GNUInstallDirs places it: /usr/bin/vgpud reads /etc/vgpu/vgpud.toml (the
+// package), PREFIX/bin/vgpud reads PREFIX/etc/vgpu/vgpud.toml (`cmake
+// --install`, /usr/local by default), and a build tree's does the same
+// (build/etc/vgpu: none, so a host's own file does not configure it).
+std::string default_config_path(const std::string& exe);
+
 }  // namespace vgpu::daemon

@@ -180,7 +180,9 @@ int main(int argc, char** argv) {
   // command line winning; the default file only if it exists.
   // $VGPU_CONFIG replaces the default file ("none": no file), so that tests
   // and second daemons on a host are not configured by the host's own file.
-  std::string default_config = VGPU_DEFAULT_CONFIG;
+  std::error_code no_exe;
+  std::string default_config =
+      daemon::default_config_path(std::filesystem::read_symlink("/proc/self/exe", no_exe).string());
   if (const char* env = std::getenv("VGPU_CONFIG")) {
     default_config = std::string(env) == "none" ? "" : env;
   }
@@ -189,8 +191,9 @@ int main(int argc, char** argv) {
   app.set_config("--config", default_config,
                  "TOML file setting any flag above by its long name (slice-ms = 2), and "
                  "[weights] and [courses.NAME] tables; policy, slice-ms, overlap-depth, weights "
-                 "and courses are re-read on SIGHUP (default: $VGPU_CONFIG, else " VGPU_DEFAULT_CONFIG
-                 ", if it exists; --config '' or VGPU_CONFIG=none: no file)");
+                 "and courses are re-read on SIGHUP (default: $VGPU_CONFIG, else "
+                 "/etc/vgpu/vgpud.toml for /usr/bin/vgpud, PREFIX/etc/vgpu/vgpud.toml for "
+                 "PREFIX/bin/vgpud, if it exists; --config '' or VGPU_CONFIG=none: no file)");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   // The file read, if any: the one given, or the default where it exists.

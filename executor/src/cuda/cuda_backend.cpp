@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/backend_stats.h"
+#include "common/worker_path.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
 
@@ -22,14 +23,6 @@ namespace {
 
 constexpr uint64_t kMinSlotBytes = 64 * 1024;
 constexpr uint64_t kMaxSlotBytes = 1ull << 30;
-
-std::string default_worker_path() {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "vgpu-cuda-worker";
-  std::string path(self, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/') + 1) + "vgpu-cuda-worker";
-}
 
 bool parse_u64(const char* s, uint64_t* out) {
   if (!s || !*s || *s == '-') return false;
@@ -94,7 +87,7 @@ Status make_cuda_backend(const CudaConfig& config, std::unique_ptr<Backend>* out
       return Status::kInvalidValue;
     }
     cuda::WorkerSpec spec;
-    spec.path = config.worker_path.empty() ? default_worker_path() : config.worker_path;
+    spec.path = config.worker_path.empty() ? default_worker_path("vgpu-cuda-worker") : config.worker_path;
     spec.driver = config.driver_library;
     spec.device = config.device;
     spec.ctx_flags = config.spin_wait ? CU_CTX_SCHED_SPIN : CU_CTX_SCHED_BLOCKING_SYNC;

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/backend_stats.h"
+#include "common/worker_path.h"
 #include "device_model.h"
 #include "sim_backend_impl.h"
 
@@ -24,15 +25,6 @@ namespace {
 constexpr std::chrono::milliseconds kWorkerStartLimit{20000};
 constexpr int32_t kLeastPriority = 0, kGreatestPriority = -5;  // as an H100 reports them
 
-std::string default_worker_path() {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "vgpu-sim-worker";
-  std::string path(self, static_cast<size_t>(n));
-  const size_t slash = path.rfind('/');
-  return path.substr(0, slash + 1) + "vgpu-sim-worker";
-}
-
 }  // namespace
 
 Status make_sim_backend(const SimConfig& config, std::unique_ptr<Backend>* out) {
@@ -45,7 +37,7 @@ Status make_sim_backend(const SimConfig& config, std::unique_ptr<Backend>* out) 
                     config.device_memory, config.ns_per_thread, config.watchdog.count());
       return Status::kInvalidValue;
     }
-    sim::WorkerSpec spec{config.worker_path.empty() ? default_worker_path() : config.worker_path,
+    sim::WorkerSpec spec{config.worker_path.empty() ? default_worker_path("vgpu-sim-worker") : config.worker_path,
                          config.plugin_paths};
     if (access(spec.path.c_str(), X_OK) != 0) {
       spdlog::error("sim: worker executable {} not found or not executable", spec.path);

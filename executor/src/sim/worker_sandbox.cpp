@@ -1,6 +1,7 @@
 #include "worker_sandbox.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sched.h>
@@ -8,6 +9,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -72,17 +74,9 @@ bool fail(std::string* why, const char* step, int err) {
   return false;
 }
 
-// Root only: an empty directory, already deleted, as the root; then the
-// unprivileged user. Every file the worker needs is open or mapped by now.
-bool drop_root(std::string* why) {
-  const passwd* pw = getpwnam("vgpu");
-  if (!pw) pw = getpwnam("nobody");
-  if (!pw) {
-    *why = "sandbox: neither a `vgpu` nor a `nobody` user to run as";
-    return false;
-  }
-  const uid_t uid = pw->pw_uid;
-  const gid_t gid = pw->pw_gid;
+// An empty directory, already deleted, as the root: every file the worker
+// needs is open or mapped by now.
+bool enter_empty_root(std::string* why) {
   char dir[] = "/tmp/vgpu-sim-worker-XXXXXX";
   if (!mkdtemp(dir)) return fail(why, "mkdtemp", errno);
   const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -92,7 +86,25 @@ bool drop_root(std::string* why) {
   const bool rooted = fchdir(fd) == 0 && chroot(".") == 0 && chdir("/") == 0;
   const int root_err = errno;
   close(fd);
-  if (!rooted) return fail(why, "chroot", root_err);
+  return rooted || fail(why, "chroot", root_err);
+}
+
+// Started as root (a vgpud run as root): the unprivileged user, looked up
+// before the empty root hides /etc/passwd.
+bool find_unprivileged(uid_t* uid, gid_t* gid, std::string* why) {
+  const passwd* pw = getpwnam("vgpu");
+  if (!pw) pw = getpwnam("nobody");
+  if (!pw) {
+    *why = "sandbox: neither a `vgpu` nor a `nobody` user to run as";
+    return false;
+  }
+  *uid = pw->pw_uid;
+  *gid = pw->pw_gid;
+  return true;
+}
+
+// Then that user, for good.
+bool drop_root(uid_t uid, gid_t gid, std::string* why) {
   if (setgroups(0, nullptr) != 0) return fail(why, "setgroups", errno);
   if (setresgid(gid, gid, gid) != 0) return fail(why, "setresgid", errno);
   if (setresuid(uid, uid, uid) != 0) return fail(why, "setresuid", errno);
@@ -100,6 +112,25 @@ bool drop_root(std::string* why) {
     *why = "sandbox: could get root back after dropping it";
     return false;
   }
+  return true;
+}
+
+bool has_effective(int capability) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[capability / 32].effective & (1u << (capability % 32))) != 0;
+}
+
+// Not root: whatever capabilities vgpud passed on (its unit gives it
+// CAP_SYS_CHROOT as an ambient capability, for the empty root) are given up.
+bool drop_capabilities(std::string* why) {
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    return fail(why, "clear ambient capabilities", errno);
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3]{};
+  if (syscall(SYS_capset, &header, none) != 0) return fail(why, "capset", errno);
   return true;
 }
 
@@ -168,7 +199,16 @@ bool enter_sandbox(std::string* why) {
     return true;
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail(why, "no_new_privs", errno);
-  if (geteuid() == 0 && !drop_root(why)) return false;
+  if (geteuid() == 0) {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (!find_unprivileged(&uid, &gid, why) || !enter_empty_root(why) || !drop_root(uid, gid, why)) {
+      return false;
+    }
+  } else {
+    if (has_effective(CAP_SYS_CHROOT) && !enter_empty_root(why)) return false;
+    if (!drop_capabilities(why)) return false;
+  }
   return install_filter(why);
 }
 

@@ -6,6 +6,8 @@
 //     needs it);
 //   - started as root: an empty, deleted directory as its root, and the
 //     unprivileged `vgpu` user (else `nobody`), without supplementary groups;
+//   - started as another user (vgpud's unit runs it as `vgpu`): the empty
+//     root when it was given CAP_SYS_CHROOT, then no capabilities at all;
 //   - a seccomp filter that allows only the system calls serving needs
 //     (memory, its sockets and signals, time, threads): opening files,
 //     sockets, exec, fork and the rest fail with EPERM, and the first few

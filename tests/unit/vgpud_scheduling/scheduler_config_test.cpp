@@ -266,3 +266,11 @@ TEST_CASE("config: a reload names what only a restart applies, and keys that are
   CHECK(d.changed == std::vector<std::string>{"db", "log-level", "sim-memory-gib"});
   CHECK(d.unknown == std::vector<std::string>{"bogus"});  // slice-ms: applied live, not listed
 }
+
+TEST_CASE("config: the default file is beside vgpud's install prefix") {
+  CHECK(default_config_path("/usr/bin/vgpud") == "/etc/vgpu/vgpud.toml");
+  CHECK(default_config_path("/usr/local/bin/vgpud") == "/usr/local/etc/vgpu/vgpud.toml");
+  CHECK(default_config_path("/opt/vgpu/bin/vgpud") == "/opt/vgpu/etc/vgpu/vgpud.toml");
+  CHECK(default_config_path("/home/me/vgpu/build/bin/vgpud") ==
+        "/home/me/vgpu/build/etc/vgpu/vgpud.toml");
+}
