@@ -44,6 +44,7 @@ test_packages=(
   libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients jq
   chromium                              # the HTML usage report's test (headless)
   systemd                               # systemd-analyze: the installed unit's test (tests/install)
+  lintian dpkg-dev adduser              # the Debian packages: checked, their dependencies, the vgpu user (tests/install)
 )
 
 packages=("${build_packages[@]}")
