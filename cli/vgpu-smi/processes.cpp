@@ -15,13 +15,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has_device_open(const fs::path& fd_dir) {
-  std::error_code ec;
-  for (const auto& fd : fs::directory_iterator(fd_dir, ec)) {
-    std::error_code link_ec;
-    if (fs::read_symlink(fd.path(), link_ec) == "/dev/vgpu") return true;
+// The client id the guest module shows for an open /dev/vgpu file (0: none).
+uint32_t fd_client(const fs::path& fdinfo) {
+  std::ifstream in(fdinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("vgpu-client:")) return static_cast<uint32_t>(std::strtoul(line.c_str() + 12, nullptr, 10));
   }
-  return false;
+  return 0;
+}
+
+// Whether the process has /dev/vgpu open; the files' client ids in `clients`.
+bool has_device_open(const fs::path& proc, std::vector<uint32_t>* clients) {
+  std::error_code ec;
+  bool open = false;
+  for (const auto& fd : fs::directory_iterator(proc / "fd", ec)) {
+    std::error_code link_ec;
+    if (fs::read_symlink(fd.path(), link_ec) != "/dev/vgpu") continue;
+    open = true;
+    if (const uint32_t client = fd_client(proc / "fdinfo" / fd.path().filename())) clients->push_back(client);
+  }
+  return open;
 }
 
 bool maps_driver(const fs::path& maps) {
@@ -60,9 +74,9 @@ std::vector<GpuProcess> gpu_processes(const std::string& proc_root, pid_t self) 
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
     const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
     if (pid == self) continue;
-    if (!has_device_open(entry.path() / "fd") && !maps_driver(entry.path() / "maps")) continue;
-    if (!same_vm.empty() && !environment_has(entry.path() / "environ", same_vm)) continue;
     GpuProcess p;
+    if (!has_device_open(entry.path(), &p.clients) && !maps_driver(entry.path() / "maps")) continue;
+    if (!same_vm.empty() && !environment_has(entry.path() / "environ", same_vm)) continue;
     p.pid = pid;
     std::ifstream comm(entry.path() / "comm");
     std::getline(comm, p.name);

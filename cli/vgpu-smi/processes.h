@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@ namespace vgpu::smi {
 struct GpuProcess {
   pid_t pid = 0;
   std::string name;  // /proc/PID/comm
+  // Its /dev/vgpu files' client ids (the guest module's fdinfo): how vgpud
+  // names a real VM's processes. Empty for a simulated VM's.
+  std::vector<uint32_t> clients;
+  bool memory_known = false;  // vgpud said (snapshot.h)
+  uint64_t memory = 0;        // device memory its allocations hold
 };
 
 // Every such process but `self`, by pid.

@@ -67,13 +67,16 @@ std::string padded(const std::string& s, size_t width, bool right = false) {
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
 
-// The VM's processes on the GPU, as nvidia-smi's last table (no memory
-// column: vgpud accounts memory per VM).
+// The VM's processes on the GPU, as nvidia-smi's last table: the device
+// memory each holds, as vgpud counts it (N/A from a vgpud that does not say).
 void processes(const Snapshot& s, Box* box) {
   box->line("Processes (this VM's, as this user may see them)");
-  box->line("   PID       Process name");
+  box->split("   PID       Process name", "GPU Memory Usage  ");
   if (s.processes.empty()) box->line("   No running processes found");
-  for (const GpuProcess& p : s.processes) box->line("   " + padded(std::to_string(p.pid), 10) + p.name);
+  for (const GpuProcess& p : s.processes) {
+    box->split("   " + padded(std::to_string(p.pid), 10) + p.name,
+               padded(p.memory_known ? mib(p.memory) : "N/A", 16, true) + "  ");
+  }
   box->rule();
 }
 
@@ -174,7 +177,11 @@ std::string format_json(const Snapshot& s) {
                    {"memory_cap", b.memory_cap}};
   }
   j["processes"] = nlohmann::json::array();
-  for (const GpuProcess& p : s.processes) j["processes"].push_back({{"pid", p.pid}, {"name", p.name}});
+  for (const GpuProcess& p : s.processes) {
+    nlohmann::json e = {{"pid", p.pid}, {"name", p.name}};
+    e["memory_bytes"] = p.memory_known ? nlohmann::json(p.memory) : nlohmann::json(nullptr);
+    j["processes"].push_back(std::move(e));
+  }
   return j.dump(2) + "\n";
 }
 

@@ -35,6 +35,19 @@ std::string say(Status s) {
 
 }  // namespace
 
+void attribute_memory(const proto::TenantProcessesReply& held, std::vector<GpuProcess>* processes) {
+  const uint32_t n = std::min<uint32_t>(held.count, sizeof held.client / sizeof held.client[0]);
+  for (GpuProcess& p : *processes) {
+    p.memory_known = true;
+    for (uint32_t i = 0; i < n; ++i) {
+      const bool mine = held.pid[i] >= 0
+                            ? held.pid[i] == p.pid
+                            : std::find(p.clients.begin(), p.clients.end(), held.client[i]) != p.clients.end();
+      if (mine) p.memory += held.bytes[i];
+    }
+  }
+}
+
 Status take_snapshot(int sample_ms, Snapshot* out, std::string* why) {
   using intercept::Connection;
   Connection& c = Connection::instance();
@@ -79,6 +92,16 @@ Status take_snapshot(int sample_ms, Snapshot* out, std::string* why) {
     }
     if (Status s = c.call(proto::TenantUsageRequest{}, {}, &first); !ok(s)) return fail(s);
   }
+  // The processes first (from /proc), then what vgpud says each holds: a
+  // process that started in between shows without memory.
+  out->processes = gpu_processes("/proc", getpid());
+  {
+    Connection::Lock lock(c);
+    proto::TenantProcessesReply held{};
+    if (ok(c.call(proto::TenantProcessesRequest{}, {}, &held))) {  // an older vgpud refuses it
+      attribute_memory(held, &out->processes);
+    }
+  }
   // The VM's share of the GPU: its charged device time over the host's clock
   // between two samples (as the guest NVML's utilization).
   std::this_thread::sleep_for(std::chrono::milliseconds(sample_ms));
@@ -86,7 +109,6 @@ Status take_snapshot(int sample_ms, Snapshot* out, std::string* why) {
     Connection::Lock lock(c);
     if (Status s = c.call(proto::TenantUsageRequest{}, {}, &second); !ok(s)) return fail(s);
   }
-  out->processes = gpu_processes("/proc", getpid());
   const uint64_t wall = second.now_ns - first.now_ns;
   const uint64_t gpu = second.gpu_ns - first.gpu_ns;
   out->utilization = wall ? std::min(100.0, 100.0 * static_cast<double>(gpu) / static_cast<double>(wall)) : 0;

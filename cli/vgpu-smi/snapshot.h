@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "processes.h"
+#include "vgpu/protocol/calls.h"
 #include "vgpu/protocol/status.h"
 
 namespace vgpu::smi {
@@ -36,6 +37,10 @@ struct Snapshot {
   Budget budget;
   std::vector<GpuProcess> processes;  // this VM's, as this user may see them (processes.h)
 };
+
+// Gives each process the device memory vgpud says its sessions hold: a
+// simulated VM's by process id, a real VM's by its /dev/vgpu client ids.
+void attribute_memory(const proto::TenantProcessesReply& held, std::vector<GpuProcess>* processes);
 
 // Fills `out`, sampling utilization over `sample_ms`. On failure `why` says
 // what (vgpud unreachable, this VM not admitted).

@@ -34,6 +34,7 @@ struct Daemon::Channel {
   std::string vm;
   std::span<uint8_t> data_area;
   std::unordered_map<uint32_t, Session> sessions;  // by client
+  int pid = -1;  // a simulated VM's program (SO_PEERCRED); -1 for a real VM (its QEMU)
   bool held = false;  // its queue was full at the last look (back-pressure, counted once)
   // A real VM refused by its quota (unassigned on a host that refuses
   // those): kept, its requests answered cudaErrorDevicesUnavailable, and
@@ -217,6 +218,7 @@ Status Daemon::on_open(uint64_t channel, const std::string& vm,
   ch.tenant = tenant;
   ch.vm = vm;
   ch.data_area = data_area;
+  ch.pid = peer.real_vm ? -1 : peer.pid;
   if (tenant == 0) {
     channels_[channel] = std::move(owned);
     spdlog::info("vm {}: channel {} opened (pid {}, uid {}); a VM not seen before: registering it",
@@ -607,6 +609,16 @@ uint64_t Daemon::gpu_ns(executor::TenantId tenant) {
   const auto all = dispatcher_->usage_all();
   auto it = all.find(tenant);
   return it == all.end() ? 0 : it->second.gpu_ns;
+}
+
+Status Daemon::processes(executor::TenantId tenant, std::vector<executor::TenantProcess>* out) {
+  for (const auto& [id, ch] : channels_) {
+    if (ch->tenant != tenant || !ch->admitted) continue;
+    for (const auto& [client, session] : ch->sessions) {
+      out->push_back({client, ch->pid, backend_->context_bytes(session.context)});
+    }
+  }
+  return Status::kSuccess;
 }
 
 Status Daemon::budget(executor::TenantId tenant, executor::TenantBudget* out) {

@@ -110,6 +110,7 @@ class Daemon final : public transport::ChannelEvents, public executor::WorkSink 
               const proto::ReplyTo& reply) override;
   uint64_t gpu_ns(executor::TenantId tenant) override;
   Status budget(executor::TenantId tenant, executor::TenantBudget* out) override;
+  Status processes(executor::TenantId tenant, std::vector<executor::TenantProcess>* out) override;
 
   // dispatcher thread
   void on_complete(const scheduler::Command& command, const executor::ExecResult& result);

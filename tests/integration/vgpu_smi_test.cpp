@@ -107,17 +107,27 @@ TEST_CASE("vgpu-smi in a VM bound to no student says so; without vgpud it exits 
 
 TEST_CASE("vgpu-smi lists the VM's own processes on the GPU and not another VM's", "[smi]") {
   Class c;
-  auto busy = c.daemon.start("sam-vm", "busy", {"2000", "100000"});  // killed below
+  // Holding 24 MiB of device memory while it runs.
+  auto busy = c.daemon.start("sam-vm", "busy", {"2000", "100000", "0", "24"});  // killed below
   // Until its kernels run (top says so): its process is on the GPU then.
   REQUIRE(c.daemon.wait_for_state("sam-vm", "busy", *busy));
   const json own = c.smi_json("sam-vm");
   const json other = c.smi_json("other-vm");
+  const RunResult table = c.smi("sam-vm");
   busy->signal(SIGKILL);
   busy->wait(30s);
   INFO(own.dump(2) << other.dump(2));
   // vgpu-run execs the program: its pid is the one the harness started.
+  // With the device memory its allocations hold, as vgpud counts it.
   bool listed = false;
-  for (const json& p : own["processes"]) listed = listed || (p["name"] == "busy" && p["pid"] == busy->pid());
+  for (const json& p : own["processes"]) {
+    if (p["name"] != "busy" || p["pid"] != busy->pid()) continue;
+    listed = true;
+    CHECK(p["memory_bytes"] == 24u << 20);
+  }
   CHECK(listed);
+  INFO(table.output);
+  CHECK(table.output.find("busy") != std::string::npos);
+  CHECK(table.output.find("24MiB") != std::string::npos);
   CHECK(other["processes"].empty());  // vgpu-smi does not list itself
 }

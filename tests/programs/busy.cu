@@ -1,7 +1,9 @@
-// busy MICROSECONDS ITERATIONS [BATCH]: launches spin(MICROSECONDS * 1000)
-// ITERATIONS times on the default stream, synchronizes, and prints the elapsed
-// time. With BATCH it synchronizes after every BATCH launches too, as most
-// student programs do (launch a few kernels, wait, launch again).
+// busy MICROSECONDS ITERATIONS [BATCH [HOLD_MIB]]: launches spin(MICROSECONDS
+// * 1000) ITERATIONS times on the default stream, synchronizes, and prints the
+// elapsed time. With BATCH it synchronizes after every BATCH launches too, as
+// most student programs do (launch a few kernels, wait, launch again); BATCH
+// 0 never. With HOLD_MIB it holds that much device memory while it runs
+// (vgpu-smi's per-process memory).
 // On a GPU spin busy-waits on %globaltimer; under the sim backend the plug-in
 // reports the same duration as the kernel's modeled time, so the scheduler
 // tests get kernels of known length. It prints "launched" once every kernel
@@ -34,10 +36,13 @@ static bool parse(const char* s, unsigned long long* out) {
 
 int main(int argc, char** argv) {
   vt::set_name("busy");
-  unsigned long long us = 0, iterations = 0, batch = 0;
-  if ((argc != 3 && argc != 4) || !parse(argv[1], &us) || !parse(argv[2], &iterations) ||
-      (argc == 4 && (!parse(argv[3], &batch) || batch == 0)) || us > 3600ull * 1000 * 1000)
-    vt::fail("usage: busy MICROSECONDS ITERATIONS [BATCH]");
+  unsigned long long us = 0, iterations = 0, batch = 0, hold_mib = 0;
+  if (argc < 3 || argc > 5 || !parse(argv[1], &us) || !parse(argv[2], &iterations) ||
+      (argc >= 4 && !parse(argv[3], &batch)) || (argc == 5 && !parse(argv[4], &hold_mib)) ||
+      us > 3600ull * 1000 * 1000 || hold_mib > 1024 * 1024)
+    vt::fail("usage: busy MICROSECONDS ITERATIONS [BATCH [HOLD_MIB]]");
+  void* held = nullptr;
+  if (hold_mib != 0) CUDA_OK(cudaMalloc(&held, hold_mib << 20));
 
   cudaEvent_t before, after;
   CUDA_OK(cudaEventCreate(&before));
@@ -63,5 +68,6 @@ int main(int argc, char** argv) {
   std::printf("gpu_us %.0f\n", ms * 1000.0);
   CUDA_OK(cudaEventDestroy(before));
   CUDA_OK(cudaEventDestroy(after));
+  if (held) CUDA_OK(cudaFree(held));
   vt::pass();
 }

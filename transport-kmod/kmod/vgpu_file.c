@@ -9,6 +9,7 @@
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
@@ -429,7 +430,18 @@ static __poll_t vgpu_poll(struct file *filp, poll_table *wait)
 	return mask;
 }
 
+/* /proc/PID/fdinfo/FD shows the file's client id, by which vgpud names the
+ * process's session (vgpu-smi's per-process memory). */
+static void vgpu_show_fdinfo(struct seq_file *m, struct file *filp)
+{
+	struct vgpu_file *f = filp->private_data;
+
+	if (f)
+		seq_printf(m, "vgpu-client:\t%u\n", f->client);
+}
+
 const struct file_operations vgpu_fops = {
+	.show_fdinfo = vgpu_show_fdinfo,
 	.owner = THIS_MODULE,
 	.open = vgpu_open,
 	.release = vgpu_release,

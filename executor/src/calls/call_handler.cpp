@@ -38,6 +38,7 @@ bool CallHandler::slow(uint16_t opcode) const {
     case Op::DriverGetVersion:
     case Op::TenantUsage:
     case Op::TenantBudget:  // the daemon's accounting, in memory for a connected VM
+    case Op::TenantProcesses:
       return false;
     default:
       return backend_->immediate_calls_wait();

@@ -84,6 +84,23 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const TenantUsageRequest&,
   return Outcome::replying(rep);
 }
 
+Outcome CallHandler::handle(const vgpu_msg_header&, const TenantProcessesRequest&,
+                            std::span<const uint8_t>) {
+  std::vector<TenantProcess> list;
+  if (Status s = sink_->processes(caller_->tenant, &list); !ok(s)) return Outcome::failure(s);
+  std::sort(list.begin(), list.end(),
+            [](const TenantProcess& a, const TenantProcess& b) { return a.bytes > b.bytes; });
+  TenantProcessesReply rep{};
+  constexpr size_t kMax = sizeof rep.client / sizeof rep.client[0];
+  rep.count = static_cast<uint32_t>(std::min(list.size(), kMax));
+  for (uint32_t i = 0; i < rep.count; ++i) {
+    rep.client[i] = list[i].client;
+    rep.pid[i] = list[i].pid;
+    rep.bytes[i] = list[i].bytes;
+  }
+  return Outcome::replying(rep);
+}
+
 Outcome CallHandler::handle(const vgpu_msg_header&, const TenantBudgetRequest&,
                             std::span<const uint8_t>) {
   TenantBudget b;

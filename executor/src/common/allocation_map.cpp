@@ -47,4 +47,10 @@ bool AllocationMap::resolve(uint64_t addr, uint64_t size, bool allow_free_pendin
   return true;
 }
 
+uint64_t AllocationMap::reserved_bytes() const {
+  uint64_t total = 0;
+  for (const auto& [addr, a] : live_) total += a.reserved;
+  return total;
+}
+
 }  // namespace vgpu::executor::common

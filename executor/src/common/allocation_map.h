@@ -48,6 +48,7 @@ class AllocationMap {
   bool resolve(uint64_t addr, uint64_t size, bool allow_free_pending, uint64_t* start) const;
 
   size_t count() const { return live_.size(); }
+  uint64_t reserved_bytes() const;  // what the live allocations are charged
   bool empty() const { return live_.empty(); }
   const std::map<uint64_t, Allocation>& live() const { return live_; }
 

@@ -253,6 +253,13 @@ void CudaBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_
 
 TenantMemory CudaBackend::tenant_memory(TenantId tenant) const { return ledger_.get(tenant); }
 
+uint64_t CudaBackend::context_bytes(ContextId id) const {
+  auto ctx = find(id);
+  if (!ctx) return 0;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  return ctx->allocations.reserved_bytes();
+}
+
 BackendStats CudaBackend::stats() const { return common::collect_stats(contexts_.all(), ledger_); }
 
 // --- memory --------------------------------------------------------------------

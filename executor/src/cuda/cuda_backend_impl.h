@@ -35,6 +35,7 @@ class CudaBackend final : public Backend {
 
   void set_memory_cap(TenantId tenant, uint64_t bytes) override;
   TenantMemory tenant_memory(TenantId tenant) const override;
+  uint64_t context_bytes(ContextId ctx) const override;
 
   Status mem_alloc(ContextId ctx, uint64_t size, uint64_t* dptr) override;
   Status mem_info(ContextId ctx, uint64_t* free, uint64_t* total) override;

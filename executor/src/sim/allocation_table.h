@@ -48,6 +48,7 @@ class AllocationTable {
   // End offset of the highest live allocation (0 if none).
   uint64_t high_water() const;
   size_t count() const { return live_.count(); }
+  uint64_t reserved_bytes() const { return live_.reserved_bytes(); }
   const std::map<uint64_t, Allocation>& live() const { return live_.live(); }
 
  private:

@@ -126,6 +126,13 @@ void SimBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_c
 
 TenantMemory SimBackend::tenant_memory(TenantId tenant) const { return ledger_.get(tenant); }
 
+uint64_t SimBackend::context_bytes(ContextId id) const {
+  auto ctx = find(id);
+  if (!ctx) return 0;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  return ctx->allocations.reserved_bytes();
+}
+
 BackendStats SimBackend::stats() const { return common::collect_stats(contexts_.all(), ledger_); }
 
 // --- memory --------------------------------------------------------------------

@@ -45,11 +45,18 @@ programs() {
     check $p $OUT/static-$p.log $? static-$p
   done
   run driver_api $P/driver_kernels.cubin
-  # vgpu-smi over /dev/vgpu: the virtual GPU and the VM's budget, as JSON.
+  # vgpu-smi over /dev/vgpu: the virtual GPU and the VM's budget, as JSON,
+  # while a program holds 24 MiB: listed (it has /dev/vgpu open) with that
+  # memory (vgpud's count for its /dev/vgpu client, from the module's fdinfo).
+  "$P/static/busy" 200000 10 0 24 > $OUT/static-busy.log 2>&1 & b=$!
+  i=0; while ! grep -q '^launched' $OUT/static-busy.log && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
   "$P/vgpu-smi" -o json > $OUT/vgpu-smi.log 2>&1; rc=$?
+  wait $b; rb=$?
   sed "s/^/  [vgpu-smi] /" $OUT/vgpu-smi.log
-  if [ $rc -eq 0 ] && grep -q '"uuid": "GPU-' $OUT/vgpu-smi.log &&
-     grep -q '"limited": false' $OUT/vgpu-smi.log && grep -q '"vm": "vm1"' $OUT/vgpu-smi.log; then
+  sed "s/^/  [static-busy] /" $OUT/static-busy.log
+  if [ $rc -eq 0 ] && [ $rb -eq 0 ] && grep -q '"uuid": "GPU-' $OUT/vgpu-smi.log &&
+     grep -q '"limited": false' $OUT/vgpu-smi.log && grep -q '"vm": "vm1"' $OUT/vgpu-smi.log &&
+     grep -q "\"pid\": $b\$" $OUT/vgpu-smi.log && grep -q '"memory_bytes": 25165824' $OUT/vgpu-smi.log; then
     result vgpu-smi PASS
   else
     result vgpu-smi "FAIL (exit $rc)"

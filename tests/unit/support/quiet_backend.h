@@ -17,6 +17,7 @@ class QuietBackend : public executor::Backend {
   void destroy_context(executor::ContextId) override {}
   void set_memory_cap(executor::TenantId, uint64_t) override {}
   executor::TenantMemory tenant_memory(executor::TenantId) const override { return {}; }
+  uint64_t context_bytes(executor::ContextId) const override { return 0; }
   Status mem_alloc(executor::ContextId, uint64_t, uint64_t*) override { return Status::kSuccess; }
   Status mem_info(executor::ContextId, uint64_t*, uint64_t*) override { return Status::kSuccess; }
   Status texture_create(executor::ContextId, const executor::TextureDesc&, executor::Handle*) override {

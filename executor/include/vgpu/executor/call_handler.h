@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "vgpu/executor/backend.h"
 #include "vgpu/protocol/calls.h"
@@ -21,6 +22,15 @@ namespace vgpu::executor {
 
 // The GPU-time budget of the student a tenant's VM is bound to (vgpu-smi in
 // the guest asks for it), as the daemon's quota accounting keeps it.
+// One session of a tenant (one guest process): its client id on the
+// channel, the process id of the channel's peer (-1 for a real VM, whose
+// peer is QEMU), and the device memory its context holds.
+struct TenantProcess {
+  uint32_t client = 0;
+  int32_t pid = -1;
+  uint64_t bytes = 0;
+};
+
 struct TenantBudget {
   bool bound = false;        // the VM is bound to a student
   bool limited = false;      // a GPU-time quota applies
@@ -45,6 +55,13 @@ class WorkSink {
   virtual uint64_t gpu_ns(TenantId tenant) = 0;
   // The tenant's budget; kNotSupported where the sink keeps no quotas.
   virtual Status budget(TenantId tenant, TenantBudget* out) {
+    (void)tenant;
+    (void)out;
+    return Status::kNotSupported;
+  }
+  // The device memory of each of the tenant's sessions (TenantProcess);
+  // kNotSupported where the sink keeps no sessions.
+  virtual Status processes(TenantId tenant, std::vector<TenantProcess>* out) {
     (void)tenant;
     (void)out;
     return Status::kNotSupported;
