@@ -2,11 +2,14 @@
 #include <grp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -176,6 +179,10 @@ int main(int argc, char** argv) {
                  "journal when systemd connected standard error to it")
       ->check(CLI::IsMember({"auto", "stderr", "journal"}))
       ->capture_default_str();
+  bool undumpable = false;
+  app.add_flag("--undumpable", undumpable,
+               "no process of vgpud's own user may trace it or read its memory (its workers "
+               "run as that user under the unit); no core dumps");
   // The configuration file (config_file.h): any flag by its long name, the
   // command line winning; the default file only if it exists.
   // $VGPU_CONFIG replaces the default file ("none": no file), so that tests
@@ -193,9 +200,17 @@ int main(int argc, char** argv) {
                  "[weights] and [courses.NAME] tables; policy, slice-ms, overlap-depth, weights "
                  "and courses are re-read on SIGHUP (default: $VGPU_CONFIG, else "
                  "/etc/vgpu/vgpud.toml for /usr/bin/vgpud, PREFIX/etc/vgpu/vgpud.toml for "
-                 "PREFIX/bin/vgpud, if it exists; --config '' or VGPU_CONFIG=none: no file)");
+                 "PREFIX/bin/vgpud, if it exists; --config '' or VGPU_CONFIG=none: no file)")
+      ->option_text("FILE");  // the default depends on where vgpud is: said above
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
+  // Before any worker starts: the workers share vgpud's user (the unit), and
+  // the cuda worker has no seccomp filter to keep it from ptrace and
+  // /proc/PID/mem. A worker's exec makes it dumpable again, not vgpud.
+  if (undumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    spdlog::error("vgpud: --undumpable: {}", std::strerror(errno));
+    return 1;
+  }
   // The file read, if any: the one given, or the default where it exists.
   std::string config_path;
   if (app.count("--config")) {

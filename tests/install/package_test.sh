@@ -113,7 +113,7 @@ if [ "$(id -u)" -eq 0 ]; then
           --no-new-privs)
 fi
 env -u VGPU_CONFIG "${launch[@]}" "$root/usr/bin/vgpud" --backend sim --runtime-dir "$T/run" --db "$T/db/vgpu.db" \
-  --libvirt none --sim-kernels "$T/kernels.so" >"$T/vgpud.log" 2>&1 &
+  --libvirt none --sim-kernels "$T/kernels.so" --undumpable >"$T/vgpud.log" 2>&1 &
 vgpud_pid=$!
 for _ in $(seq 300); do grep -q "serving on" "$T/vgpud.log" && break; kill -0 "$vgpud_pid" 2>/dev/null || break; sleep 0.1; done
 grep -q "serving on" "$T/vgpud.log" || { cat "$T/vgpud.log" >&2; fail "the installed vgpud did not start"; }
@@ -123,8 +123,14 @@ if [ -n "$installed" ]; then
 fi
 grep -q "worker $root/usr/libexec/vgpu/vgpu-sim-worker" "$T/vgpud.log" ||
   { cat "$T/vgpud.log" >&2; fail "the installed vgpud does not use /usr/libexec/vgpu/vgpu-sim-worker"; }
-[ "$(id -u)" -ne 0 ] || [ "$(ps -o user= -p "$vgpud_pid")" = "$as_user" ] ||
-  fail "vgpud does not run as $as_user"
+if [ "$(id -u)" -eq 0 ]; then
+  [ "$(ps -o user= -p "$vgpud_pid")" = "$as_user" ] || fail "vgpud does not run as $as_user"
+  # --undumpable, as the unit starts it: its own user (its workers') cannot
+  # read its memory or environment through /proc.
+  ! setpriv --reuid="$as_user" --regid="$(id -g "$as_user")" --clear-groups \
+      cat "/proc/$vgpud_pid/environ" >/dev/null 2>&1 ||
+    fail "vgpud's own user can read /proc/$vgpud_pid/environ: --undumpable did not hold"
+fi
 
 # A program through the installed guest driver.
 run_installed "$root/usr" packaged "$program"
