@@ -124,6 +124,9 @@ bool has_effective(int capability) {
 
 // Not root: whatever capabilities vgpud passed on (its unit gives it
 // CAP_SYS_CHROOT as an ambient capability, for the empty root) are given up.
+// capset is per thread: this is the thread that serves, and threads it starts
+// inherit its empty sets; one a plug-in started earlier keeps its own, which
+// the filter makes useless (it denies chroot and every file call).
 bool drop_capabilities(std::string* why) {
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
     return fail(why, "clear ambient capabilities", errno);
