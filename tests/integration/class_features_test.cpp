@@ -60,6 +60,23 @@ TEST_CASE("graphs: explicit, captured from two streams, updated, with memory nod
   run_both_ways(d, "graphs");
 }
 
+TEST_CASE("conditional graph nodes: if, if/else, while, switch, nested, built by hand and by capture") {
+  Daemon d;
+  if (on_sim()) {
+    run_both_ways(d, "graph_conditionals");
+    return;
+  }
+  // A GPU's driver evaluates conditional handles of its own graphs only, and
+  // the cuda backend runs a graph's nodes one by one: refused by name.
+  for (const std::string path : {"graph_conditionals", "static/graph_conditionals"}) {
+    const RunResult r = d.run("alice", path);
+    INFO(r.output);
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.output, Catch::Contains("graph conditional nodes on this host's GPU backend"));
+    CHECK_THAT(r.output, Catch::Contains("not supported by vgpu"));
+  }
+}
+
 TEST_CASE("CUDA arrays, texture and surface objects: copies, every addressing and filter mode, mipmaps") {
   Daemon d;
   if (on_sim()) {

@@ -112,6 +112,15 @@ typedef int (*vgpu_sim_kernel_fn)(struct vgpu_sim_launch *launch);
 
 #define VGPU_SIM_SYMBOL_PREFIX "vgpu_sim_"
 
+/* cudaGraphSetConditional(handle, value): on vgpu a conditional handle is the
+ * address of a 4-byte cell of the tenant's device memory, which the worker
+ * maps as it maps the rest of it; a graph launch reads the cell when it
+ * reaches the conditional node. Needs no member of vgpu_sim_launch, so any
+ * ABI version has it. */
+static inline void vgpu_sim_graph_set_conditional(unsigned long long handle, unsigned value) {
+  *(unsigned *)(size_t)handle = value;
+}
+
 #ifdef __cplusplus
 }
 #endif

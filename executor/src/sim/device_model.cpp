@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "vgpu/protocol/device_capabilities.h"
+
 namespace vgpu::executor::sim {
 namespace {
 
@@ -136,6 +138,8 @@ constexpr Attr kAttributes[] = {
 };
 
 static_assert(cudaDevAttrMax <= kDeviceAttributeCount, "DeviceInfo::attributes too small");
+static_assert(cudaDevAttrMax <= proto::kCapabilitiesAttribute && proto::kCapabilitiesAttribute < kDeviceAttributeCount,
+              "vgpu's capability slot must lie past every CUDA attribute");
 
 }  // namespace
 
@@ -150,6 +154,8 @@ DeviceInfo make_device_info(const SimConfig& config) {
   for (const Attr& a : kAttributes) {
     info.attributes[static_cast<size_t>(a.attr)] = a.value;
   }
+  // A plug-in's cudaGraphSetConditional writes the handle's cell itself.
+  info.attributes[proto::kCapabilitiesAttribute] = proto::kCapGraphConditionals;
   return info;
 }
 

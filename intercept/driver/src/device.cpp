@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "driver_state.h"
+#include "vgpu/protocol/device_capabilities.h"
 #include "vgpu/executor/texture.h"
 
 using namespace vgpu;
@@ -63,6 +64,9 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   *bytes = info->total_mem;
   return CUDA_SUCCESS;
 }
+
+static_assert(CU_DEVICE_ATTRIBUTE_MAX <= proto::kCapabilitiesAttribute,
+              "a CUDA attribute would read vgpu's capability bits");
 
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice dev) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;

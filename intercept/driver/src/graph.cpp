@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "stream_capture.h"
+#include "vgpu/protocol/device_capabilities.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -37,13 +38,24 @@ void forget_nodes(Graph& g) {
   for (auto& n : g.nodes) {
     nodes().erase(n.get());
     if (n->child) forget_nodes(*n->child);
+    for (auto& body : n->bodies) {
+      graphs().erase(body.get());
+      forget_nodes(*body);
+    }
   }
 }
 
+// A conditional node's bodies are graphs the program adds nodes to (through
+// the handles phGraph_out gave it), so they are live graphs too; only their
+// node may free them.
 void remember_nodes(Graph& g) {
   for (auto& n : g.nodes) {
     nodes().insert(n.get());
     if (n->child) remember_nodes(*n->child);
+    for (auto& body : n->bodies) {
+      graphs().insert(body.get());
+      remember_nodes(*body);
+    }
   }
 }
 
@@ -83,6 +95,11 @@ CUresult add_node(Graph* g, const CUgraphNode* deps, size_t count, Node proto, N
   auto n = std::make_unique<Node>(std::move(proto));
   n->owner = g;
   if (n->child) remember_nodes(*n->child);
+  for (auto& body : n->bodies) {
+    body->parent = n.get();
+    graphs().insert(body.get());
+    remember_nodes(*body);
+  }
   *out = n.get();
   nodes().insert(n.get());
   g->nodes.push_back(std::move(n));
@@ -116,12 +133,19 @@ CUresult set_kernel_packed(Node* n, Function* f, const unsigned grid[3], const u
 
 std::unique_ptr<Graph> clone(const Graph& g, std::vector<std::pair<const Node*, Node*>>* map) {
   auto copy = std::make_unique<Graph>();
+  copy->conditionals = g.conditionals;  // the same cells: a kernel's handle names them
   std::vector<std::pair<const Node*, Node*>> local;
   auto& m = map ? *map : local;
   for (const auto& n : g.nodes) {
     auto c = std::make_unique<Node>(*n);
     c->owner = copy.get();
     if (n->child) c->child = clone(*n->child, nullptr);
+    c->body_handles.clear();
+    for (auto& body : c->bodies) {
+      body = clone(*body, nullptr);
+      body->parent = c.get();
+      c->body_handles.push_back(reinterpret_cast<CUgraph>(body.get()));
+    }
     // param_ptrs point into the copy's own buffer.
     for (size_t i = 0; i < c->param_ptrs.size(); ++i)
       c->param_ptrs[i] = c->params.data() + (static_cast<uint8_t*>(n->param_ptrs[i]) - n->params.data());
@@ -177,8 +201,16 @@ CUresult issue(const Node& n, CUstream stream) {
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_GRAPH:  // flattened when instantiated
       return CUDA_SUCCESS;
-    default: return CUDA_ERROR_NOT_SUPPORTED;
+    default: return CUDA_ERROR_NOT_SUPPORTED;  // conditional nodes: graph_exec.cpp
   }
+}
+
+const Conditional* find_conditional(const Graph& g, CUgraphConditionalHandle h) {
+  for (const Graph* at = &g; at; at = at->parent ? at->parent->owner : nullptr) {
+    for (const Conditional& c : at->conditionals)
+      if (c.cell->ptr == h) return &c;
+  }
+  return nullptr;
 }
 
 }  // namespace vgpu::driver::graph
@@ -224,6 +256,35 @@ CUresult alloc_node(Node* n, CUDA_MEM_ALLOC_NODE_PARAMS* p) {
   return CUDA_SUCCESS;
 }
 
+// A switch's bodies: CUDA sets no limit; this bounds what one call allocates.
+constexpr unsigned kMaxSwitchBodies = 1u << 16;
+
+// A conditional node: its handle must come from `g` or a graph enclosing it;
+// its bodies are new, empty graphs the program fills (phGraph_out).
+CUresult conditional_node(Node* n, const Graph& g, const CUDA_CONDITIONAL_NODE_PARAMS& p) {
+  if (!find_conditional(g, p.handle)) return CUDA_ERROR_INVALID_VALUE;
+  switch (p.type) {
+    case CU_GRAPH_COND_TYPE_IF:
+      if (p.size != 1 && p.size != 2) return CUDA_ERROR_INVALID_VALUE;
+      break;
+    case CU_GRAPH_COND_TYPE_WHILE:
+      if (p.size != 1) return CUDA_ERROR_INVALID_VALUE;
+      break;
+    case CU_GRAPH_COND_TYPE_SWITCH:
+      if (p.size == 0 || p.size > kMaxSwitchBodies) return CUDA_ERROR_INVALID_VALUE;
+      break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  n->type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  n->cond_type = p.type;
+  n->cond_handle = p.handle;
+  for (unsigned i = 0; i < p.size; ++i) {
+    n->bodies.push_back(std::make_shared<Graph>());
+    n->body_handles.push_back(reinterpret_cast<CUgraph>(n->bodies.back().get()));
+  }
+  return CUDA_SUCCESS;
+}
+
 template <class Fn>
 CUresult with_node(CUgraphNode handle, CUgraphNodeType type, Fn fn) {
   Node* n = live_node(handle);
@@ -265,9 +326,30 @@ CUresult cuGraphCreate(CUgraph* g, unsigned flags) {
   return CUDA_SUCCESS;
 }
 
+// The handle is the address of a cell of the tenant's device memory (graph.h),
+// which lives as long as the graph or any instantiation of it.
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* out, CUgraph g, CUcontext,
+                                        unsigned default_value, unsigned flags) {
+  Graph* graph = live_graph(g);
+  if (!out || !graph || (flags & ~CU_GRAPH_COND_ASSIGN_DEFAULT)) return CUDA_ERROR_INVALID_VALUE;
+  const DeviceInfo* info = nullptr;
+  if (CUresult r = device_info(&info); r != CUDA_SUCCESS) return r;
+  if (!(info->attribute(proto::kCapabilitiesAttribute) & proto::kCapGraphConditionals))
+    return refuse("graph conditional nodes on this host's GPU backend");
+  Conditional c;
+  c.cell = std::make_shared<DeviceBlock>();
+  if (CUresult r = cuMemAlloc_v2(&c.cell->ptr, sizeof(unsigned)); r != CUDA_SUCCESS) return r;
+  if (CUresult r = cuMemsetD32_v2(c.cell->ptr, default_value, 1); r != CUDA_SUCCESS) return r;
+  c.default_value = default_value;
+  c.assign_default = flags & CU_GRAPH_COND_ASSIGN_DEFAULT;
+  *out = c.cell->ptr;
+  graph->conditionals.push_back(std::move(c));
+  return CUDA_SUCCESS;
+}
+
 CUresult cuGraphDestroy(CUgraph g) {
   Graph* graph = live_graph(g);
-  if (!graph) return CUDA_ERROR_INVALID_VALUE;
+  if (!graph || graph->parent) return CUDA_ERROR_INVALID_VALUE;  // a body goes with its node
   {
     std::lock_guard lock(graph::mu());
     graphs().erase(graph);
@@ -405,7 +487,15 @@ CUresult cuGraphAddNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode* deps,
       break;
     }
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return cuGraphAddMemFreeNode(out, g, deps, count, p->free.dptr);
-    default: return refuse("graph nodes of this type (conditional, batch memory operations, external semaphores)");
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+      Graph* graph = live_graph(g);
+      if (!graph) return CUDA_ERROR_INVALID_VALUE;
+      if (CUresult r = conditional_node(&proto, *graph, p->conditional); r != CUDA_SUCCESS) return r;
+      if (CUresult r = add(out, g, deps, count, std::move(proto)); r != CUDA_SUCCESS) return r;
+      p->conditional.phGraph_out = reinterpret_cast<Node*>(*out)->body_handles.data();
+      return CUDA_SUCCESS;
+    }
+    default: return refuse("graph nodes of this type (batch memory operations, external semaphores)");
   }
   return add(out, g, deps, count, std::move(proto));
 }
@@ -596,6 +686,10 @@ CUresult cuGraphDestroyNode(CUgraphNode node) {
   for (auto& other : g->nodes) std::erase(other->deps, n);
   nodes().erase(n);
   if (n->child) forget_nodes(*n->child);
+  for (auto& body : n->bodies) {
+    graphs().erase(body.get());
+    forget_nodes(*body);
+  }
   std::erase_if(g->nodes, [n](const auto& p) { return p.get() == n; });
   return CUDA_SUCCESS;
 }

@@ -7,6 +7,15 @@
 //
 // Stream capture (stream_capture.cpp) builds a graph from the work a program
 // queues into a capturing stream instead of running it.
+//
+// Conditional nodes (if, if/else, while, switch) choose at launch time which
+// of their body graphs run, by the value of a conditional handle that a
+// kernel earlier in the graph sets. The value lives in a 4-byte cell of the
+// tenant's device memory and the handle is the cell's address: a kernel's
+// cudaGraphSetConditional writes it (on sim, the plug-in does, see
+// vgpu_sim_graph_set_conditional). When a launch reaches a conditional node,
+// it waits for the work before it and reads the cell, so the launching
+// thread blocks there as it would on cudaStreamSynchronize.
 #pragma once
 
 #include <cuda.h>
@@ -28,6 +37,13 @@ struct DeviceBlock {
   ~DeviceBlock();
 };
 
+// A conditional handle: its cell and what a launch resets it to.
+struct Conditional {
+  std::shared_ptr<DeviceBlock> cell;
+  unsigned default_value = 0;
+  bool assign_default = false;  // CU_GRAPH_COND_ASSIGN_DEFAULT: reset at each launch
+};
+
 struct Node {
   Graph* owner = nullptr;
   CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
@@ -46,10 +62,18 @@ struct Node {
   CUevent event = nullptr;       // event record / wait
   std::shared_ptr<DeviceBlock> allocation;  // memory allocation node
   CUdeviceptr free_ptr = 0;                 // memory free node
+  // conditional: which kind, the handle it reads, its body graphs (owned by
+  // the node) and their handles as the program got them (phGraph_out).
+  CUgraphConditionalNodeType cond_type = CU_GRAPH_COND_TYPE_IF;
+  CUgraphConditionalHandle cond_handle = 0;
+  std::vector<std::shared_ptr<Graph>> bodies;
+  std::vector<CUgraph> body_handles;
 };
 
 struct Graph {
   std::vector<std::unique_ptr<Node>> nodes;
+  std::vector<Conditional> conditionals;  // the handles created on this graph
+  Node* parent = nullptr;                 // the conditional node a body belongs to
 };
 
 // Handles: a CUgraph is a Graph*, a CUgraphNode a Node*, each checked
@@ -73,7 +97,10 @@ CUresult set_kernel_packed(Node* n, Function* f, const unsigned grid[3], const u
 // A deep copy of `g` (child graphs included); `map` gets old node -> new.
 std::unique_ptr<Graph> clone(const Graph& g, std::vector<std::pair<const Node*, Node*>>* map);
 
-// Issues one node's work into `stream` (launch time).
+// Issues one node's work into `stream` (launch time); not conditional nodes.
 CUresult issue(const Node& n, CUstream stream);
+
+// The conditional handle `h` if `g` or a graph enclosing it made it.
+const Conditional* find_conditional(const Graph& g, CUgraphConditionalHandle h);
 
 }  // namespace vgpu::driver::graph

@@ -1,6 +1,8 @@
 // Instantiated graphs: a graph's nodes copied in an order that respects every
 // dependency (child graphs flattened into it), launched by issuing each in
-// turn into the launch stream (graph.h).
+// turn into the launch stream (graph.h). A conditional node's bodies are
+// ordered the same way when instantiated, and chosen when a launch reaches
+// the node.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -15,9 +17,13 @@ using namespace vgpu::driver::graph;
 
 namespace {
 
+using Order = std::vector<const Node*>;
+
 struct Exec {
   std::shared_ptr<Graph> graph;  // the instantiated copy (nodes stay put)
-  std::vector<const Node*> order;
+  Order order;
+  std::map<const Node*, std::vector<Order>> bodies;  // a conditional node's bodies, ordered
+  std::vector<Conditional> resets;                   // handles set to their default at each launch
   std::map<const Node*, Node*> from_source;  // the program's node -> its copy here
 };
 
@@ -68,6 +74,67 @@ bool order(const Graph& g, std::vector<const Node*>* out) {
   return true;
 }
 
+// Orders `g` into `out` and each conditional node's bodies into e->bodies.
+bool plan(const Graph& g, Exec* e, Order* out) {
+  const size_t first = out->size();
+  if (!order(g, out)) return false;
+  for (size_t i = first; i < out->size(); ++i) {
+    const Node* n = (*out)[i];
+    if (n->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) continue;
+    auto& orders = e->bodies[n];
+    orders.resize(n->bodies.size());
+    for (size_t b = 0; b < n->bodies.size(); ++b)
+      if (!plan(*n->bodies[b], e, &orders[b])) return false;
+  }
+  return true;
+}
+
+// The handles of `g`, its child graphs and its bodies that a launch resets.
+void gather_resets(const Graph& g, std::vector<Conditional>* out) {
+  for (const Conditional& c : g.conditionals)
+    if (c.assign_default) out->push_back(c);
+  for (const auto& n : g.nodes) {
+    if (n->child) gather_resets(*n->child, out);
+    for (const auto& body : n->bodies) gather_resets(*body, out);
+  }
+}
+
+CUresult run(const Exec& e, const Order& order, CUstream stream);
+
+// The handle's value once the work before it in `stream` is done.
+CUresult read_condition(CUgraphConditionalHandle h, CUstream stream, unsigned* value) {
+  if (CUresult r = cuMemcpyDtoHAsync_v2(value, h, sizeof *value, stream); r != CUDA_SUCCESS) return r;
+  return cuStreamSynchronize(stream);
+}
+
+CUresult run_conditional(const Exec& e, const Node& n, CUstream stream) {
+  const std::vector<Order>& bodies = e.bodies.at(&n);
+  unsigned value = 0;
+  if (CUresult r = read_condition(n.cond_handle, stream, &value); r != CUDA_SUCCESS) return r;
+  switch (n.cond_type) {
+    case CU_GRAPH_COND_TYPE_IF:
+      if (value) return run(e, bodies[0], stream);
+      return bodies.size() == 2 ? run(e, bodies[1], stream) : CUDA_SUCCESS;
+    case CU_GRAPH_COND_TYPE_WHILE:
+      while (value) {
+        if (CUresult r = run(e, bodies[0], stream); r != CUDA_SUCCESS) return r;
+        if (CUresult r = read_condition(n.cond_handle, stream, &value); r != CUDA_SUCCESS) return r;
+      }
+      return CUDA_SUCCESS;
+    case CU_GRAPH_COND_TYPE_SWITCH: return value < bodies.size() ? run(e, bodies[value], stream) : CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult run(const Exec& e, const Order& order, CUstream stream) {
+  for (const Node* n : order) {
+    const CUresult r =
+        n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? run_conditional(e, *n, stream) : issue(*n, stream);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult instantiate(CUgraphExec* out, CUgraph g) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   Graph* graph = live_graph(g);
@@ -76,7 +143,8 @@ CUresult instantiate(CUgraphExec* out, CUgraph g) {
   std::vector<std::pair<const Node*, Node*>> map;
   e->graph = clone(*graph, &map);
   for (auto& [source, copy] : map) e->from_source[source] = copy;
-  if (!order(*e->graph, &e->order)) return CUDA_ERROR_INVALID_VALUE;  // a cycle
+  if (!plan(*e->graph, e.get(), &e->order)) return CUDA_ERROR_INVALID_VALUE;  // a cycle
+  gather_resets(*e->graph, &e->resets);
   std::lock_guard lock(mu());
   execs().insert(e.get());
   *out = reinterpret_cast<CUgraphExec>(e.release());
@@ -134,10 +202,10 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     child.child = clone(*e->graph, nullptr);
     return capture::add(stream, std::move(child));
   }
-  for (const Node* n : e->order) {
-    if (CUresult r = issue(*n, stream); r != CUDA_SUCCESS) return r;
+  for (const Conditional& c : e->resets) {
+    if (CUresult r = cuMemsetD32Async(c.cell->ptr, c.default_value, 1, stream); r != CUDA_SUCCESS) return r;
   }
-  return CUDA_SUCCESS;
+  return run(*e, e->order, stream);
 }
 
 // Updates the parameters of an instantiated graph from a graph of the same
@@ -170,6 +238,8 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph g, CUgraphExecUpdateResu
   for (auto& [source, copy] : f->from_source) from_source[source] = copy;
   std::swap(e->graph, f->graph);
   std::swap(e->order, f->order);
+  std::swap(e->bodies, f->bodies);
+  std::swap(e->resets, f->resets);
   e->from_source = std::move(from_source);
   f->from_source.clear();
   cuGraphExecDestroy(fresh);

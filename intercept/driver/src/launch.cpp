@@ -56,7 +56,7 @@ Function* live_function(CUfunction fn) {
 // from `extra` (a buffer already packed, CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE).
 // `out` holds at least layout.param_bytes.
 CUresult pack(const fatbin::Kernel& layout, void** params, void** extra, uint8_t* out) {
-  std::memset(out, 0, layout.param_bytes);
+  if (layout.param_bytes) std::memset(out, 0, layout.param_bytes);  // `out` may be null then
   if (params) {
     for (size_t i = 0; i < layout.params.size(); ++i) {
       if (!params[i]) return CUDA_ERROR_INVALID_VALUE;

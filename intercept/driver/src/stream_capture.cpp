@@ -1,5 +1,6 @@
 #include "stream_capture.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@ struct Capture {
   CUstream origin = nullptr;
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   bool invalidated = false;
+  bool into_program_graph = false;  // cuStreamBeginCaptureToGraph: the program's graph, kept
 };
 
 // A stream taking part: the capture and the nodes its next work follows.
@@ -104,19 +106,45 @@ using namespace vgpu::driver::capture;
 
 extern "C" {
 
-CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+namespace {
+
+// Starts a capture of `stream` into `graph` (a new one when null), after `deps`.
+CUresult begin(CUstream stream, graph::Graph* into, const CUgraphNode* deps, size_t count, CUstreamCaptureMode mode) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (!stream) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // not the legacy stream
+  if (count && !deps) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<graph::Node*> tail;
+  for (size_t i = 0; i < count; ++i) {
+    graph::Node* n = graph::live_node(deps[i]);
+    if (!n || n->owner != into) return CUDA_ERROR_INVALID_VALUE;
+    tail.push_back(n);
+  }
   std::lock_guard lock(mu);
   if (streams.count(stream)) return CUDA_ERROR_ILLEGAL_STATE;
   auto c = std::make_shared<Capture>();
   c->id = next_id++;
-  c->graph = graph::create();
+  c->into_program_graph = into != nullptr;
+  c->graph = into ? into : graph::create();
   c->origin = stream;
   c->mode = mode;
-  streams[stream] = {c, {}};
+  streams[stream] = {c, std::move(tail)};
   active.fetch_add(1, std::memory_order_relaxed);
   return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+  return begin(stream, nullptr, nullptr, 0, mode);
+}
+
+// Capture into a graph the program has (a conditional node's body, say),
+// after the given nodes of it; edge data beyond the default is not kept.
+CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph g, const CUgraphNode* deps, const CUgraphEdgeData*,
+                                     size_t count, CUstreamCaptureMode mode) {
+  graph::Graph* into = graph::live_graph(g);
+  if (!into) return CUDA_ERROR_INVALID_VALUE;
+  return begin(stream, into, deps, count, mode);
 }
 
 CUresult cuStreamBeginCapture(CUstream stream) {
@@ -124,11 +152,11 @@ CUresult cuStreamBeginCapture(CUstream stream) {
 }
 
 CUresult cuStreamEndCapture(CUstream stream, CUgraph* out) {
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mu);
   auto it = streams.find(stream);
   if (it == streams.end()) return CUDA_ERROR_ILLEGAL_STATE;
   std::shared_ptr<Capture> c = it->second.capture;
+  if (!out && !c->into_program_graph) return CUDA_ERROR_INVALID_VALUE;
   if (c->origin != stream) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
   // Every stream of this capture stops capturing; its events are plain again.
   for (auto s = streams.begin(); s != streams.end();) {
@@ -141,11 +169,11 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph* out) {
   }
   std::erase_if(events, [&](const auto& e) { return e.second.capture == c; });
   if (c->invalidated) {
-    cuGraphDestroy(reinterpret_cast<CUgraph>(c->graph));
-    *out = nullptr;
+    if (!c->into_program_graph) cuGraphDestroy(reinterpret_cast<CUgraph>(c->graph));
+    if (out) *out = nullptr;
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   }
-  *out = reinterpret_cast<CUgraph>(c->graph);
+  if (out) *out = reinterpret_cast<CUgraph>(c->graph);
   return CUDA_SUCCESS;
 }
 
@@ -192,6 +220,36 @@ CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus* status, cu
 
 CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus* status, cuuint64_t* id) {
   return cuStreamGetCaptureInfo_v3(s, status, id, nullptr, nullptr, nullptr, nullptr);
+}
+
+// The nodes the stream's next captured work follows: replaced (SET) or added
+// to; they must be nodes of the capture's graph (a program adds a node to
+// it by hand, then makes the capture continue after it).
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream stream, CUgraphNode* deps, const CUgraphEdgeData*,
+                                              size_t count, unsigned flags) {
+  if ((count && !deps) ||
+      (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES && flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::vector<graph::Node*> given;
+  for (size_t i = 0; i < count; ++i) {
+    graph::Node* n = graph::live_node(deps[i]);
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    given.push_back(n);
+  }
+  std::lock_guard lock(mu);
+  auto it = streams.find(stream);
+  if (it == streams.end()) return CUDA_ERROR_ILLEGAL_STATE;
+  StreamState& s = it->second;
+  for (graph::Node* n : given)
+    if (n->owner != s.capture->graph) return CUDA_ERROR_INVALID_VALUE;
+  if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES) s.tail.clear();
+  for (graph::Node* n : given)
+    if (std::find(s.tail.begin(), s.tail.end(), n) == s.tail.end()) s.tail.push_back(n);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNode* deps, size_t count, unsigned flags) {
+  return cuStreamUpdateCaptureDependencies_v2(stream, deps, nullptr, count, flags);
 }
 
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {

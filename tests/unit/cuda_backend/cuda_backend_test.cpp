@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "cuda_test_support.h"
+#include "vgpu/protocol/device_capabilities.h"
 
 using namespace vgpu;
 using namespace vgpu::executor;
@@ -58,6 +59,8 @@ TEST_CASE("cuda backend: the device as the driver reports it, memory as the tena
   CHECK(d.driver_version == 13000);
   CHECK(d.attributes[75] == 9);  // compute capability major
   CHECK(d.attributes[16] == 132);  // multiprocessors
+  // A GPU's driver evaluates the conditional handles of its own graphs only.
+  CHECK((d.attributes[proto::kCapabilitiesAttribute] & proto::kCapGraphConditionals) == 0);
   CHECK(d.attributes[17] == 1);  // kernels have a time limit: the watchdog
   CHECK(d.uuid[0] == 0xf0);
 

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "sim_test_support.h"
+#include "vgpu/protocol/device_capabilities.h"
 
 using namespace vgpu;
 using namespace vgpu::executor;
@@ -33,6 +34,8 @@ TEST_CASE("sim: the device looks like an sm_90 GPU") {
   CHECK(b->device().attributes[76] == 0);
   CHECK(b->device().attributes[1] == 1024);  // cudaDevAttrMaxThreadsPerBlock
   CHECK(b->device().attributes[16] > 0);     // cudaDevAttrMultiProcessorCount
+  // Plug-ins set graph conditionals (vgpu_sim_graph_set_conditional).
+  CHECK(b->device().attributes[proto::kCapabilitiesAttribute] & proto::kCapGraphConditionals);
 }
 
 TEST_CASE("sim: the worker is found next to the executable by default") {
