@@ -20,7 +20,8 @@ FORWARDED = {"memory.cpp", "module.cpp", "launch.cpp", "stream_event.cpp", "host
              "managed_calls.cpp", "copy_2d.cpp", "stream_ordered_alloc.cpp", "host_functions.cpp",
              "graph_exec.cpp", "arrays.cpp", "textures.cpp", "virtual_memory.cpp"}
 LOCAL = {"linker.cpp", "device.cpp", "context.cpp", "init.cpp", "errors.cpp", "proc_address.cpp",
-         "export_tables.cpp", "occupancy.cpp", "graph.cpp", "stream_capture.cpp"}
+         "export_tables.cpp", "occupancy.cpp", "graph.cpp", "graph_nodes.cpp", "user_objects.cpp",
+         "stream_capture.cpp"}
 # Implemented functions that answer in the guest although their file forwards.
 LOCAL_NAMES = {"cuArrayGetDescriptor_v2", "cuArray3DGetDescriptor_v2", "cuMipmappedArrayGetLevel",
                "cuTexObjectGetResourceDesc", "cuTexObjectGetTextureDesc",

@@ -60,6 +60,11 @@ TEST_CASE("graphs: explicit, captured from two streams, updated, with memory nod
   run_both_ways(d, "graphs");
 }
 
+TEST_CASE("the graph API around the nodes: enabling, generic parameters, attributes, events, clones, user objects") {
+  Daemon d;
+  run_both_ways(d, "graph_api");
+}
+
 TEST_CASE("conditional graph nodes: if, if/else, while, switch, nested, built by hand and by capture") {
   Daemon d;
   if (on_sim()) {

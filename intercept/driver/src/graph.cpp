@@ -61,6 +61,10 @@ void remember_nodes(Graph& g) {
 
 }  // namespace
 
+Graph::~Graph() {
+  for (auto& [object, count] : user_objects) release(object, count, true);
+}
+
 DeviceBlock::~DeviceBlock() {
   if (ptr) (void)cuMemFree_v2(ptr);
 }
@@ -134,11 +138,14 @@ CUresult set_kernel_packed(Node* n, Function* f, const unsigned grid[3], const u
 std::unique_ptr<Graph> clone(const Graph& g, std::vector<std::pair<const Node*, Node*>>* map) {
   auto copy = std::make_unique<Graph>();
   copy->conditionals = g.conditionals;  // the same cells: a kernel's handle names them
+  copy->user_objects = g.user_objects;  // a copy holds references of its own
+  for (auto& [object, count] : copy->user_objects) retain(object, count);
   std::vector<std::pair<const Node*, Node*>> local;
   auto& m = map ? *map : local;
   for (const auto& n : g.nodes) {
     auto c = std::make_unique<Node>(*n);
     c->owner = copy.get();
+    c->cloned_from = n.get();
     if (n->child) c->child = clone(*n->child, nullptr);
     c->body_handles.clear();
     for (auto& body : c->bodies) {
@@ -211,6 +218,39 @@ const Conditional* find_conditional(const Graph& g, CUgraphConditionalHandle h) 
       if (c.cell->ptr == h) return &c;
   }
   return nullptr;
+}
+
+CUresult set_params(Node* n, const CUgraphNodeParams* p) {
+  if (!n || !p || p->type != n->type) return CUDA_ERROR_INVALID_VALUE;
+  switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const auto& k = p->kernel;
+      const unsigned grid[3] = {k.gridDimX, k.gridDimY, k.gridDimZ};
+      const unsigned block[3] = {k.blockDimX, k.blockDimY, k.blockDimZ};
+      return set_kernel(n, k.func, k.kern, grid, block, k.sharedMemBytes, k.kernelParams, k.extra);
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY: n->copy = p->memcpy.copyParams; return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const auto& m = p->memset;
+      if ((m.elementSize != 1 && m.elementSize != 2 && m.elementSize != 4) || m.width == 0 || m.height == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+      n->memset = {m.dst, m.pitch, m.value, m.elementSize, m.width, m.height};
+      return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_HOST:
+      if (!p->host.fn) return CUDA_ERROR_INVALID_VALUE;
+      n->host = {p->host.fn, p->host.userData};
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      if (!p->eventRecord.event) return CUDA_ERROR_INVALID_VALUE;
+      n->event = p->eventRecord.event;
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      if (!p->eventWait.event) return CUDA_ERROR_INVALID_VALUE;
+      n->event = p->eventWait.event;
+      return CUDA_SUCCESS;
+    default: return refuse("setting the parameters of child graph, memory, conditional and other such nodes");
+  }
 }
 
 }  // namespace vgpu::driver::graph
@@ -504,7 +544,11 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   return with_node(node, CU_GRAPH_NODE_TYPE_KERNEL, [&](Node& n) {
     *p = {};
+    // A function and a kernel are one handle here; NVIDIA's runtime maps
+    // the kernel back to the program's function.
     p->func = reinterpret_cast<CUfunction>(n.function);
+    p->kern = reinterpret_cast<CUkernel>(n.function);
+    p->ctx = reinterpret_cast<CUcontext>(current_context());
     p->gridDimX = n.grid[0];
     p->gridDimY = n.grid[1];
     p->gridDimZ = n.grid[2];

@@ -21,6 +21,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -36,6 +37,15 @@ struct DeviceBlock {
   CUdeviceptr ptr = 0;
   ~DeviceBlock();
 };
+
+// A user object (cuUserObjectCreate): a program's resource whose destructor
+// runs when the last reference, the program's or a graph's, goes
+// (user_objects.cpp).
+struct UserObject;
+void retain(UserObject* o, unsigned count);
+// `after_work`: the reference belonged to a graph that may have been
+// launched, so the destructor waits for the context's work to finish.
+void release(UserObject* o, unsigned count, bool after_work);
 
 // A conditional handle: its cell and what a launch resets it to.
 struct Conditional {
@@ -68,12 +78,22 @@ struct Node {
   CUgraphConditionalHandle cond_handle = 0;
   std::vector<std::shared_ptr<Graph>> bodies;
   std::vector<CUgraph> body_handles;
+  // kernel: launch attributes set on the node (hints kept to be read back;
+  // the cluster shape is `cluster` above).
+  std::map<int, CUlaunchAttributeValue> attributes;
+  bool enabled = true;              // cuGraphNodeSetEnabled, on an instantiated graph
+  const Node* cloned_from = nullptr;  // cuGraphNodeFindInClone
 };
 
 struct Graph {
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<Conditional> conditionals;  // the handles created on this graph
   Node* parent = nullptr;                 // the conditional node a body belongs to
+  std::map<UserObject*, unsigned> user_objects;  // references this graph holds
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();  // gives its user object references back
 };
 
 // Handles: a CUgraph is a Graph*, a CUgraphNode a Node*, each checked
@@ -96,6 +116,10 @@ CUresult set_kernel_packed(Node* n, Function* f, const unsigned grid[3], const u
 
 // A deep copy of `g` (child graphs included); `map` gets old node -> new.
 std::unique_ptr<Graph> clone(const Graph& g, std::vector<std::pair<const Node*, Node*>>* map);
+
+// Sets a node's parameters from the generic form (cuGraphNodeSetParams and
+// cuGraphExecNodeSetParams): the kinds whose parameters a program may change.
+CUresult set_params(Node* n, const CUgraphNodeParams* p);
 
 // Issues one node's work into `stream` (launch time); not conditional nodes.
 CUresult issue(const Node& n, CUstream stream);

@@ -128,6 +128,7 @@ CUresult run_conditional(const Exec& e, const Node& n, CUstream stream) {
 
 CUresult run(const Exec& e, const Order& order, CUstream stream) {
   for (const Node* n : order) {
+    if (!n->enabled) continue;  // a disabled node is an empty one
     const CUresult r =
         n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? run_conditional(e, *n, stream) : issue(*n, stream);
     if (r != CUDA_SUCCESS) return r;
@@ -151,10 +152,14 @@ CUresult instantiate(CUgraphExec* out, CUgraph g) {
   return CUDA_SUCCESS;
 }
 
-// The copy in `e` of the program's node `node`, of the given type.
-Node* exec_node(Exec* e, CUgraphNode node, CUgraphNodeType type) {
+// The copy in `e` of the program's node `node` (of the given type).
+Node* exec_node(Exec* e, CUgraphNode node) {
   auto it = e->from_source.find(reinterpret_cast<const Node*>(node));
-  return it == e->from_source.end() || it->second->type != type ? nullptr : it->second;
+  return it == e->from_source.end() ? nullptr : it->second;
+}
+Node* exec_node(Exec* e, CUgraphNode node, CUgraphNodeType type) {
+  Node* n = exec_node(e, node);
+  return n && n->type == type ? n : nullptr;
 }
 
 }  // namespace
@@ -279,6 +284,47 @@ CUresult cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node, const 
   Node* n = e ? exec_node(e, node, CU_GRAPH_NODE_TYPE_HOST) : nullptr;
   if (!n || !p || !p->fn) return CUDA_ERROR_INVALID_VALUE;
   n->host = *p;
+  return CUDA_SUCCESS;
+}
+
+// Kernel, copy and memset nodes of an instantiated graph can be switched off
+// and on between launches.
+CUresult cuGraphNodeSetEnabled(CUgraphExec exec, CUgraphNode node, unsigned enabled) {
+  Exec* e = live_exec(exec);
+  Node* n = e ? exec_node(e, node) : nullptr;
+  if (!n || (n->type != CU_GRAPH_NODE_TYPE_KERNEL && n->type != CU_GRAPH_NODE_TYPE_MEMCPY &&
+             n->type != CU_GRAPH_NODE_TYPE_MEMSET))
+    return CUDA_ERROR_INVALID_VALUE;
+  n->enabled = enabled != 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node, unsigned* enabled) {
+  Exec* e = live_exec(exec);
+  Node* n = e ? exec_node(e, node) : nullptr;
+  if (!n || !enabled) return CUDA_ERROR_INVALID_VALUE;
+  *enabled = n->enabled ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode node, CUgraphNodeParams* p) {
+  Exec* e = live_exec(exec);
+  return set_params(e ? exec_node(e, node) : nullptr, p);
+}
+
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec exec, CUgraphNode node, CUevent event) {
+  Exec* e = live_exec(exec);
+  Node* n = e ? exec_node(e, node, CU_GRAPH_NODE_TYPE_EVENT_RECORD) : nullptr;
+  if (!n || !event) return CUDA_ERROR_INVALID_VALUE;
+  n->event = event;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec exec, CUgraphNode node, CUevent event) {
+  Exec* e = live_exec(exec);
+  Node* n = e ? exec_node(e, node, CU_GRAPH_NODE_TYPE_WAIT_EVENT) : nullptr;
+  if (!n || !event) return CUDA_ERROR_INVALID_VALUE;
+  n->event = event;
   return CUDA_SUCCESS;
 }
 

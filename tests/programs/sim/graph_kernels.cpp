@@ -1,4 +1,5 @@
-// CPU implementations of graph_conditionals.cu's kernels, one thread each.
+// CPU implementations of graph_conditionals.cu's and graph_api.cu's kernels,
+// one thread each.
 // cudaGraphSetConditional becomes vgpu_sim_graph_set_conditional.
 #include "kernel_support.h"
 

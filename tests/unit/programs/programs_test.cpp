@@ -153,7 +153,7 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "error_paths",  "cross_tenant", "device_query", "busy",         "static_runtime",
       "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
       "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads",
-      "cub_tuning", "many_copies", "clusters", "graph_conditionals"};
+      "cub_tuning", "many_copies", "clusters", "graph_conditionals", "graph_api"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
