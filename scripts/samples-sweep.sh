@@ -45,7 +45,7 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${VGPU_BIN:-$root/build/bin}
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-mkdir -p "$out"/{bin,plug,logs,rt}
+mkdir -p "$out"/{bin,plug,logs}
 
 build() {  # build DIR NAME: the program and its no-op plug-in
   local dir=$1 name=$2 libs="-lcuda" srcs
@@ -72,8 +72,9 @@ build() {  # build DIR NAME: the program and its no-op plug-in
 }
 
 run() {  # run DIR NAME: prints the exit status; kernels it missed go to NAME.extra
-  local dir=$1 name=$2 rd=$out/rt/$name pid rc
-  rm -rf "$rd" && mkdir -p "$rd"
+  local dir=$1 name=$2 rd pid rc
+  # Short: a socket's path must fit sun_path (108 bytes), and names can be long.
+  rd=$(mktemp -d /tmp/vgpu-sweep-rt.XXXXXX)
   "$bin/vgpud" --backend sim --runtime-dir "$rd" --db "$rd/vgpu.db" --sim-kernels "$out/plug/$name.so" \
     >"$rd/vgpud.log" 2>&1 &
   pid=$!
@@ -84,6 +85,8 @@ run() {  # run DIR NAME: prints the exit status; kernels it missed go to NAME.ex
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   grep -o "no CPU implementation of kernel [^ :]*" "$rd/vgpud.log" | awk '{print $NF}' | sort -u \
     >"$out/plug/$name.missing"
+  mv "$rd/vgpud.log" "$out/logs/$name.vgpud"
+  rm -rf "$rd"
   echo $rc
 }
 

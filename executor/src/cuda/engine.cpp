@@ -291,6 +291,7 @@ Timed Engine::launch(uint64_t function, const uint32_t grid[3], const uint32_t b
 CUresult Engine::issue_launch(const LaunchSpec& l) {
   CUfunction f = nullptr;
   bool fixed_cluster = false, non_portable = false;
+  uint32_t shared_allowed = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = functions_.find(l.function);
@@ -298,6 +299,20 @@ CUresult Engine::issue_launch(const LaunchSpec& l) {
     f = it->second.handle;
     fixed_cluster = it->second.fixed_cluster;
     non_portable = it->second.non_portable;
+    shared_allowed = it->second.dynamic_shared_allowed;
+  }
+  // More than 48 KiB of dynamic shared memory: the guest's
+  // cudaFuncSetAttribute allowed it (and checked the device's limit), and the
+  // driver refuses the launch until it hears so too.
+  if (l.shared_mem > shared_allowed) {
+    if (!api_.cuFuncSetAttribute) return CUDA_ERROR_NOT_SUPPORTED;
+    if (CUresult r = api_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(l.shared_mem));
+        r != CUDA_SUCCESS)
+      return r;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = functions_.find(l.function); it != functions_.end())
+      it->second.dynamic_shared_allowed = l.shared_mem;
   }
   // The packed buffer is laid out as the kernel expects (the daemon checked
   // its size against the layout the driver reported); the driver only reads it.

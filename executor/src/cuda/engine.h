@@ -164,6 +164,7 @@ class Engine {
     uint64_t module = 0;
     bool fixed_cluster = false;  // __cluster_dims__: the launch gives no shape
     bool non_portable = false;   // allowed clusters over 8 blocks already
+    uint32_t dynamic_shared_allowed = 48 * 1024;  // told the driver so far
   };
 
   // Records start, runs `issue` on the stream, records end, waits for it.

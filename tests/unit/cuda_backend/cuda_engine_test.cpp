@@ -188,6 +188,23 @@ TEST_CASE("cuda engine: thread block clusters take the launch's shape or the ker
   CHECK(fake::stats().cluster_launches == 4);
 }
 
+TEST_CASE("cuda engine: more than 48 KiB of dynamic shared memory, as the guest allowed it") {
+  Fixture f;
+  f.up();
+  f.function(1, test::kFill);
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(64 * 4, &p) == CUDA_SUCCESS);
+  const auto params = Params{}.at(0, p).at(8, int32_t{7}).at(12, int32_t{64}).bytes;
+  const uint32_t grid[3] = {4, 1, 1}, block[3] = {16, 1, 1};
+  // The driver refuses such a launch until the function allows it; the
+  // guest checked the device's limit when the program allowed it.
+  REQUIRE(f.engine->launch(1, grid, block, 96 * 1024, params).result == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<const int32_t*>(p)[63] == 7);
+  REQUIRE(f.engine->launch(1, grid, block, 64 * 1024, params).result == CUDA_SUCCESS);
+  // Past the device's opt-in limit the driver's answer stands.
+  CHECK(f.engine->launch(1, grid, block, 300 * 1024, params).result == CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chunk") {
   Fixture f;
   f.up();

@@ -448,6 +448,11 @@ CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction f)
 CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr, int value) {
   FAKE_GUARD
   if (!s.functions.count(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    if (value < 0 || value > 232448) return CUDA_ERROR_INVALID_VALUE;  // an H200's opt-in limit
+    f->max_dynamic_shared = value;
+    return CUDA_SUCCESS;
+  }
   if (attr != CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) return CUDA_ERROR_INVALID_VALUE;
   f->non_portable_cluster = value != 0;
   return CUDA_SUCCESS;
@@ -491,6 +496,8 @@ CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
     if (uint64_t{bx} * by * bz > 1024 || gx == 0 || gy == 0 || gz == 0 || shared > 232448) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    // As a GPU's driver: more than 48 KiB only once the function allows it.
+    if (shared > 48 * 1024 && shared > static_cast<unsigned>(f->max_dynamic_shared)) return CUDA_ERROR_INVALID_VALUE;
     const fatbin::Kernel& k = *f->kernel;
     name = k.name;
     buf.assign(k.param_bytes, 0);

@@ -34,6 +34,7 @@ struct CUfunc_st {
   CUmod_st* module = nullptr;
   const vgpu::fatbin::Kernel* kernel = nullptr;
   bool non_portable_cluster = false;  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+  int max_dynamic_shared = 48 * 1024;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 };
 
 namespace vgpu::test::fake_cuda {
