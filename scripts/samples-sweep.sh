@@ -30,9 +30,10 @@ if [ "${1:-}" = "--each-file" ]; then
   rm -rf "$samples" && mkdir -p "$samples/Samples" "$samples/Common"
   while IFS= read -r f; do
     rel=$(dirname "${f#"$src"/}")
-    group=$( [ "$rel" = . ] && echo top || echo "$rel" | tr '/' '_')
-    d=$samples/Samples/$group/$group-$(basename "$f" .cu)
-    mkdir -p "$d" && cp "$f" "$d/"
+    # Spaces in names (course folders have them) become underscores.
+    group=$( [ "$rel" = . ] && echo top || echo "$rel" | tr '/ ' '__')
+    d=$samples/Samples/$group/$group-$(basename "$f" .cu | tr ' ' '_')
+    mkdir -p "$d" && cp "$f" "$d/$(basename "$f" | tr ' ' '_')"
     cp "$(dirname "$f")"/*.h "$(dirname "$f")"/*.cuh "$d/" 2>/dev/null
     for sibling in "$(dirname "$(dirname "$f")")"/*/; do
       ln -sfn "$sibling" "$samples/Samples/$group/$(basename "$sibling")"
