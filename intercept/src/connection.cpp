@@ -107,6 +107,18 @@ Status note_refusal(Status s) {
 
 }  // namespace
 
+void Connection::land(const Completion& c) {
+  const uint8_t* from = data(c.staging_offset);
+  auto* to = static_cast<uint8_t*>(c.copy_to);
+  if (c.copy_width == 0) {
+    std::memcpy(to, from, c.copy_size);
+    return;
+  }
+  for (uint64_t done = 0; done < c.copy_size; done += c.copy_width, to += c.copy_pitch) {
+    std::memcpy(to, from + done, c.copy_width);
+  }
+}
+
 void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
   const auto status = note_refusal(static_cast<Status>(h.status));
   auto it = pending_.find(h.request_id);
@@ -121,7 +133,7 @@ void Connection::complete(const vgpu_msg_header& h, std::span<const uint8_t>) {
   pending_.erase(it);
   if (c.pinned) --pinned_in_flight_;
   copy_bytes_in_flight_ -= c.copy_bytes;
-  if (ok(status) && c.copy_to) std::memcpy(c.copy_to, data(c.staging_offset), c.copy_size);
+  if (ok(status) && c.copy_to) land(c);
   if (c.release_staging) staging_->release(c.staging_offset);
   if (c.result) {
     if (ok(*c.result)) *c.result = status;

@@ -33,6 +33,9 @@ struct Completion {
   uint64_t staging_offset = 0;
   void* copy_to = nullptr;  // device-to-host: copy the staged bytes here on success
   uint64_t copy_size = 0;
+  // A copy of rows: the staged rows are `copy_width` bytes each, back to
+  // back; they land `copy_pitch` apart from copy_to. 0: one contiguous range.
+  uint64_t copy_width = 0, copy_pitch = 0;
   Status* result = nullptr;  // where a waiting caller wants this request's status
   bool pinned = false;       // the request reads or writes pinned host memory
   uint64_t copy_bytes = 0;   // bytes it moves between host memory and the device
@@ -158,6 +161,8 @@ class Connection {
   void route() REQUIRES(mu_);
   // Handles one reply that is not the one being waited for.
   void complete(const vgpu_msg_header& h, std::span<const uint8_t> payload) REQUIRES(mu_);
+  // A device-to-host copy's staged bytes land in the program's memory.
+  void land(const Completion& c) REQUIRES(mu_);
   // Reads one reply from `channel`, blocking, without the lock (the reader
   // only). Polls first for `poll` (copy_polling.h). kDevicesUnavailable if
   // the daemon went away.

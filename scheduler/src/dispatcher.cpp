@@ -10,6 +10,7 @@
 #include <tbb/concurrent_queue.h>
 
 #include "dispatcher_tenant.h"
+#include "vgpu/protocol/rows.h"
 #include "vgpu/scheduler/policy_factory.h"
 #include "vgpu/scheduler/turn.h"
 
@@ -451,6 +452,10 @@ void Dispatcher::account(Usage& u, const Work& w, const ExecResult& r) {
   if (std::holds_alternative<executor::Launch>(w.op)) u.kernels++;
   if (auto* c = std::get_if<executor::CopyHtoD>(&w.op)) u.bytes_in += c->size;
   if (auto* c = std::get_if<executor::CopyDtoH>(&w.op)) u.bytes_out += c->size;
+  if (auto* c = std::get_if<executor::CopyRows>(&w.op)) {
+    if (c->kind == proto::kRowsHostToDevice) u.bytes_in += c->width * c->height;
+    if (c->kind == proto::kRowsDeviceToHost) u.bytes_out += c->width * c->height;
+  }
 }
 
 void Dispatcher::fail_queue(Tenant& t, Status error) {

@@ -195,3 +195,23 @@ TEST_CASE("Prometheus scrapes vgpud: a student's GPU time by VM and student and 
   const RunResult owner = program->wait(60s);
   CHECK(owner.exit_code == 0);
 }
+
+TEST_CASE("vgpud's request count: a 2D copy costs a request per chunk of rows, not per row", "[metrics]") {
+  Daemon d;
+  for (const std::string path : {"pitched_copies", "static/pitched_copies"}) {
+    const json before = daemon_status(d.runtime_dir());
+    REQUIRE(before.is_object());
+    const RunResult r = d.run("alice", path);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const json after = daemon_status(d.runtime_dir());
+    REQUIRE(after.is_object());
+    const uint64_t requests =
+        after["transport"]["requests"].get<uint64_t>() - before["transport"]["requests"].get<uint64_t>();
+    // The program copies 4096 rows four times, 1000 rows twice, a 3D box of
+    // 1024 rows both ways, and sets 1000 rows: row by row, over 21,000
+    // requests.
+    INFO(path << ": " << requests << " requests");
+    CHECK(requests < 1000);
+  }
+}

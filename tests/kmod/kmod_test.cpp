@@ -147,7 +147,7 @@ TEST_CASE("one guest: the module, every program, two processes, a killed one, re
                   "static-saxpy", "static-vector_add", "static-streams_events", "static-managed_memory",
                   "static-graphs", "static-printf_program", "static-runtime_features",
                   "static-assert_program", "static-textures", "static-cooperative",
-                  "static-threads", "static-many_copies", "driver_api", "vgpu-smi"});
+                  "static-threads", "static-many_copies", "static-pitched_copies", "driver_api", "vgpu-smi"});
   std::printf("guest vm1: %.1f s from boot to power-off\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   INFO(d.log());

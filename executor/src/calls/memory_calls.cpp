@@ -1,6 +1,7 @@
 // Allocation, copies and memset. Host bytes move through the caller's data
 // area; every range is checked against it before work is queued.
 #include "vgpu/executor/call_handler.h"
+#include "vgpu/protocol/rows.h"
 
 namespace vgpu::executor {
 
@@ -44,6 +45,21 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyDtoDRequest& r
                             std::span<const uint8_t>) {
   if (r.size == 0) return queue(h, r.stream, Synchronize{});
   return queue(h, r.stream, CopyDtoD{r.dst, r.src, r.size});
+}
+
+Outcome CallHandler::handle(const vgpu_msg_header& h, const MemcpyRowsRequest& r,
+                            std::span<const uint8_t>) {
+  uint64_t dst_span = 0, src_span = 0;
+  if (r.reserved != 0 || r.kind > kRowsDeviceToDevice ||
+      !rows_span(r.width, r.height, r.dst_pitch, &dst_span) ||
+      !rows_span(r.width, r.height, r.src_pitch, &src_span)) {
+    return Outcome::failure(Status::kInvalidValue);
+  }
+  CopyRows c{r.kind, r.dst, r.dst_pitch, r.src, r.src_pitch, r.width, r.height, nullptr};
+  if (r.kind == kRowsHostToDevice) c.host = data_range(r.src, src_span);
+  if (r.kind == kRowsDeviceToHost) c.host = data_range(r.dst, dst_span);
+  if (r.kind != kRowsDeviceToDevice && !c.host) return Outcome::failure(Status::kInvalidValue);
+  return queue(h, r.stream, c);
 }
 
 Outcome CallHandler::handle(const vgpu_msg_header& h, const MemsetRequest& r,

@@ -11,6 +11,7 @@
 
 #include "allocation_map.h"
 #include "handle_state.h"
+#include "rows_copy.h"
 #include "vgpu/executor/backend.h"
 
 namespace vgpu::executor::common {
@@ -49,6 +50,13 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
           [&](const Memset& m) {
             if (m.size == 0) return Status::kSuccess;
             return in_one(m.dst, m.size) ? Status::kSuccess : Status::kInvalidValue;
+          },
+          [&](const CopyRows& c) {
+            RowsSides sides;
+            if (!rows_sides(c, &sides)) return Status::kInvalidValue;
+            if (sides.dst_device && !in_one(c.dst, sides.dst_span)) return Status::kInvalidValue;
+            if (sides.src_device && !in_one(c.src, sides.src_span)) return Status::kInvalidValue;
+            return Status::kSuccess;
           },
           [&](const Launch& l) {
             auto f = ctx.functions.find(l.function);

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/rows_copy.h"
 #include "common/context_tables.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
@@ -103,6 +104,43 @@ ExecResult CudaBackend::run_worker(Context& ctx, const wire::Request& request,
   return {st, gpu_ns};
 }
 
+ExecResult CudaBackend::run_rows(Context& ctx, const CopyRows& c) {
+  ExecResult total;
+  for (uint64_t y = 0; y < c.height; ++y) {
+    const uint64_t dst = c.dst + y * c.dst_pitch, src = c.src + y * c.src_pitch;
+    wire::Request req;
+    std::span<const uint8_t> tail;
+    std::string_view what;
+    switch (c.kind) {
+      case proto::kRowsHostToDevice:
+        req.op = wire::Op::kCopyIn;
+        req.a = dst;
+        req.b = c.width;
+        tail = {c.host + y * c.src_pitch, c.width};
+        what = "a copy of rows to the device";
+        break;
+      case proto::kRowsDeviceToHost:
+        req.op = wire::Op::kCopyOut;
+        req.a = src;
+        req.b = c.width;
+        tail = {c.host + y * c.dst_pitch, c.width};
+        what = "a copy of rows from the device";
+        break;
+      default:
+        req.op = wire::Op::kCopyOnDevice;
+        req.a = dst;
+        req.b = src;
+        req.c = c.width;
+        what = "a copy of rows on the device";
+        break;
+    }
+    const ExecResult r = run_worker(ctx, req, tail, what);
+    total.gpu_ns += r.gpu_ns;
+    if (!ok(r.status)) return {r.status, total.gpu_ns};
+  }
+  return total;
+}
+
 ExecResult CudaBackend::run(Context& ctx, const Work& work) {
   // What the worker must run (req.op stays unset when nothing is), checked
   // again under the lock: accept() checked at queue time, a fault or reset
@@ -110,6 +148,7 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
   wire::Request req;
   std::span<const uint8_t> tail;
   std::string what;
+  const CopyRows* rows = nullptr;
   {
     std::lock_guard<std::mutex> lock(ctx.mu);
     if (!ok(ctx.fault)) return {ctx.fault, 0};
@@ -147,6 +186,14 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
               req.b = c.src;
               req.c = c.size;
               what = "a copy on the device";
+              return Status::kSuccess;
+            },
+            [&](const CopyRows& c) {
+              common::RowsSides sides;
+              if (!common::rows_sides(c, &sides)) return Status::kInvalidValue;
+              if (sides.dst_device && !in_one(c.dst, sides.dst_span)) return Status::kInvalidValue;
+              if (sides.src_device && !in_one(c.src, sides.src_span)) return Status::kInvalidValue;
+              rows = &c;
               return Status::kSuccess;
             },
             [&](const Memset& m) {
@@ -227,8 +274,9 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
         },
         work.op);
     if (!ok(st)) return {st, 0};
-    if (req.op == wire::Op{}) return {Status::kSuccess, 0};  // done here: nothing for the GPU
+    if (!rows && req.op == wire::Op{}) return {Status::kSuccess, 0};  // done here: nothing for the GPU
   }
+  if (rows) return run_rows(ctx, *rows);
 
   const ExecResult r = run_worker(ctx, req, tail, what);
   if (!ok(r.status)) return r;

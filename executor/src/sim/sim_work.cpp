@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/context_tables.h"
+#include "common/rows_copy.h"
 #include "device_model.h"
 #include "dma_copy.h"
 #include "engine_clock.h"
@@ -114,6 +115,27 @@ Status SimBackend::run(Context& ctx, const WorkOp& op) {
             }
             lock.unlock();
             std::memmove(arena.at(b), arena.at(a), c.size);
+            return Status::kSuccess;
+          },
+          [&](const CopyRows& c) {
+            common::RowsSides sides;
+            if (!common::rows_sides(c, &sides)) return Status::kInvalidValue;
+            if (sides.dst_device && !ctx.allocations.resolve(c.dst, sides.dst_span, true, &b)) {
+              return Status::kInvalidValue;
+            }
+            if (sides.src_device && !ctx.allocations.resolve(c.src, sides.src_span, true, &a)) {
+              return Status::kInvalidValue;
+            }
+            lock.unlock();
+            uint8_t* dst = sides.dst_device ? arena.at(b) : c.host;
+            const uint8_t* src = sides.src_device ? arena.at(a) : c.host;
+            for (uint64_t y = 0; y < c.height; ++y) {
+              uint8_t* to = dst + y * c.dst_pitch;
+              const uint8_t* from = src + y * c.src_pitch;
+              // Device to device may overlap (one allocation); host rows never do.
+              if (sides.dst_device && sides.src_device) std::memmove(to, from, c.width);
+              else dma_copy(to, from, c.width);
+            }
             return Status::kSuccess;
           },
           [&](const Memset& m) {

@@ -1,7 +1,8 @@
 // Two- and three-dimensional copies and memsets of linear memory (pitched
 // device memory, host buffers) and CUDA arrays (dense rows of device memory,
-// arrays.h), as rows: one copy when both sides are contiguous, else one per
-// row, queued in stream order; a synchronous call waits on its last row.
+// arrays.h), as rows: one copy when both sides are contiguous, else runs of
+// rows (ops::rows), queued in stream order; a synchronous call waits on its
+// last run.
 #include <cstring>
 
 #include "arrays.h"
@@ -85,7 +86,18 @@ CUresult copy_region(const Side& dst, const Side& src, size_t width, size_t heig
   };
   if (packed(dst) && packed(src))
     return copy_run(dst, dst.row(0, 0), src, src.row(0, 0), width * height * depth, stream, sync);
-  for (size_t z = 0; z < depth; ++z) {
+  if (dst.device || src.device) {
+    // Slices back to back on both sides are one run of rows; else one run a slice.
+    const bool slab = depth == 1 || (dst.slice_rows == height && src.slice_rows == height);
+    const size_t runs = slab ? 1 : depth;
+    for (size_t z = 0; z < runs; ++z) {
+      ops::RowCopy run{dst.device, src.device, dst.row(0, z), dst.pitch, src.row(0, z), src.pitch,
+                       width, slab ? height * depth : height};
+      if (CUresult r = ops::rows(run, stream, sync && z == runs - 1); r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+  }
+  for (size_t z = 0; z < depth; ++z) {  // host to host, row by row
     for (size_t y = 0; y < height; ++y) {
       const bool last = z == depth - 1 && y == height - 1;
       if (CUresult r = copy_run(dst, dst.row(y, z), src, src.row(y, z), width, stream, sync && last);
@@ -206,13 +218,10 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
   if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
   if (height == 1 || pitch == row_bytes)
     return ops::memset_elements(dst, value, elem, width * height, stream, sync);
-  for (size_t y = 0; y < height; ++y) {
-    if (CUresult r = ops::memset_elements(dst + y * pitch, value, elem, width, stream,
-                                          sync && y == height - 1);
-        r != CUDA_SUCCESS)
-      return r;
-  }
-  return CUDA_SUCCESS;
+  // The first row set, then copied to the others (a source pitch of 0 repeats it).
+  if (CUresult r = ops::memset_elements(dst, value, elem, width, stream, false); r != CUDA_SUCCESS)
+    return r;
+  return ops::rows({true, true, dst + pitch, pitch, dst, 0, row_bytes, height - 1}, stream, sync);
 }
 
 }  // namespace

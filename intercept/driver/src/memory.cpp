@@ -16,6 +16,7 @@
 #include "managed_memory.h"
 #include "memory_ops.h"
 #include "stream_capture.h"
+#include "vgpu/protocol/rows.h"
 
 using namespace vgpu;
 using namespace vgpu::driver;
@@ -137,6 +138,47 @@ CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool s
   }
   std::memmove(hd, hs, n);
   return CUDA_SUCCESS;
+}
+
+namespace {
+
+// Whether a side of a rows copy is memory the plain copies treat specially.
+bool managed_side(bool device, uint64_t p, uint64_t span) {
+  uint64_t other = 0;
+  return managed::contains(p, span) ||
+         (device ? managed::registered_device(p, span) : managed::registered_host(p, span, &other));
+}
+
+}  // namespace
+
+CUresult rows(const RowCopy& r, CUstream stream, bool sync) {
+  if (CUresult res = need_context(); res != CUDA_SUCCESS) return res;
+  if (r.width == 0 || r.height == 0) return CUDA_SUCCESS;
+  uint64_t dst_span = 0, src_span = 0;
+  if (!proto::rows_span(r.width, r.height, r.dst_pitch, &dst_span) ||
+      !proto::rows_span(r.width, r.height, r.src_pitch, &src_span) || !r.dst || !r.src ||
+      (!r.dst_device && !r.src_device)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (managed::any() &&
+      (managed_side(r.dst_device, r.dst, dst_span) || managed_side(r.src_device, r.src, src_span))) {
+    for (size_t y = 0; y < r.height; ++y) {
+      const uint64_t d = r.dst + y * r.dst_pitch, s = r.src + y * r.src_pitch;
+      const bool last = sync && y == r.height - 1;
+      CUresult res = !r.src_device ? htod(d, reinterpret_cast<const void*>(s), r.width, stream, last)
+                     : !r.dst_device ? dtoh(reinterpret_cast<void*>(d), s, r.width, stream, last)
+                                     : dtod(d, s, r.width, stream, last);
+      if (res != CUDA_SUCCESS) return res;
+    }
+    return CUDA_SUCCESS;
+  }
+  const intercept::Rows shape{r.width, r.height, r.dst_pitch, r.src_pitch};
+  const uint64_t h = stream_handle(stream);
+  return send_copy(sync, [&](Connection& c) {
+    if (!r.src_device) return intercept::copy_rows_to_device(c, r.dst, reinterpret_cast<const void*>(r.src), shape, h, sync);
+    if (!r.dst_device) return intercept::copy_rows_from_device(c, reinterpret_cast<void*>(r.dst), r.src, shape, h, sync);
+    return intercept::copy_rows_on_device(c, r.dst, r.src, shape, h, sync);
+  });
 }
 
 // A pattern whose bytes all agree is a byte memset on the host; another is

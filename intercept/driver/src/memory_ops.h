@@ -15,6 +15,16 @@ CUresult dtoh(void* dst, CUdeviceptr src, size_t n, CUstream stream, bool sync);
 CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync);
 // The direction from where the pointers live (unified addressing).
 CUresult any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool sync);
+// `height` rows of `width` bytes, each side's rows its pitch apart, between
+// sides `dst_device` and `src_device` say are device memory (host to host is
+// the caller's): as few requests as the data area allows. Managed memory or
+// registered mapped memory on a side: row by row, as the copies above.
+struct RowCopy {
+  bool dst_device = false, src_device = false;
+  uint64_t dst = 0, dst_pitch = 0, src = 0, src_pitch = 0;
+  size_t width = 0, height = 0;
+};
+CUresult rows(const RowCopy& copy, CUstream stream, bool sync);
 // `count` elements of `width` (1, 2 or 4) bytes set to `value`.
 CUresult memset_elements(CUdeviceptr dst, uint32_t value, unsigned width, size_t count,
                          CUstream stream, bool sync);

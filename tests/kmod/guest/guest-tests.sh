@@ -40,7 +40,7 @@ programs() {
   # Plain-nvcc builds (NVIDIA's static runtime) and the driver API, on the
   # guest's libcuda.so.1.
   for p in device_query saxpy vector_add streams_events managed_memory graphs printf_program \
-           runtime_features assert_program textures cooperative threads many_copies; do
+           runtime_features assert_program textures cooperative threads many_copies pitched_copies; do
     "$P/static/$p" > $OUT/static-$p.log 2>&1
     check $p $OUT/static-$p.log $? static-$p
   done

@@ -8,6 +8,7 @@
 
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/executor/sim_backend.h"
+#include "vgpu/protocol/rows.h"
 
 using namespace vgpu;
 using namespace vgpu::executor;
@@ -144,6 +145,43 @@ TEST_CASE("a valid copy is queued with its bytes in the caller's data area") {
   CHECK(reply.quiet);
   CHECK(reply.channel == 10);
   CHECK(reply.request_id == 7);
+}
+
+TEST_CASE("a copy of rows: its host side inside the data area, its device side the caller's own") {
+  Fixture f;
+  const uint64_t mine = f.malloc_on(f.alice, 4096);
+  const uint64_t theirs = f.malloc_on(f.bob, 4096);
+  const uint64_t area = f.data_area.size();
+  auto rows = [](uint32_t kind, uint64_t dst, uint64_t dst_pitch, uint64_t src, uint64_t src_pitch,
+                 uint64_t width, uint64_t height) {
+    return MemcpyRowsRequest{dst, dst_pitch, src, src_pitch, width, height, 0, kind, 0};
+  };
+  // The data area's last row ends one byte past it.
+  CHECK(f.send(f.alice, rows(kRowsHostToDevice, mine, 64, area - 3 * 100 - 31, 100, 32, 4)).status ==
+        Status::kInvalidValue);
+  CHECK(f.send(f.alice, rows(kRowsDeviceToHost, area - 3 * 100 - 31, 100, mine, 64, 32, 4)).status ==
+        Status::kInvalidValue);
+  // Another tenant's memory, rows past the allocation, shapes that are not.
+  CHECK(f.send(f.alice, rows(kRowsHostToDevice, theirs, 64, 0, 32, 32, 4)).status == Status::kInvalidValue);
+  CHECK(f.send(f.alice, rows(kRowsDeviceToDevice, mine, 64, theirs, 64, 32, 4)).status == Status::kInvalidValue);
+  CHECK(f.send(f.alice, rows(kRowsDeviceToDevice, mine, 1024, mine, 64, 32, 5)).status == Status::kInvalidValue);
+  CHECK(f.send(f.alice, rows(kRowsDeviceToDevice, mine, 16, mine + 2048, 64, 32, 4)).status == Status::kInvalidValue);
+  CHECK(f.send(f.alice, rows(3, mine, 64, mine + 2048, 64, 32, 4)).status == Status::kInvalidValue);
+  CHECK(f.send(f.alice, rows(kRowsHostToDevice, mine, ~0ull / 2, 0, 32, 32, 4)).status == Status::kInvalidValue);
+  MemcpyRowsRequest reserved = rows(kRowsHostToDevice, mine, 64, 0, 32, 32, 4);
+  reserved.reserved = 1;
+  CHECK(f.send(f.alice, reserved).status == Status::kInvalidValue);
+  CHECK(f.sink.queued.empty());
+
+  // A good one is queued with its host rows where they lie in the data area.
+  REQUIRE(f.send(f.alice, rows(kRowsDeviceToHost, 512, 100, mine + 8, 64, 32, 4)).kind ==
+          Outcome::Kind::kQueued);
+  REQUIRE(f.sink.queued.size() == 1);
+  const auto* copy = std::get_if<CopyRows>(&f.sink.queued[0].first.op);
+  REQUIRE(copy);
+  CHECK(copy->host == f.data_area.data() + 512);
+  CHECK(copy->src == mine + 8);
+  CHECK(copy->height == 4);
 }
 
 TEST_CASE("module and kernel requests with bad names or images are refused") {

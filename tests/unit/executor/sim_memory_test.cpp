@@ -17,12 +17,6 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
   return v;
 }
 
-std::vector<uint8_t> read(Backend& b, ContextId ctx, uint64_t p, size_t n) {
-  std::vector<uint8_t> v(n, 0xEE);
-  REQUIRE(get(b, ctx, v.data(), p, n) == Status::kSuccess);
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("sim: the device looks like an sm_90 GPU") {

@@ -70,6 +70,13 @@ inline Status get(Backend& b, ContextId ctx, void* dst, uint64_t src, uint64_t s
   return run(b, ctx, CopyDtoH{src, static_cast<uint8_t*>(dst), size}).status;
 }
 
+// `n` bytes of device memory at `p` (a failed read fails the test).
+inline std::vector<uint8_t> read(Backend& b, ContextId ctx, uint64_t p, size_t n) {
+  std::vector<uint8_t> v(n, 0xEE);
+  REQUIRE(get(b, ctx, v.data(), p, n) == Status::kSuccess);
+  return v;
+}
+
 template <class T>
 T get_value(Backend& b, ContextId ctx, uint64_t src) {
   T v{};

@@ -67,6 +67,15 @@ struct FunctionAttributes {
 struct CopyHtoD { uint64_t dst; const uint8_t* src; uint64_t size; };
 struct CopyDtoH { uint64_t src; uint8_t* dst; uint64_t size; };
 struct CopyDtoD { uint64_t dst; uint64_t src; uint64_t size; };
+// `height` rows of `width` bytes, each side's rows its pitch apart (a 2D
+// copy). `kind` is a proto::RowsKind; a host side's rows start at `host` (in
+// the data area) and its address field is unused. The front checked the shape
+// (proto::rows_span).
+struct CopyRows {
+  uint32_t kind;
+  uint64_t dst, dst_pitch, src, src_pitch, width, height;
+  uint8_t* host;
+};
 struct Memset { uint64_t dst; uint64_t size; uint8_t value; };
 struct Launch {
   Handle function;
@@ -89,7 +98,7 @@ struct UnloadModule { Handle module; };
 struct Synchronize {};  // completes once everything queued before it has
 struct Reset {};        // Synchronize, then free all memory, streams, events
 
-using WorkOp = std::variant<CopyHtoD, CopyDtoH, CopyDtoD, Memset, Launch, RecordEvent, WaitEvent,
+using WorkOp = std::variant<CopyHtoD, CopyDtoH, CopyDtoD, CopyRows, Memset, Launch, RecordEvent, WaitEvent,
                             Free, DestroyStream, DestroyEvent, DestroyTexture, UnloadModule,
                             Synchronize, Reset>;
 
