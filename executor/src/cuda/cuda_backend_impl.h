@@ -97,7 +97,8 @@ class CudaBackend final : public Backend {
   ExecResult run(Context& ctx, const Work& work);
   // Moves what the worker printed for the item just run into ctx.output.
   void keep_output(Context& ctx, WorkerProcess& worker);
-  // A copy of rows as one worker copy per row, in order (checked by run()).
+  // A copy of rows (checked by run()): one worker copy when its host side
+  // is packed, else one a row.
   ExecResult run_rows(Context& ctx, const CopyRows& copy);
   ExecResult run_worker(Context& ctx, const wire::Request& request, std::span<const uint8_t> tail,
                         std::string_view what);

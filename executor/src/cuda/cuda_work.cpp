@@ -87,10 +87,11 @@ ExecResult CudaBackend::run_worker(Context& ctx, const wire::Request& request,
   WorkerProcess::Answer a;
   switch (request.op) {
     case wire::Op::kCopyIn:
-      a = call.worker->copy_in(request.a, tail.data(), request.b, deadline);
+      a = call.worker->copy_in(request.a, tail.data(), request.b, request.rows, deadline);
       break;
     case wire::Op::kCopyOut:
-      a = call.worker->copy_out(request.a, const_cast<uint8_t*>(tail.data()), request.b, deadline);
+      a = call.worker->copy_out(request.a, const_cast<uint8_t*>(tail.data()), request.b, request.rows,
+                                deadline);
       break;
     default:
       a = call.worker->work(request, tail, deadline);
@@ -105,32 +106,40 @@ ExecResult CudaBackend::run_worker(Context& ctx, const wire::Request& request,
 }
 
 ExecResult CudaBackend::run_rows(Context& ctx, const CopyRows& c) {
+  // One worker copy when the host side's rows are packed (the guest stages
+  // them so) or there is no host side; else one a row.
+  const bool packed = c.kind == proto::kRowsDeviceToDevice ||
+                      (c.kind == proto::kRowsHostToDevice ? c.src_pitch : c.dst_pitch) == c.width;
+  const uint64_t height = packed ? 1 : c.height;
+  const wire::RowShape shape{c.width, c.dst_pitch, c.src_pitch};
   ExecResult total;
-  for (uint64_t y = 0; y < c.height; ++y) {
+  for (uint64_t y = 0; y < height; ++y) {
     const uint64_t dst = c.dst + y * c.dst_pitch, src = c.src + y * c.src_pitch;
+    const uint64_t bytes = packed ? c.width * c.height : c.width;
     wire::Request req;
+    if (packed) req.rows = shape;
     std::span<const uint8_t> tail;
     std::string_view what;
     switch (c.kind) {
       case proto::kRowsHostToDevice:
         req.op = wire::Op::kCopyIn;
         req.a = dst;
-        req.b = c.width;
-        tail = {c.host + y * c.src_pitch, c.width};
+        req.b = bytes;
+        tail = {c.host + y * c.src_pitch, bytes};
         what = "a copy of rows to the device";
         break;
       case proto::kRowsDeviceToHost:
         req.op = wire::Op::kCopyOut;
         req.a = src;
-        req.b = c.width;
-        tail = {c.host + y * c.dst_pitch, c.width};
+        req.b = bytes;
+        tail = {c.host + y * c.dst_pitch, bytes};
         what = "a copy of rows from the device";
         break;
       default:
         req.op = wire::Op::kCopyOnDevice;
         req.a = dst;
         req.b = src;
-        req.c = c.width;
+        req.c = bytes;
         what = "a copy of rows on the device";
         break;
     }

@@ -44,6 +44,7 @@ namespace vgpu::executor::cuda {
   X(cuMemcpyHtoDAsync, true)           \
   X(cuMemcpyDtoHAsync, true)           \
   X(cuMemcpyDtoDAsync, true)           \
+  X(cuMemcpy2DAsync, true)             \
   X(cuMemsetD8Async, true)             \
   X(cuStreamCreate, true)              \
   X(cuStreamDestroy, true)             \

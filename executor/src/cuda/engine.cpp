@@ -271,10 +271,6 @@ CUresult Engine::event_elapsed(uint64_t start, uint64_t end, float* ms) {
 
 // --- work ----------------------------------------------------------------------
 
-Timed Engine::copy_on_device(uint64_t dst, uint64_t src, uint64_t size) {
-  return timed([&] { return api_.cuMemcpyDtoDAsync(dst, src, size, stream_); });
-}
-
 Timed Engine::memset(uint64_t dst, uint64_t size, uint8_t value) {
   return timed([&] { return api_.cuMemsetD8Async(dst, value, size, stream_); });
 }

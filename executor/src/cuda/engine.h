@@ -33,6 +33,7 @@
 
 #include "driver_api.h"
 #include "staging_area.h"
+#include "worker_protocol.h"
 
 namespace vgpu::executor::cuda {
 
@@ -98,10 +99,13 @@ class Engine {
 
   // --- work (one at a time) ---
   // Staged copies; `stop` ends waits for the daemon early (it went away).
-  Timed copy_in(uint64_t dst, uint64_t size, uint64_t deadline_ns, const std::function<bool()>& stop);
-  Timed copy_out(uint64_t src, uint64_t size, uint64_t deadline_ns,
+  // `rows` (width not 0): the `size` bytes are rows, packed in the staging
+  // area, their device side's pitch apart (wire::RowShape).
+  Timed copy_in(uint64_t dst, uint64_t size, const wire::RowShape& rows, uint64_t deadline_ns,
+                const std::function<bool()>& stop);
+  Timed copy_out(uint64_t src, uint64_t size, const wire::RowShape& rows, uint64_t deadline_ns,
                  const std::function<bool()>& stop);
-  Timed copy_on_device(uint64_t dst, uint64_t src, uint64_t size);
+  Timed copy_on_device(uint64_t dst, uint64_t src, uint64_t size, const wire::RowShape& rows = {});
   Timed memset(uint64_t dst, uint64_t size, uint8_t value);
   // cooperative: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE (the
   // driver refuses a grid that cannot be resident at once); a cluster shape
@@ -169,6 +173,10 @@ class Engine {
 
   // Records start, runs `issue` on the stream, records end, waits for it.
   Timed timed(const std::function<CUresult()>& issue);
+  // Queues bytes [offset, offset + len) of a staged copy between `host` (the
+  // packed side) and the device side at `device` (engine_copies.cpp).
+  CUresult queue_piece(bool to_device, uint64_t device, const wire::RowShape& rows, uint64_t offset,
+                       uint8_t* host, uint64_t len);
   // Puts one launch on the stream (no timing, no wait).
   CUresult issue_launch(const LaunchSpec& l);
   // Device time between two recorded, completed events (0 if unknown).

@@ -293,15 +293,15 @@ class Server {
     Timed t_{CUDA_ERROR_INVALID_VALUE, 0};
     switch (req.op) {
       case wire::Op::kCopyIn:
-        t_ = engine_.copy_in(req.a, req.b, deadline, stop);
+        t_ = engine_.copy_in(req.a, req.b, req.rows, deadline, stop);
         if (t_.result != CUDA_SUCCESS) staging_.wake_all();
         break;
       case wire::Op::kCopyOut:
-        t_ = engine_.copy_out(req.a, req.b, deadline, stop);
+        t_ = engine_.copy_out(req.a, req.b, req.rows, deadline, stop);
         if (t_.result != CUDA_SUCCESS) staging_.wake_all();
         break;
       case wire::Op::kCopyOnDevice:
-        t_ = engine_.copy_on_device(req.a, req.b, req.c);
+        t_ = engine_.copy_on_device(req.a, req.b, req.c, req.rows);
         break;
       case wire::Op::kMemset:
         t_ = engine_.memset(req.a, req.b, static_cast<uint8_t>(req.value));

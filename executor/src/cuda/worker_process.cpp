@@ -419,7 +419,7 @@ bool WorkerProcess::work_socket_ready() const {
 }
 
 WorkerProcess::Answer WorkerProcess::copy_in(uint64_t dst, const uint8_t* src, uint64_t size,
-                                             uint64_t deadline_ns) {
+                                             const wire::RowShape& rows, uint64_t deadline_ns) {
   std::lock_guard<std::mutex> lock(work_mu_);
   if (killed_) return Answer{};
   stage_first_chunk(staging_, src, size);
@@ -427,6 +427,7 @@ WorkerProcess::Answer WorkerProcess::copy_in(uint64_t dst, const uint8_t* src, u
   req.op = wire::Op::kCopyIn;
   req.a = dst;
   req.b = size;
+  req.rows = rows;
   // Sent without waiting for the answer: the rest of the bytes follow it.
   if (send(work_fd_, &req, sizeof req, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof req)) {
     kill("cannot be written to");
@@ -437,7 +438,7 @@ WorkerProcess::Answer WorkerProcess::copy_in(uint64_t dst, const uint8_t* src, u
 }
 
 WorkerProcess::Answer WorkerProcess::copy_out(uint64_t src, uint8_t* dst, uint64_t size,
-                                              uint64_t deadline_ns) {
+                                              const wire::RowShape& rows, uint64_t deadline_ns) {
   std::lock_guard<std::mutex> lock(work_mu_);
   if (killed_) return Answer{};
   staging_.reset();
@@ -445,6 +446,7 @@ WorkerProcess::Answer WorkerProcess::copy_out(uint64_t src, uint8_t* dst, uint64
   req.op = wire::Op::kCopyOut;
   req.a = src;
   req.b = size;
+  req.rows = rows;
   if (send(work_fd_, &req, sizeof req, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof req)) {
     kill("cannot be written to");
     return Answer{};

@@ -78,9 +78,12 @@ class WorkerProcess {
   // worker in between: send (false: the worker is gone), then receive.
   bool send_work(const wire::Request& request, std::span<const uint8_t> tail);
   Answer receive_work(uint64_t deadline_ns);
-  // Copies through the staging area, pipelined with the worker.
-  Answer copy_in(uint64_t dst, const uint8_t* src, uint64_t size, uint64_t deadline_ns);
-  Answer copy_out(uint64_t src, uint8_t* dst, uint64_t size, uint64_t deadline_ns);
+  // Copies through the staging area, pipelined with the worker; `rows`:
+  // the device side's rows (wire::RowShape; the host side is packed).
+  Answer copy_in(uint64_t dst, const uint8_t* src, uint64_t size, const wire::RowShape& rows,
+                 uint64_t deadline_ns);
+  Answer copy_out(uint64_t src, uint8_t* dst, uint64_t size, const wire::RowShape& rows,
+                  uint64_t deadline_ns);
 
   // Moves what the worker wrote to its stdout (stream 1: the kernels'
   // printf) or stderr (2) since the last take onto *into, at most `limit`

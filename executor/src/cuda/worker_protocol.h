@@ -27,7 +27,7 @@
 
 namespace vgpu::executor::cuda::wire {
 
-inline constexpr uint32_t kVersion = 5;
+inline constexpr uint32_t kVersion = 6;
 inline constexpr int kControlFd = 3;
 inline constexpr int kWorkFd = 4;
 inline constexpr int kStagingFd = 5;
@@ -55,6 +55,8 @@ enum class Op : uint32_t {
   kEventElapsed = 16,    // a = start, b = end                -> a = elapsed ns (int64)
   kTextureCreate = 17,   // tail: CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC -> a = the driver's CUtexObject
   // work
+  // The copies move rows when Request::rows.width is not 0 (RowShape):
+  // `size` bytes are rows of that width, packed in the staging area.
   kCopyIn = 30,          // a = dst, b = size (through the staging area)
   kCopyOut = 31,         // a = src, b = size (through the staging area)
   kCopyOnDevice = 32,    // a = dst, b = src, c = size
@@ -111,6 +113,13 @@ struct DeviceReport {
   int32_t attributes[kAttributeCount] = {};  // indexed by CUdevice_attribute (= cudaDeviceAttr)
 };
 
+// A copy of rows (a 2D copy): rows of `width` bytes, each side's `pitch`
+// apart; a staged side is packed (its pitch is the width). A source pitch of
+// 0 repeats one row. width 0: one contiguous range.
+struct RowShape {
+  uint64_t width = 0, dst_pitch = 0, src_pitch = 0;
+};
+
 struct Request {  // followed by tail_bytes of tail
   Op op{};
   uint32_t tail_bytes = 0;
@@ -119,6 +128,7 @@ struct Request {  // followed by tail_bytes of tail
   uint32_t block[3] = {};
   uint32_t shared_mem = 0;
   uint32_t value = 0;
+  RowShape rows;  // copies only
 };
 
 struct Reply {  // followed by `count` ParamSlots (FunctionGet) or one Attributes
@@ -173,7 +183,7 @@ struct ItemResult {
 
 static_assert(std::is_trivially_copyable_v<Ready> && sizeof(Ready) == 512);
 static_assert(std::is_trivially_copyable_v<DeviceReport> && sizeof(DeviceReport) == 928);
-static_assert(std::is_trivially_copyable_v<Request> && sizeof(Request) == 64);
+static_assert(std::is_trivially_copyable_v<Request> && sizeof(Request) == 88);
 static_assert(std::is_trivially_copyable_v<Reply> && sizeof(Reply) == 40);
 static_assert(std::is_trivially_copyable_v<ParamSlot> && sizeof(ParamSlot) == 8);
 static_assert(std::is_trivially_copyable_v<Attributes> && sizeof(Attributes) == 32);

@@ -219,7 +219,7 @@ TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chun
   stage_first_chunk(f.staging, in.data(), size);
   std::thread daemon([&] { CHECK(feed_chunks(f.staging, in.data(), size, deadline, {}) ==
                                  StagingArea::Wait::kReady); });
-  const Timed t = f.engine->copy_in(p, size, deadline, {});
+  const Timed t = f.engine->copy_in(p, size, {}, deadline, {});
   daemon.join();
   REQUIRE(t.result == CUDA_SUCCESS);
   CHECK(fake::stats().h2d_copies == 6);
@@ -228,7 +228,7 @@ TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chun
   f.staging.reset();
   std::thread drain([&] { CHECK(drain_chunks(f.staging, out.data(), size, deadline, {}) ==
                                 StagingArea::Wait::kReady); });
-  const Timed t2 = f.engine->copy_out(p, size, deadline, {});
+  const Timed t2 = f.engine->copy_out(p, size, {}, deadline, {});
   drain.join();
   REQUIRE(t2.result == CUDA_SUCCESS);
   CHECK(fake::stats().d2h_copies == 6);
@@ -238,16 +238,73 @@ TEST_CASE("cuda engine: copies move through the two staging slots, chunk by chun
   uint64_t q = 0;
   REQUIRE(f.engine->alloc(16, &q) == CUDA_SUCCESS);
   stage_first_chunk(f.staging, in.data(), 16);
-  REQUIRE(f.engine->copy_in(q, 16, deadline, {}).result == CUDA_SUCCESS);
+  REQUIRE(f.engine->copy_in(q, 16, {}, deadline, {}).result == CUDA_SUCCESS);
   CHECK(std::memcmp(reinterpret_cast<const void*>(q), in.data(), 16) == 0);
 
   // A copy the driver refuses ends early, and the daemon's side is told.
   stage_first_chunk(f.staging, in.data(), 64);
-  CHECK(f.engine->copy_in(q, 64, deadline, {}).result == CUDA_ERROR_INVALID_VALUE);
+  CHECK(f.engine->copy_in(q, 64, {}, deadline, {}).result == CUDA_ERROR_INVALID_VALUE);
   // A daemon that stops feeding: the copy gives up instead of waiting forever.
   f.staging.reset();
-  CHECK(f.engine->copy_in(p, size, deadline, [] { return true; }).result ==
+  CHECK(f.engine->copy_in(p, size, {}, deadline, [] { return true; }).result ==
         CUDA_ERROR_OPERATING_SYSTEM);
+}
+
+TEST_CASE("cuda engine: a copy of rows is one 2D driver copy per chunk's whole rows, gaps untouched") {
+  Fixture f;
+  f.up();
+  // 700 rows of 300 bytes, 512 apart on the device: 210,000 bytes, four
+  // 64 KiB chunks, rows split across their edges.
+  constexpr uint64_t kWidth = 300, kRows = 700, kPitch = 512;
+  const uint64_t size = kWidth * kRows;
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(kPitch * kRows, &p) == CUDA_SUCCESS);
+  std::memset(reinterpret_cast<void*>(p), 0x11, kPitch * kRows);
+  std::vector<uint8_t> in(size), out(size, 0);
+  for (size_t i = 0; i < size; ++i) in[i] = static_cast<uint8_t>(i * 37 + 1);
+  const wire::RowShape rows{kWidth, kPitch, kWidth};
+  const uint64_t deadline = monotonic_ns() + 10'000'000'000ull;
+  stage_first_chunk(f.staging, in.data(), size);
+  std::thread daemon([&] { CHECK(feed_chunks(f.staging, in.data(), size, deadline, {}) ==
+                                 StagingArea::Wait::kReady); });
+  const Timed t = f.engine->copy_in(p, size, rows, deadline, {});
+  daemon.join();
+  REQUIRE(t.result == CUDA_SUCCESS);
+  CHECK(fake::stats().copies_2d == 4);
+  CHECK(fake::stats().h2d_copies <= 8);  // the part rows at the chunks' edges
+  const auto* device = reinterpret_cast<const uint8_t*>(p);
+  size_t wrong = 0;
+  for (uint64_t y = 0; y < kRows; ++y)
+    for (uint64_t x = 0; x < kPitch; ++x)
+      wrong += device[y * kPitch + x] != (x < kWidth ? in[y * kWidth + x] : 0x11);
+  CHECK(wrong == 0);
+
+  f.staging.reset();
+  const wire::RowShape back{kWidth, kWidth, kPitch};
+  std::thread drain([&] { CHECK(drain_chunks(f.staging, out.data(), size, deadline, {}) ==
+                                StagingArea::Wait::kReady); });
+  const Timed t2 = f.engine->copy_out(p, size, back, deadline, {});
+  drain.join();
+  REQUIRE(t2.result == CUDA_SUCCESS);
+  CHECK(out == in);
+
+  // Device to device: one 2D copy; a repeated source row (pitch 0) goes row by row.
+  uint64_t q = 0;
+  REQUIRE(f.engine->alloc(kPitch * kRows, &q) == CUDA_SUCCESS);
+  std::memset(reinterpret_cast<void*>(q), 0x11, kPitch * kRows);  // the gaps, as p's
+  const int64_t before = fake::stats().copies_2d;
+  REQUIRE(f.engine->copy_on_device(q, p, size, {kWidth, kPitch, kPitch}).result == CUDA_SUCCESS);
+  CHECK(fake::stats().copies_2d == before + 1);
+  CHECK(std::memcmp(reinterpret_cast<const void*>(q), device, kPitch * (kRows - 1) + kWidth) == 0);
+  REQUIRE(f.engine->copy_on_device(q + kPitch, p, kWidth * (kRows - 1), {kWidth, kPitch, 0}).result ==
+          CUDA_SUCCESS);
+  wrong = 0;
+  for (uint64_t y = 1; y < kRows; ++y)
+    wrong += std::memcmp(reinterpret_cast<const void*>(q + y * kPitch), device, kWidth) != 0;
+  CHECK(wrong == 0);
+  // Rows past the allocation: the driver refuses.
+  CHECK(f.engine->copy_on_device(q + kPitch, p, size, {kWidth, kPitch, kPitch}).result ==
+        CUDA_ERROR_INVALID_VALUE);
 }
 
 TEST_CASE("cuda engine: a copy with the staging slots page-locked or not") {
@@ -262,7 +319,7 @@ TEST_CASE("cuda engine: a copy with the staging slots page-locked or not") {
   REQUIRE(f.engine->alloc(100, &p) == CUDA_SUCCESS);
   const std::vector<uint8_t> bytes(100, 0x5a);
   stage_first_chunk(f.staging, bytes.data(), bytes.size());
-  CHECK(f.engine->copy_in(p, 100, monotonic_ns() + 1'000'000'000, {}).result == CUDA_SUCCESS);
+  CHECK(f.engine->copy_in(p, 100, {}, monotonic_ns() + 1'000'000'000, {}).result == CUDA_SUCCESS);
 }
 
 TEST_CASE("cuda engine: a faulting kernel's error is sticky") {

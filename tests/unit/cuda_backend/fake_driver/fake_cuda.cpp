@@ -297,6 +297,34 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
   return CUDA_SUCCESS;
 }
 
+// Host sides are the caller's; device sides must lie in one allocation, as
+// the real driver's do; pitches below the width are refused as it does.
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* c, CUstream st) {
+  FAKE_GUARD
+  if (!c || c->WidthInBytes == 0 || c->Height == 0) return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes) return CUDA_ERROR_INVALID_VALUE;
+  auto side = [&](CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y, size_t pitch,
+                  uintptr_t* out) {
+    const size_t span = (c->Height - 1) * pitch + c->WidthInBytes;
+    const uintptr_t base = (type == CU_MEMORYTYPE_HOST ? reinterpret_cast<uintptr_t>(host) : device) + y * pitch + x;
+    *out = base;
+    if (type == CU_MEMORYTYPE_HOST) return host != nullptr;
+    return type == CU_MEMORYTYPE_DEVICE && device_range(s, base, span);
+  };
+  uintptr_t dst = 0, src = 0;
+  if (!side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstPitch, &dst) ||
+      !side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch, &src)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (size_t y = 0; y < c->Height; ++y) {
+    std::memmove(reinterpret_cast<void*>(dst + y * c->dstPitch), reinterpret_cast<const void*>(src + y * c->srcPitch),
+                 c->WidthInBytes);
+  }
+  model_copy(s, st, c->WidthInBytes * c->Height);
+  ++s.stats.copies_2d;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream st) {
   FAKE_GUARD
   if (!device_range(s, dst, n)) return CUDA_ERROR_INVALID_VALUE;

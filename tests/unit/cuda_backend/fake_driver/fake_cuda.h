@@ -86,6 +86,7 @@ struct Stats {
   int64_t primary_retains = 0;   // retained minus released
   int64_t registered = 0;        // host ranges page-locked now
   int64_t h2d_copies = 0, d2h_copies = 0;  // cuMemcpy*Async calls
+  int64_t copies_2d = 0;                   // cuMemcpy2DAsync calls
   int64_t launches = 0;
   int64_t cooperative_launches = 0;  // through cuLaunchKernelEx
   int64_t cluster_launches = 0;      // with a cluster of more than one block
