@@ -127,10 +127,16 @@ int main(int argc, char** argv) {
 #ifdef VGPU_ASAN_RUNTIME
   // A sanitized build of the library needs the sanitizer runtime loaded first.
   preload = std::string(VGPU_ASAN_RUNTIME) + ":" + preload;
-  // The program and NVIDIA's libraries are not built for LeakSanitizer, and
-  // cuBLAS keeps allocations until exit: their leaks would fail the program.
-  if (const char* o = std::getenv("ASAN_OPTIONS"); !o || !std::strstr(o, "detect_leaks")) {
-    setenv("ASAN_OPTIONS", (std::string(o && *o ? o : "") + (o && *o ? ":" : "") + "detect_leaks=0").c_str(), 1);
+  // The sanitizer is there for vgpu's library, not to judge the program: the
+  // program and NVIDIA's libraries are not built for LeakSanitizer (cuBLAS
+  // keeps allocations until exit), and a program that frees with the other
+  // allocator (NVIDIA's SobolQRNG: new[] then delete) runs natively; either
+  // would end the program here. What the user set stays.
+  for (const char* option : {"detect_leaks=0", "alloc_dealloc_mismatch=0", "new_delete_type_mismatch=0"}) {
+    const std::string name(option, std::strchr(option, '=') - option);
+    const char* o = std::getenv("ASAN_OPTIONS");
+    if (o && std::strstr(o, name.c_str())) continue;
+    setenv("ASAN_OPTIONS", (std::string(o && *o ? o : "") + (o && *o ? ":" : "") + option).c_str(), 1);
   }
 #endif
   prepend_env("LD_PRELOAD", preload);

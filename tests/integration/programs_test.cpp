@@ -160,6 +160,15 @@ TEST_CASE("NVML in a VM sees one GPU with the memory CUDA reports") {
   if (on_sim()) CHECK(number_after(nvml.output, "total=") == 3ull << 30);
 }
 
+TEST_CASE("a program with a bug its C library tolerates runs through vgpu-run as it runs natively") {
+  // vgpu's libraries in the program may be built with AddressSanitizer (the
+  // test build): its checks are for them, not for the program's allocator use.
+  Daemon d;
+  const RunResult r = d.run("alice", "allocator_mismatch");
+  require_pass(r, "allocator_mismatch");
+  CHECK_THAT(r.output, !Catch::Contains("AddressSanitizer"));
+}
+
 TEST_CASE("a runtime call vgpu does not forward fails cleanly with one log line") {
   Daemon d;
   const RunResult r = d.run("alice", "unsupported_call");
