@@ -21,11 +21,16 @@
 # where vgpu refused something ("not supported by vgpu", "unknown to vgpu");
 # logs in OUT_DIR/logs. A diagnostic, not a test: the sample tree is not part
 # of this repository.
+#
+# VGPU_SWEEP_INTERPRET=1: no no-op plug-in; every kernel runs from its PTX
+# (the sim's interpreter), so a program's own result checks mean something,
+# and each kernel the interpreter cannot run is listed with why.
 set -uo pipefail
 usage="usage: samples-sweep.sh CUDA_SAMPLES_DIR [OUT_DIR] | --each-file DIR [OUT_DIR]"
 if [ "${1:-}" = "--each-file" ]; then
   src=$(cd "${2:?$usage}" && pwd) || exit 2
   out=${3:-/tmp/vgpu-sweep}
+  mkdir -p "$out" && out=$(cd "$out" && pwd)  # programs run from their own folders
   samples=$out/tree
   rm -rf "$samples" && mkdir -p "$samples/Samples" "$samples/Common"
   while IFS= read -r f; do
@@ -42,6 +47,7 @@ if [ "${1:-}" = "--each-file" ]; then
 else
   samples=${1:?$usage}
   out=${2:-/tmp/vgpu-sweep}
+  mkdir -p "$out" && out=$(cd "$out" && pwd)
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${VGPU_BIN:-$root/build/bin}
@@ -76,7 +82,9 @@ run() {  # run DIR NAME: prints the exit status; kernels it missed go to NAME.ex
   local dir=$1 name=$2 rd pid rc
   # Short: a socket's path must fit sun_path (108 bytes), and names can be long.
   rd=$(mktemp -d /tmp/vgpu-sweep-rt.XXXXXX)
-  "$bin/vgpud" --backend sim --runtime-dir "$rd" --db "$rd/vgpu.db" --sim-kernels "$out/plug/$name.so" \
+  local plugin=(--sim-kernels "$out/plug/$name.so")
+  [ "${VGPU_SWEEP_INTERPRET:-0}" = 1 ] && plugin=()
+  "$bin/vgpud" --backend sim --runtime-dir "$rd" --db "$rd/vgpu.db" "${plugin[@]}" \
     >"$rd/vgpud.log" 2>&1 &
   pid=$!
   for _ in $(seq 200); do [ -S "$rd/vgpud.sock" ] && break; sleep 0.05; done
@@ -96,10 +104,11 @@ for dir in "$samples"/Samples/*/*/; do
   [ -L "$dir" ] && continue  # a folder beside a program's (--each-file), not a program
   if ! build "$dir" "$name"; then echo "$name: not built (see $out/logs/$name.build)"; continue; fi
   rc=$(run "$dir" "$name")
-  if [ -s "$out/plug/$name.missing" ]; then  # kernels only a run shows: once more with them
+  if [ -s "$out/plug/$name.missing" ] && [ "${VGPU_SWEEP_INTERPRET:-0}" != 1 ]; then  # kernels only a run shows: once more with them
     cat "$out/plug/$name.missing" >>"$out/plug/$name.extra"
     build "$dir" "$name" && rc=$(run "$dir" "$name")
   fi
-  refused=$(grep -h "not supported by vgpu\|unknown to vgpu" "$out/logs/$name.run" | sort -u | tr '\n' ' ')
+  refused=$(grep -h "not supported by vgpu\|unknown to vgpu\|interpreter cannot run" "$out/logs/$name.run" |
+            sort -u | tr '\n' ' ')
   echo "$name: exit $rc${refused:+; refused: $refused}"
 done

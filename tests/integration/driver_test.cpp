@@ -116,25 +116,17 @@ TEST_CASE("cuBLAS runs on vgpu's driver; on sim its kernel is named as missing")
   CHECK_THAT(r.output, Catch::Contains("has no CPU implementation on this host's sim backend"));
 }
 
-TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel is named as missing") {
+TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel runs from its PTX") {
   Daemon d;
   const RunResult r = d.run("alice", "cufft_c2c");
-  INFO(r.output);
-  REQUIRE_FALSE(r.timed_out);
-  if (!on_sim()) {
-    require_pass(r, "cufft_c2c");
-    return;
-  }
   // cuFFT plans (it walks each module's functions through a private table,
-  // 6e163fbe slot 7) and launches; the sim has no CPU implementation of its
-  // FFT kernel.
-  CHECK_THAT(r.output, Catch::Contains("ok   cufftPlan1d"));
-  CHECK_THAT(r.output, Catch::Contains("ok   forward transform launched"));
+  // 6e163fbe slot 7) and launches; on sim no plug-in implements its FFT
+  // kernel, so the interpreter runs the PTX cuFFT ships, and the transform
+  // and its inverse give back the input.
+  require_pass(r, "cufft_c2c");
+  CHECK_THAT(r.output, Catch::Contains("ok   forward and inverse give back all 256 points"));
   CHECK_THAT(r.output, !Catch::Contains("is unknown to vgpu"));
-  CHECK_THAT(r.output, Catch::Contains("cudaErrorNoKernelImageForDevice"));
-  CHECK(r.exit_code == 1);
-  CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel _Z10vector_fft"));
-  CHECK_THAT(r.output, Catch::Contains("vgpu: kernel _Z10vector_fft"));
+  if (on_sim()) CHECK_THAT(d.log(), !Catch::Contains("no CPU implementation"));
 }
 
 TEST_CASE("cuRAND, cuSPARSE and cuSOLVER run on vgpu's driver; on sim their kernels are named") {

@@ -132,11 +132,13 @@ std::string test_backend() {
   return backend && *backend ? backend : "sim";
 }
 
-Daemon::Daemon(std::vector<std::string> extra_args) {
-  std::vector<std::string> argv = {vgpud_path(),  "--backend", test_backend(),
-                                   "--runtime-dir", dir_.path(), "--db",
-                                   db_path(),       "--sim-kernels", test_kernels_path(),
-                                   "--libvirt",     "none"};  // tests leave the host's libvirt alone
+Daemon::Daemon(std::vector<std::string> extra_args, Plugins plugins) {
+  std::vector<std::string> argv = {vgpud_path(), "--backend", test_backend(), "--runtime-dir",
+                                   dir_.path(),  "--db",      db_path(),
+                                   "--libvirt",  "none"};  // tests leave the host's libvirt alone
+  if (plugins == Plugins::kTestKernels) {
+    argv.insert(argv.end(), {"--sim-kernels", test_kernels_path()});
+  }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   proc_ = std::make_unique<Process>(argv, dir_.path() + "/vgpud.log");
   const auto end = std::chrono::steady_clock::now() + 20s;

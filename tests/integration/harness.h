@@ -61,10 +61,16 @@ class TempDir {
   std::string path_;
 };
 
+// Which CPU kernel implementations a sim vgpud loads.
+enum class Plugins {
+  kTestKernels,  // the test programs' plug-in (--sim-kernels)
+  kNone,         // none: every kernel runs from its PTX (the interpreter) or fails
+};
+
 class Daemon {
  public:
   // Starts vgpud (test_backend(), the test kernels plug-in) and waits for its socket.
-  explicit Daemon(std::vector<std::string> extra_args = {});
+  explicit Daemon(std::vector<std::string> extra_args = {}, Plugins plugins = Plugins::kTestKernels);
   ~Daemon();
   const std::string& runtime_dir() const { return dir_.path(); }
   std::string db_path() const { return dir_.path() + "/vgpu.db"; }

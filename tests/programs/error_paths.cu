@@ -21,7 +21,9 @@ __global__ void fill(int* p, int value, int n) {
 }
 
 // A real, valid kernel with no CPU implementation in the sim plug-in (on
-// purpose: the sim backend must refuse it cleanly). Never add one.
+// purpose: the sim backend must refuse it cleanly). Never add one. The
+// program is built without PTX (tests/programs/CMakeLists.txt), so the sim's
+// interpreter cannot run it either.
 __global__ void not_in_plugin(int* p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) p[i] = -i;

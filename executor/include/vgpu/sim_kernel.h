@@ -6,7 +6,9 @@
  * __global__ void saxpy(float, const float*, float*, int).
  *
  * vgpud loads plug-ins from the colon-separated paths in VGPU_SIM_KERNELS and
- * from each --sim-kernels PATH. Kernels run in a worker process that maps only
+ * from each --sim-kernels PATH. A kernel no plug-in exports runs from its PTX
+ * on vgpu's interpreter when it can (docs/compatibility.md); a plug-in's
+ * implementation wins over the interpreter. Kernels run in a worker process that maps only
  * the calling tenant's device memory, so a plug-in dereferencing a bad pointer
  * faults that tenant's context, not the daemon.
  *

@@ -50,6 +50,9 @@ struct ModuleState {
   std::map<std::string, Handle, std::less<>> functions;    // name -> function handle
   common::HandleState state = common::HandleState::kLive;
   common::HostCharge charge;  // its host memory, charged to the tenant while it lives
+  // Its PTX text, for the worker's interpreter (null: none, or over the
+  // tenant's host memory); shared with the worker's send.
+  std::shared_ptr<const std::string> ptx;
 };
 
 struct FunctionState {
@@ -99,6 +102,7 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   uint64_t worker_symbols_version = 0;
   uint64_t worker_textures_version = 0;
   std::set<std::string, std::less<>> reported_missing;  // kernels already logged as missing
+  std::set<Handle> worker_modules;  // modules whose PTX (if any) the worker has been sent
 
   // What kernels printed and the program has not taken (internally locked).
   common::DeviceOutput output;

@@ -8,12 +8,17 @@
 //   worker died (the plug-in faulted)         kIllegalAddress   sticky
 //   ran, or was modeled, past the watchdog    kLaunchTimeout    sticky
 //   the plug-in returned nonzero              kLaunchFailure    sticky
-//   no plug-in implements the kernel          kInvalidDeviceFunction
+//   an interpreted kernel executed `trap`     kLaunchFailure    sticky
+//   no plug-in implements the kernel, and its
+//   PTX cannot be interpreted                 kInvalidDeviceFunction
 //   the worker cannot be started              kLaunchFailure (logged)
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "device_model.h"
 #include "engine_clock.h"
@@ -51,6 +56,9 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   uint64_t textures_version = 0;
   ctx.packet.clear({wire::Op::kLaunchBatch, 0, budget_ns, watchdog_ns, kBatchSliceNs});
   ctx.estimates.clear();
+  // Modules of this batch whose PTX a fresh or running worker lacks.
+  if (!ctx.worker) ctx.worker_modules.clear();
+  std::vector<std::pair<Handle, std::shared_ptr<const std::string>>> ptx;
   {
     std::lock_guard<std::mutex> lock(ctx.mu);
     if (!ok(ctx.fault)) {
@@ -86,6 +94,10 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
       h.modeled_ns = modeled_launch_ns(config_, launch.grid, launch.block);
       if (!ctx.packet.add(h, f->second.name, launch.params)) break;  // full: the rest later
       ctx.estimates.push_back(h.modeled_ns);
+      if (ctx.worker_modules.insert(h.module).second) {
+        auto m = ctx.modules.find(h.module);
+        if (m != ctx.modules.end() && m->second.ptx) ptx.emplace_back(h.module, m->second.ptx);
+      }
     }
     symbols_version = ctx.symbols_version;
     if (!ctx.worker || ctx.worker_symbols_version != symbols_version) symbols = ctx.symbols();
@@ -117,6 +129,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
     ctx.worker->send_textures(textures);
     ctx.worker_textures_version = textures_version;
   }
+  for (const auto& [module, text] : ptx) ctx.worker->send_ptx(module, *text);
 
   const uint64_t start = engine_now_ns();
   WorkerReply& reply = ctx.reply;
@@ -172,8 +185,9 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
           // The program's own stderr says it too: a student reads that, not
           // the daemon's log.
           ctx.output.keep(2, fmt::format("vgpu: kernel {} has no CPU implementation on this host's "
-                                         "sim backend (no plug-in exports {}{}; see "
-                                         "--sim-kernels); its launch fails with "
+                                         "sim backend (no plug-in exports {}{}, see "
+                                         "--sim-kernels; nor could its PTX be interpreted); "
+                                         "its launch fails with "
                                          "cudaErrorNoKernelImageForDevice\n",
                                          kernel, VGPU_SIM_SYMBOL_PREFIX, kernel));
         }
@@ -185,6 +199,12 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
         spdlog::info("sim: context {} (tenant {}): a device assert failed in kernel {}; context faulted",
                      ctx.id, ctx.tenant, kernel_name(ctx, *works[i]));
         st = fault(ctx, Status::kAssert);
+        break;
+      case wire::Outcome::kTrap:
+        modeled = 0;
+        spdlog::info("sim: context {} (tenant {}): kernel {} executed trap; context faulted", ctx.id,
+                     ctx.tenant, kernel_name(ctx, *works[i]));
+        st = fault(ctx, Status::kLaunchFailure);
         break;
       case wire::Outcome::kPluginError:
         modeled = 0;

@@ -2,6 +2,10 @@
 // their functions and their variables.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <memory>
+#include <string>
+
 #include "device_model.h"
 #include "sim_backend_impl.h"
 #include "worker_protocol.h"
@@ -10,6 +14,9 @@ namespace vgpu::executor::sim {
 namespace {
 
 constexpr uint64_t kPage = 4096;
+// PTX text kept per module for the interpreter: what a large library module
+// may carry, far more than a program's own.
+constexpr uint64_t kMaxPtxBytes = 64ull << 20;
 
 bool names_fit(const fatbin::Module& m) {
   for (const fatbin::Kernel& k : m.kernels) {
@@ -42,7 +49,16 @@ Status SimBackend::module_load(ContextId id, std::span<const uint8_t> bytes, Han
     spdlog::warn("sim: context {}: module rejected: a name or parameter list is too long", id);
     return Status::kInvalidKernelImage;
   }
-  if (!host_budget_->charge(ctx->tenant, fatbin::host_bytes(module.image), &module.charge)) {
+  // Its PTX, for the kernels no plug-in implements (the worker interprets
+  // them): kept only while the tenant's host memory allows, since the module
+  // works without it.
+  std::string ptx;
+  if (fatbin::ptx_text(bytes, std::min<uint64_t>(config_.module_image_limit, kMaxPtxBytes), &ptx) ==
+          fatbin::Error::kNone &&
+      host_budget_->charge(ctx->tenant, fatbin::host_bytes(module.image) + ptx.size(),
+                           &module.charge)) {
+    module.ptx = std::make_shared<const std::string>(std::move(ptx));
+  } else if (!host_budget_->charge(ctx->tenant, fatbin::host_bytes(module.image), &module.charge)) {
     spdlog::warn("sim: context {}: module refused: the tenant's modules would hold more than "
                  "{} MiB of host memory (--tenant-host-mib)", id, host_budget_->limit() >> 20);
     return Status::kMemoryAllocation;

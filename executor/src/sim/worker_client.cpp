@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -208,6 +209,25 @@ bool Worker::send_textures(const std::vector<wire::Texture>& textures) {
   for (const wire::Texture& t : textures) {
     if (!send_all(&t, sizeof t)) return false;
   }
+  return true;
+}
+
+bool Worker::send_ptx(uint64_t module, const std::string& text) {
+  std::vector<uint8_t> buf;
+  uint64_t offset = 0;
+  do {  // an empty text is one empty chunk
+    const size_t chunk = std::min<size_t>(text.size() - offset, wire::kMaxPtxChunk);
+    wire::PtxChunk h;
+    h.bytes = static_cast<uint32_t>(chunk);
+    h.module = module;
+    h.offset = offset;
+    h.total = text.size();
+    buf.resize(sizeof h + chunk);
+    std::memcpy(buf.data(), &h, sizeof h);
+    if (chunk) std::memcpy(buf.data() + sizeof h, text.data() + offset, chunk);
+    if (!send_all(buf.data(), buf.size())) return false;
+    offset += chunk;
+  } while (offset < text.size());
   return true;
 }
 

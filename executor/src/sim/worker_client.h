@@ -79,6 +79,10 @@ class Worker {
   // Replaces the worker's texture and surface objects. False if it is gone.
   bool send_textures(const std::vector<wire::Texture>& textures);
 
+  // Sends a module's PTX text (worker_protocol.h, PtxChunk). False if the
+  // worker is gone.
+  bool send_ptx(uint64_t module, const std::string& text);
+
   // Runs a batch; kTimeout if no answer by `deadline_ns` (engine clock; the
   // worker is killed then), kDied if it exited, faulted or broke the protocol
   // (it is reaped then). `reply` is reused.

@@ -2,7 +2,8 @@
 //
 // It maps that context's device memory (fd 4) at the context's own device
 // addresses, loads the kernel plug-ins, and runs each launch the backend
-// sends on fd 3 by calling vgpu_sim_<mangled name>. A plug-in that faults
+// sends on fd 3 by calling vgpu_sim_<mangled name>, or, when no plug-in
+// exports it, by interpreting the kernel's PTX. A kernel that faults
 // kills this process only; the backend sees the socket close and faults the
 // context. See worker_protocol.h for the messages.
 #include <dlfcn.h>
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -32,16 +34,20 @@
 
 #include "vgpu/sim_kernel.h"
 #include "launch_time.h"
+#include "ptx/ptx_interpreter.h"
 #include "texture_sampler.h"
 #include "worker_protocol.h"
+#include "worker_ptx.h"
 #include "worker_sandbox.h"
 
 namespace {
 
 namespace wire = vgpu::executor::sim::wire;
 namespace sim = vgpu::executor::sim;
+namespace ptx = vgpu::executor::sim::ptx;
 using vgpu::executor::TextureDesc;
 using vgpu::executor::sim::count_only_cpu_time;
+using vgpu::executor::sim::WorkerPtx;
 
 void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log(const char* fmt, ...) {
@@ -162,6 +168,7 @@ class Worker {
         case wire::Op::kSymbol: add_symbol(bytes, static_cast<size_t>(n)); break;
         case wire::Op::kTexturesReset: textures_.clear(); break;
         case wire::Op::kTexture: add_texture(bytes, static_cast<size_t>(n)); break;
+        case wire::Op::kPtxChunk: add_ptx(bytes, static_cast<size_t>(n)); break;
         case wire::Op::kLaunchBatch: run_batch(bytes, static_cast<size_t>(n)); break;
         default: protocol_error("unknown message");
       }
@@ -184,6 +191,15 @@ class Worker {
     std::string name(reinterpret_cast<const char*>(bytes + sizeof h), h.name_bytes);
     by_name_[name] = h.address;
     symbols_[{h.module, std::move(name)}] = h.address;
+  }
+
+  void add_ptx(const uint8_t* bytes, size_t n) {
+    wire::PtxChunk h;
+    if (n < sizeof h) protocol_error("short PTX chunk");
+    std::memcpy(&h, bytes, sizeof h);
+    if (n != sizeof h + h.bytes || !ptx_.add_chunk(h, reinterpret_cast<const char*>(bytes + sizeof h))) {
+      protocol_error("bad PTX chunk");
+    }
   }
 
   void add_texture(const uint8_t* bytes, size_t n) {
@@ -419,9 +435,65 @@ class Worker {
         done.plugin_rc = rc;
       }
     } else {
-      done.outcome = wire::Outcome::kNoImplementation;
+      done.outcome = interpret(h, name);
     }
     return done;
+  }
+
+  // A kernel no plug-in implements, from its module's PTX.
+  wire::Outcome interpret(const wire::Launch& h, std::string_view name) {
+    std::string why;
+    const ptx::Program* program = ptx_.program(h.module, &why);
+    if (!program || !ptx::has_entry(*program, name)) {
+      if (!why.empty()) refuse_once(name, why);
+      return wire::Outcome::kNoImplementation;
+    }
+    ptx::Launch l;
+    for (int i = 0; i < 3; ++i) {
+      l.grid[i] = h.grid[i];
+      l.block[i] = h.block[i];
+    }
+    l.dynamic_shared = h.shared_mem;
+    l.params = params_;
+    l.params_size = h.params_bytes;
+    ptx::Environment env;
+    env.symbol_address = [this, &h](std::string_view variable) -> uint64_t {
+      auto it = symbols_.find({h.module, std::string(variable)});
+      if (it != symbols_.end()) return it->second;
+      auto any = by_name_.find(std::string(variable));
+      return any == by_name_.end() ? 0 : any->second;
+    };
+    env.print = [this](std::string_view text) {
+      if (printed_ + text.size() > wire::kMaxPrintfPerBatch) return;
+      printed_ += text.size();
+      printf_.append(text);
+      if (printf_.size() >= wire::kMaxPrintfChunk) send_printf();
+    };
+    const ptx::Result r = ptx::run(*program, name, l, env);
+    switch (r.outcome) {
+      case ptx::Outcome::kOk:
+        return wire::Outcome::kOk;
+      case ptx::Outcome::kTrap:
+        // A failed assert prints CUDA's message; a plain trap says so.
+        if (printed_ + r.message.size() + 1 <= wire::kMaxPrintfPerBatch) {
+          printed_ += r.message.size() + 1;
+          asserts_.append(r.message).append("\n");
+        }
+        return r.message.find("Assertion") != std::string::npos ? wire::Outcome::kAssert
+                                                                : wire::Outcome::kTrap;
+      case ptx::Outcome::kUnsupported:
+      case ptx::Outcome::kBadLaunch:
+        refuse_once(name, r.message);
+        return wire::Outcome::kNoImplementation;
+    }
+    return wire::Outcome::kNoImplementation;
+  }
+
+  // Why the interpreter cannot run a kernel, on the program's stderr, once.
+  void refuse_once(std::string_view name, const std::string& why) {
+    if (!refused_.emplace(name).second) return;
+    asserts_.append("vgpu: kernel ").append(name).append(": the sim backend's PTX interpreter cannot run it: ")
+        .append(why).append("\n");
   }
 
   // Lets kernels_ be searched by string_view without building a string.
@@ -431,6 +503,8 @@ class Worker {
   };
 
   std::vector<void*> plugins_;
+  WorkerPtx ptx_;  // the modules' PTX, for kernels no plug-in implements
+  std::set<std::string, std::less<>> refused_;  // kernels the interpreter refused (said once)
   std::unordered_map<std::string, vgpu_sim_kernel_fn, NameHash, std::equal_to<>>
       kernels_;  // misses cached as nullptr
   size_t offsets_[wire::kMaxBatch] = {};  // of each record in the batch being run

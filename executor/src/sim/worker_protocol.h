@@ -10,6 +10,7 @@
 // Then, in order:
 //   backend -> worker  SymbolsReset, Symbol*   (the context's variables)
 //   backend -> worker  TexturesReset, Texture* (its texture and surface objects)
+//   backend -> worker  PtxChunk* (a module's PTX, once, before its first launch)
 //   backend -> worker  LaunchBatch -> worker -> backend  Printf*, BatchDone
 //                       or worker -> backend  Printf*, BatchDone (not final), Fault, and it dies
 //
@@ -33,7 +34,7 @@
 
 namespace vgpu::executor::sim::wire {
 
-inline constexpr uint32_t kVersion = 5;
+inline constexpr uint32_t kVersion = 6;
 inline constexpr int kSocketFd = 3;
 inline constexpr int kMemFd = 4;
 inline constexpr uint32_t kMaxNameBytes = 16384;
@@ -53,6 +54,7 @@ enum class Op : uint32_t {
   kPrintf = 9,
   kTexturesReset = 10,
   kTexture = 11,
+  kPtxChunk = 12,
 };
 
 struct Ready {
@@ -88,6 +90,20 @@ struct Texture {
   TextureDesc desc;
 };
 
+// Part of a module's PTX text, which the worker interprets for a kernel no
+// plug-in implements (ptx/ptx_interpreter.h). Chunks arrive in order; the
+// one with offset 0 starts the text, the one that reaches total ends it.
+struct PtxChunk {  // followed by `bytes` of text
+  Op op = Op::kPtxChunk;
+  uint32_t bytes = 0;
+  uint64_t module = 0;
+  uint64_t offset = 0;
+  uint64_t total = 0;
+};
+inline constexpr size_t kMaxPtxChunk = kMaxMessageBytes - sizeof(PtxChunk);
+// PTX text a worker keeps for all its modules together.
+inline constexpr uint64_t kMaxWorkerPtxBytes = 512ull << 20;
+
 struct LaunchBatch {  // followed by `count` Launch records
   Op op = Op::kLaunchBatch;
   uint32_t count = 0;       // 1 .. kMaxBatch
@@ -117,6 +133,7 @@ enum class Outcome : int32_t {
   kPluginError = 2,       // the implementation returned nonzero (plugin_rc)
   kBadRequest = 3,        // malformed message
   kAssert = 4,            // a device assert failed (device_assert)
+  kTrap = 5,              // the interpreted kernel executed `trap`
 };
 
 struct LaunchDone {
@@ -162,6 +179,7 @@ static_assert(std::is_trivially_copyable_v<SymbolsReset> && sizeof(SymbolsReset)
 static_assert(std::is_trivially_copyable_v<Symbol> && sizeof(Symbol) == 32);
 static_assert(std::is_trivially_copyable_v<Launch> && sizeof(Launch) == 64);
 static_assert(std::is_trivially_copyable_v<Texture> && sizeof(Texture) <= kMaxMessageBytes);
+static_assert(std::is_trivially_copyable_v<PtxChunk> && sizeof(PtxChunk) == 32);
 static_assert(std::is_trivially_copyable_v<LaunchDone> && sizeof(LaunchDone) == 32);
 static_assert(std::is_trivially_copyable_v<LaunchBatch> && sizeof(LaunchBatch) == 32);
 static_assert(std::is_trivially_copyable_v<BatchDone> && sizeof(BatchDone) == 16);

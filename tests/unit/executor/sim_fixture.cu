@@ -1,6 +1,7 @@
 // Kernels whose CPU implementations live in sim_test_kernels.cpp. Compiled to
 // a fat binary at build time so module_load sees what nvcc really produces;
-// the device code here never runs in these tests.
+// the device code here runs only where no plug-in implements a kernel (the
+// interpreter runs its PTX).
 struct Pair {
   int a;
   double b;
@@ -31,6 +32,16 @@ __global__ void spin(int* flag) {
 }
 __global__ void fail() {}
 __global__ void escape(long long* out) { out[0] = 0; }
-__global__ void no_impl(int x) { (void)x; }
+// No plug-in implements it, and its PTX holds an instruction the sim's
+// interpreter refuses (nanosleep; if it ever learns it, pick another).
+__global__ void no_impl(int x) { __nanosleep(static_cast<unsigned>(x)); }
+// No plug-in either: these run from their PTX (the interpreter).
+__global__ void interpreted(int* out, int base) {
+  __shared__ int twice[32];
+  twice[threadIdx.x] = 2 * static_cast<int>(threadIdx.x);
+  __syncthreads();
+  out[threadIdx.x] = base + twice[31 - threadIdx.x] + g_counter;
+}
+__global__ void traps() { asm volatile("trap;"); }
 __global__ void slow(unsigned long long ns) { (void)ns; }
 __global__ void read_texture(cudaTextureObject_t tex, float* out) { out[0] = tex2D<float>(tex, 1.5f, 0.5f); }

@@ -190,6 +190,23 @@ TEST_CASE("sim: a kernel without an implementation is refused, not sticky") {
   CHECK(run(*b, ctx, Synchronize{}).status == Status::kSuccess);
 }
 
+TEST_CASE("sim: a kernel no plug-in implements runs from its PTX; a trap is sticky") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const Handle interpreted = function(*b, ctx, m, "_Z11interpretedPii");
+  const uint64_t out = alloc(*b, ctx, 32 * sizeof(int));
+  REQUIRE(run(*b, ctx, launch(interpreted, Params(12).at(0, out).at(8, 1000).take(), 1, 32)).status ==
+          Status::kSuccess);
+  int got[32] = {};
+  REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+  for (int t = 0; t < 32; ++t) CHECK(got[t] == 1000 + 2 * (31 - t) + 42);  // g_counter's 42
+
+  const Handle traps = function(*b, ctx, m, "_Z5trapsv");
+  CHECK(run(*b, ctx, launch(traps, {})).status == Status::kLaunchFailure);
+  CHECK(run(*b, ctx, Synchronize{}).status == Status::kLaunchFailure);
+}
+
 TEST_CASE("sim: a plug-in that faults loses its own context only; the error is sticky") {
   // A crash, not a hang: the worker's report of it (slow under
   // AddressSanitizer on a loaded machine) must never meet the watchdog.

@@ -260,3 +260,33 @@ TEST_CASE("names are looked up through an index; a module's host bytes grow with
 }
 
 }  // namespace vgpu::fatbin::test
+
+namespace vgpu::fatbin::test {
+
+TEST_CASE("ptx_text: the PTX of the lowest architecture, decompressed; none in a cubin-only binary",
+          "[fatbin][ptx]") {
+  for (const std::string& name : kModeFixtures) {  // cubin + PTX, every compression mode
+    SECTION(name) {
+      std::string text;
+      REQUIRE(ptx_text(load_fixture(name), 64u << 20, &text) == Error::kNone);
+      CHECK(text.find(".target sm_90") != std::string::npos);
+      CHECK(text.find(".entry") != std::string::npos);
+      CHECK(text.find('\0') == std::string::npos);
+      // The bound is on the decompressed text.
+      std::string small;
+      CHECK(ptx_text(load_fixture(name), text.size() - 1, &small) == Error::kTooLarge);
+    }
+  }
+  std::string text;
+  CHECK(ptx_text(load_fixture("cubin_only"), 64u << 20, &text) == Error::kNoKernelMetadata);
+  REQUIRE(ptx_text(load_fixture("lab_archs"), 64u << 20, &text) == Error::kNone);
+  CHECK(text.find(".target sm_75") != std::string::npos);
+  const std::string hand = ".version 9.0\n.target sm_80\n.address_size 64\n";
+  REQUIRE(ptx_text(ptx_fatbin(hand), 64u << 20, &text) == Error::kNone);
+  CHECK(text == hand);
+  // Garbage is an error, never a crash.
+  const std::vector<uint8_t> junk(100, 0xab);
+  CHECK(ptx_text(junk, 64u << 20, &text) != Error::kNone);
+}
+
+}  // namespace vgpu::fatbin::test

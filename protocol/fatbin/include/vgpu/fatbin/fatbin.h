@@ -158,4 +158,10 @@ struct Limits {
 };
 Error parse(std::span<const uint8_t> bytes, Module* out, const Limits& limits = {});
 
+// The PTX text of the fat binary's PTX entry of the lowest architecture
+// (decompressed, up to its NUL): what a host without the GPU interprets.
+// kNoKernelMetadata when it carries no PTX; kTooLarge past `max_bytes`.
+// Safe on arbitrary input, as parse().
+Error ptx_text(std::span<const uint8_t> bytes, uint64_t max_bytes, std::string* out);
+
 }  // namespace vgpu::fatbin

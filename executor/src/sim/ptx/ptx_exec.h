@@ -1,0 +1,67 @@
+// Internal to the interpreter: the state of a launch, of a CTA and of one thread.
+#pragma once
+
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "ptx_interpreter.h"
+
+namespace vgpu::executor::sim::ptx {
+
+constexpr uint32_t kMaxCallDepth = 256;
+
+enum class ThreadState : uint8_t { kReady, kBarrier, kCollective, kExited };
+
+struct Frame {  // a caller's state, saved while a .func runs
+  uint32_t func, pc, reg_base, param_base;
+  uint64_t local_base;
+};
+
+struct Thread {
+  uint32_t tid[3];
+  uint32_t linear;
+  ThreadState state;
+  bool carry;
+  uint32_t func, pc, reg_base, param_base;
+  uint64_t local_base;  // current frame's offset in this thread's local memory
+  uint64_t* r;          // registers of the current frame (regs.data() + reg_base)
+  uint8_t* local;       // this thread's local memory (host address)
+  std::vector<uint64_t> regs;
+  std::vector<uint8_t> pstack;  // .param areas of the frames
+  std::vector<Frame> frames;
+};
+
+struct Context {
+  const Program* p;
+  const Launch* launch;
+  const Environment* env;
+  const Function* entry;
+  std::vector<uint64_t> sym_value;  // global/const: host address; shared: offset; kernel param: host address
+  std::deque<std::vector<uint8_t>> own_copies;  // deque: references stay valid as it grows
+  std::vector<uint8_t> params;       // the launch's parameter buffer (aligned copy)
+  std::vector<uint8_t> shared_mem;   // this CTA's shared memory
+  uint64_t shared_size = 0, dynamic_shared_offset = 0;
+  std::vector<uint8_t> local_mem;    // every thread's local memory for the current CTA
+  uint64_t local_per_thread = 0;
+  uint32_t ctaid[3] = {0, 0, 0};
+  uint32_t threads_per_cta = 0;
+  uint64_t clock = 0;
+  Result result;
+};
+
+enum class Stop : uint8_t { kBarrier, kCollective, kExit, kError };
+
+// Runs one thread until it reaches a barrier, a warp-collective instruction (left unexecuted at
+// t.pc) or its end; kError after setting c.result.
+Stop run_thread(Context& c, Thread& t);
+
+// The value of an operand that is not memory (register, immediate, special register, symbol).
+uint64_t operand_value(Context& c, Thread& t, const Operand& o);
+// Stores a value into a destination register, normalized for the type (sign- or zero-extended).
+void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty);
+
+// Device printf: formats vprintf(fmt, args) as printf would.
+std::string format_printf(const char* fmt, const uint8_t* args);
+
+}  // namespace vgpu::executor::sim::ptx

@@ -1,0 +1,296 @@
+// Runs a kernel: validates everything it can reach, lays out its memory, then runs the CTAs one
+// after another. Inside a CTA each thread runs alone until it reaches a barrier, a warp-collective
+// instruction or its end; collectives are then computed per warp, and a barrier is released when
+// no thread can run any more (exited threads no longer count, as on a GPU).
+#include <algorithm>
+#include <set>
+
+#include "ptx_exec.h"
+
+namespace vgpu::executor::sim::ptx {
+namespace {
+
+constexpr uint64_t kRecursiveStackBytes = 64 << 10;  // local stack when the call graph has a cycle
+constexpr uint64_t kMaxLocalPerCta = 1ull << 30;
+
+Result fail(Outcome o, std::string m) { return Result{o, std::move(m)}; }
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+// The functions the entry can reach, each with the local memory its deepest call chain needs.
+struct Reach {
+  std::vector<uint32_t> functions;
+  uint64_t stack_bytes = 0;
+  bool recursive = false;
+};
+
+uint64_t stack_of(const Program& p, uint32_t f, std::vector<int>& state, std::vector<uint64_t>& memo, Reach& r, int depth) {
+  if (state[f] == 2) return memo[f];
+  if (state[f] == 1 || depth > 64) { r.recursive = true; return 0; }
+  state[f] = 1;
+  r.functions.push_back(f);
+  uint64_t deepest = 0;
+  for (const Instr& in : p.functions[f].code) {
+    if (in.op != Op::kCall || in.ops[1].kind != Operand::kFunc) continue;
+    uint32_t g = in.ops[1].id;
+    if (g < p.functions.size() && p.functions[g].has_body) deepest = std::max(deepest, stack_of(p, g, state, memo, r, depth + 1));
+  }
+  state[f] = 2;
+  return memo[f] = align_up(p.functions[f].local_size, 16) + deepest;
+}
+
+// The first thing in the reachable code that run() cannot do, or "".
+std::string unsupported_in(const Program& p, const Reach& reach) {
+  for (uint32_t fi : reach.functions) {
+    const Function& f = p.functions[fi];
+    for (const Instr& in : f.code) {
+      std::string where = " (" + f.name + ", line " + std::to_string(in.line) + ")";
+      if (in.op == Op::kUnsupported) return "instruction " + p.texts[in.text] + where;
+      if (in.op == Op::kCall) {
+        const Function& g = p.functions[in.ops[1].id];
+        if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail") return "call of external function " + g.name + where;
+      }
+      if (in.op == Op::kLd && in.type == Type::kNone) return "instruction " + p.texts[in.text] + where;
+      if ((in.op == Op::kShfl && in.mode == Mode::kNone) || (in.op == Op::kVote && in.mode == Mode::kNone)) return "instruction " + p.texts[in.text] + where;
+      if ((in.op == Op::kAtom || in.op == Op::kRed) && in.mode == Mode::kNone) return "instruction " + p.texts[in.text] + where;
+      if (in.type == Type::kF16 && in.op != Op::kCvt && in.op != Op::kLd && in.op != Op::kSt && in.op != Op::kMov)
+        return "instruction " + p.texts[in.text] + " (f16 arithmetic)" + where;
+    }
+  }
+  return "";
+}
+
+void collect_symbols(const Program& p, const Reach& reach, std::set<uint32_t>* out) {
+  for (uint32_t fi : reach.functions) {
+    for (const Instr& in : p.functions[fi].code) {
+      for (int k = 0; k < in.num_operands && k < 6; ++k) {
+        const Operand& o = in.ops[k];
+        if (o.kind == Operand::kSym || (o.kind == Operand::kMem && o.mem_base == 2)) out->insert(o.id);
+      }
+    }
+  }
+}
+
+// The address of a module .global/.const variable: the environment's, or else a host copy of its
+// initializer (printf's strings), with the addresses of other variables it holds filled in.
+std::string resolve_variable(Context& c, uint32_t id, int depth) {
+  const Symbol& s = c.p->symbols[id];
+  if (c.sym_value[id] != 0) return "";
+  if (!s.unsupported.empty()) return s.unsupported;
+  if (depth > 16) return "initializer chain too deep at " + s.name;
+  uint64_t a = c.env->symbol_address ? c.env->symbol_address(s.name) : 0;
+  if (a != 0) { c.sym_value[id] = a; return ""; }
+  if (!s.has_init) return "no address for module variable " + s.name;
+  c.own_copies.emplace_back(std::max<uint64_t>(s.size, 1) + 16, 0);
+  std::vector<uint8_t>& copy = c.own_copies.back();
+  memcpy(copy.data(), s.init.data(), std::min<uint64_t>(s.init.size(), s.size));
+  c.sym_value[id] = (uint64_t)copy.data();
+  for (auto [offset, target] : s.init_addresses) {
+    if (std::string why = resolve_variable(c, target, depth + 1); !why.empty()) return why;
+    uint64_t value = c.sym_value[target];
+    memcpy(copy.data() + offset, &value, 8);
+  }
+  return "";
+}
+
+// Computes one warp-collective instruction for the threads of a warp that stopped at it.
+void run_collective(Context& c, std::vector<Thread*>& group) {
+  const Thread& first = *group[0];
+  const Instr& in = c.p->functions[first.func].code[first.pc];
+  uint32_t mask = 0;
+  Thread* lane_thread[32] = {};
+  for (Thread* t : group) { mask |= 1u << (t->linear % 32); lane_thread[t->linear % 32] = t; }
+  if (in.op == Op::kActivemask) {
+    for (Thread* t : group) write_reg(*t, in.ops[0], mask, Type::kB32);
+  } else if (in.op == Op::kVote) {
+    uint32_t ballot = 0;
+    for (Thread* t : group) if (operand_value(c, *t, in.ops[1]) & 1) ballot |= 1u << (t->linear % 32);
+    for (Thread* t : group) {
+      switch (in.mode) {
+        case Mode::kAll: write_reg(*t, in.ops[0], ballot == mask, Type::kPred); break;
+        case Mode::kAny: write_reg(*t, in.ops[0], ballot != 0, Type::kPred); break;
+        case Mode::kUni: write_reg(*t, in.ops[0], ballot == 0 || ballot == mask, Type::kPred); break;
+        default: write_reg(*t, in.ops[0], ballot, Type::kB32); break;
+      }
+    }
+  } else {  // shfl.sync: ops = d, p, a, b, c, membermask
+    uint64_t a[32] = {};
+    for (Thread* t : group) a[t->linear % 32] = operand_value(c, *t, in.ops[2]);
+    for (Thread* t : group) {
+      int lane = (int)(t->linear % 32);
+      uint32_t b = (uint32_t)operand_value(c, *t, in.ops[3]), cv = (uint32_t)operand_value(c, *t, in.ops[4]);
+      int clamp = (int)(cv & 0x1f), segmask = (int)((cv >> 8) & 0x1f);
+      int max_lane = (lane & segmask) | (clamp & ~segmask), min_lane = lane & segmask;
+      int j;
+      bool ok;
+      switch (in.mode) {
+        case Mode::kUp: j = lane - (int)b; ok = j >= max_lane; break;
+        case Mode::kDown: j = lane + (int)b; ok = j <= max_lane; break;
+        case Mode::kBfly: j = lane ^ (int)b; ok = j <= max_lane; break;
+        default: j = min_lane | ((int)b & ~segmask); ok = j <= max_lane; break;
+      }
+      if (!ok || j < 0 || j > 31) j = lane;
+      uint64_t v = lane_thread[j] ? a[j] : a[lane];
+      write_reg(*t, in.ops[0], v, Type::kB32);
+      write_reg(*t, in.ops[1], ok, Type::kPred);
+    }
+  }
+  for (Thread* t : group) { ++t->pc; t->state = ThreadState::kReady; }
+}
+
+// Every live thread waits at a barrier: computes bar.red's reductions over the waiting threads,
+// then lets them all go on. false when no thread was waiting.
+bool release_barrier(Context& c, std::vector<Thread>& threads) {
+  uint32_t count = 0, waiting = 0;
+  for (Thread& t : threads) {
+    if (t.state != ThreadState::kBarrier) continue;
+    ++waiting;
+    const Instr& in = c.p->functions[t.func].code[t.pc];
+    if (in.mode != Mode::kNone && in.num_operands > 0) count += (uint32_t)(operand_value(c, t, in.ops[in.num_operands - 1]) & 1);
+  }
+  for (Thread& t : threads) {
+    if (t.state != ThreadState::kBarrier) continue;
+    const Instr& in = c.p->functions[t.func].code[t.pc];
+    switch (in.mode) {
+      case Mode::kAdd: write_reg(t, in.ops[0], count, Type::kU32); break;
+      case Mode::kAnd: write_reg(t, in.ops[0], count == waiting, Type::kPred); break;
+      case Mode::kOr: write_reg(t, in.ops[0], count != 0, Type::kPred); break;
+      default: break;
+    }
+    ++t.pc;
+    t.state = ThreadState::kReady;
+  }
+  return waiting > 0;
+}
+
+// Runs one CTA to completion; false with c.result set on a trap or an unsupported path.
+bool run_cta(Context& c, std::vector<Thread>& threads) {
+  std::vector<Thread*> group;
+  group.reserve(32);
+  for (;;) {
+    for (Thread& t : threads) {
+      if (t.state != ThreadState::kReady) continue;
+      switch (run_thread(c, t)) {
+        case Stop::kBarrier: t.state = ThreadState::kBarrier; break;
+        case Stop::kCollective: t.state = ThreadState::kCollective; break;
+        case Stop::kExit: t.state = ThreadState::kExited; break;
+        case Stop::kError: return false;
+      }
+    }
+    bool progressed = false;
+    for (size_t w = 0; w < threads.size(); w += 32) {
+      size_t end = std::min(threads.size(), w + 32);
+      for (;;) {  // threads of a warp stopped at different collectives run one group at a time
+        group.clear();
+        for (size_t i = w; i < end; ++i) {
+          Thread& t = threads[i];
+          if (t.state != ThreadState::kCollective) continue;
+          if (group.empty() || (t.func == group[0]->func && t.pc == group[0]->pc)) group.push_back(&t);
+        }
+        if (group.empty()) break;
+        run_collective(c, group);
+        progressed = true;
+      }
+    }
+    if (progressed) continue;
+    if (!release_barrier(c, threads)) return true;  // every thread exited
+  }
+}
+
+}  // namespace
+
+Result run(const Program& p, std::string_view entry_name, const Launch& launch, const Environment& env) {
+  auto it = p.function_index.find(std::string(entry_name));
+  if (it == p.function_index.end() || !p.functions[it->second].is_entry || !p.functions[it->second].has_body)
+    return fail(Outcome::kBadLaunch, "no kernel named " + std::string(entry_name));
+  const Function& entry = p.functions[it->second];
+  uint64_t per_cta = (uint64_t)launch.block[0] * launch.block[1] * launch.block[2];
+  uint64_t ctas = (uint64_t)launch.grid[0] * launch.grid[1] * launch.grid[2];
+  if (per_cta == 0 || per_cta > 1024 || ctas == 0 || launch.grid[1] > 65535 || launch.grid[2] > 65535 || launch.block[2] > 64)
+    return fail(Outcome::kBadLaunch, "invalid grid or block dimensions");
+  if (launch.dynamic_shared > (1u << 20)) return fail(Outcome::kBadLaunch, "dynamic shared memory too large");
+
+  Reach reach;
+  std::vector<int> state(p.functions.size(), 0);
+  std::vector<uint64_t> memo(p.functions.size(), 0);
+  reach.stack_bytes = stack_of(p, it->second, state, memo, reach, 0);
+  if (std::string u = unsupported_in(p, reach); !u.empty()) return fail(Outcome::kUnsupported, "unsupported " + u);
+
+  Context c;
+  c.p = &p;
+  c.launch = &launch;
+  c.env = &env;
+  c.entry = &entry;
+  c.threads_per_cta = (uint32_t)per_cta;
+  c.sym_value.assign(p.symbols.size(), 0);
+
+  // Parameters: an aligned copy of the packed buffer.
+  uint64_t params_needed = 0;
+  for (uint32_t id : entry.params) params_needed = std::max(params_needed, p.symbols[id].offset + p.symbols[id].size);
+  if (launch.params_size < params_needed || (params_needed && !launch.params))
+    return fail(Outcome::kBadLaunch, "parameter buffer has " + std::to_string(launch.params_size) + " bytes, the kernel needs " + std::to_string(params_needed));
+  c.params.assign(align_up(std::max<uint64_t>(params_needed, 8), 8) + 8, 0);
+  if (params_needed) memcpy(c.params.data(), launch.params, params_needed);
+
+  // Module variables the code refers to; static shared variables laid out for this kernel.
+  std::set<uint32_t> used;
+  collect_symbols(p, reach, &used);
+  uint64_t shared_static = 0;
+  std::vector<uint32_t> extern_shared;
+  for (uint32_t id : used) {
+    const Symbol& s = p.symbols[id];
+    switch (s.kind) {
+      case SymbolKind::kGlobal: case SymbolKind::kConst:
+        if (std::string why = resolve_variable(c, id, 0); !why.empty()) return fail(Outcome::kUnsupported, "unsupported: " + why);
+        break;
+      case SymbolKind::kShared:
+        shared_static = align_up(shared_static, s.align);
+        c.sym_value[id] = shared_static;
+        shared_static += s.size;
+        break;
+      case SymbolKind::kExternShared: extern_shared.push_back(id); break;
+      case SymbolKind::kKernelParam: c.sym_value[id] = (uint64_t)(c.params.data() + s.offset); break;
+      default: break;
+    }
+  }
+  c.dynamic_shared_offset = align_up(shared_static, 16);
+  for (uint32_t id : extern_shared) c.sym_value[id] = c.dynamic_shared_offset;
+  c.shared_size = c.dynamic_shared_offset + launch.dynamic_shared;
+  if (c.shared_size > (4u << 20)) return fail(Outcome::kBadLaunch, "shared memory too large");
+  c.shared_mem.assign(std::max<uint64_t>(c.shared_size, 1), 0);
+
+  c.local_per_thread = align_up(reach.stack_bytes + (reach.recursive ? kRecursiveStackBytes : 0), 16);
+  if (c.local_per_thread * per_cta > kMaxLocalPerCta) return fail(Outcome::kBadLaunch, "local memory too large");
+  c.local_mem.assign(std::max<uint64_t>(c.local_per_thread * per_cta, 1), 0);
+
+  std::vector<Thread> threads(per_cta);
+  for (uint32_t z = 0; z < launch.grid[2]; ++z)
+    for (uint32_t y = 0; y < launch.grid[1]; ++y)
+      for (uint32_t x = 0; x < launch.grid[0]; ++x) {
+        c.ctaid[0] = x; c.ctaid[1] = y; c.ctaid[2] = z;
+        if (c.shared_size) std::fill(c.shared_mem.begin(), c.shared_mem.end(), 0);
+        for (uint32_t i = 0; i < per_cta; ++i) {
+          Thread& t = threads[i];
+          t.linear = i;
+          t.tid[0] = i % launch.block[0];
+          t.tid[1] = (i / launch.block[0]) % launch.block[1];
+          t.tid[2] = i / (launch.block[0] * launch.block[1]);
+          t.state = ThreadState::kReady;
+          t.carry = false;
+          t.func = it->second;
+          t.pc = 0;
+          t.reg_base = 0;
+          t.param_base = 0;
+          t.local_base = 0;
+          t.regs.assign(entry.num_regs + 1, 0);
+          if (t.pstack.size() < entry.param_area_size) t.pstack.resize(entry.param_area_size);
+          t.frames.clear();
+          t.r = t.regs.data();
+          t.local = c.local_mem.data() + i * c.local_per_thread;
+        }
+        if (!run_cta(c, threads)) return c.result;
+      }
+  return Result{};
+}
+
+}  // namespace vgpu::executor::sim::ptx

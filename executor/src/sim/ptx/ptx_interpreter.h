@@ -1,0 +1,47 @@
+// Runs a kernel of a parsed PTX module over a grid, on the CPU, one CTA after another.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "ptx_program.h"
+
+namespace vgpu::executor::sim::ptx {
+
+struct Environment {
+  // Device address of a module-scope .global or .const variable of this module, by its PTX name;
+  // 0 if unknown (then the launch fails with kUnsupported naming it). A variable with an
+  // initializer (e.g. printf's format strings) that has no address gets a host copy per run.
+  std::function<uint64_t(std::string_view name)> symbol_address;
+  // What the kernel printed (device printf: the PTX calls `vprintf(fmt, args)`), formatted as
+  // printf would, one call per printf.
+  std::function<void(std::string_view text)> print;
+};
+
+struct Launch {
+  uint32_t grid[3], block[3];
+  uint64_t dynamic_shared = 0;   // bytes of `extern __shared__` memory
+  const void* params = nullptr;  // the packed parameter buffer (each param at its natural alignment, as CUDA packs them)
+  size_t params_size = 0;
+};
+
+enum class Outcome { kOk, kUnsupported, kTrap, kBadLaunch };
+struct Result {
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+};
+
+// Runs every block and thread of the kernel. Global and generic addresses are plain pointers in
+// this process, so global loads/stores dereference them directly; shared and local memory live in
+// host buffers (one per CTA, one frame per thread), and cvta converts between their window
+// offsets and those host addresses. kUnsupported names the first instruction, special register or
+// feature the interpreter does not implement; it is checked for the entry and every .func it can
+// call before anything runs, so a kernel runs completely or not at all. kTrap: `trap`, a failed
+// assert (message: file, line, function, block, thread, expression), an out-of-range shared or
+// local access, or a call chain deeper than the interpreter's limit.
+Result run(const Program& p, std::string_view entry, const Launch& launch, const Environment& env);
+
+}  // namespace vgpu::executor::sim::ptx

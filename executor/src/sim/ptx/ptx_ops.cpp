@@ -1,0 +1,580 @@
+// The semantics of each instruction, for one thread: memory access, atomics, calls and the
+// interpreter loop itself.
+#include <algorithm>
+#include <bit>
+#include <cfenv>
+#include <cmath>
+#include <cstdio>
+
+#include "ptx_exec.h"
+#include "ptx_values.h"
+
+namespace vgpu::executor::sim::ptx {
+namespace {
+
+// 128-bit products for mul.hi/.wide on 64-bit values and carry chains (a GCC/Clang extension).
+__extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
+
+bool trap(Context& c, const Instr& in, const std::string& why) {
+  c.result.outcome = Outcome::kTrap;
+  c.result.message = why + " (" + c.p->texts[in.text] + ", line " + std::to_string(in.line) + ")";
+  return false;
+}
+
+// The host address of a memory operand, checked against the window it lives in.
+uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
+  uint64_t a = (uint64_t)o.value;
+  const Symbol* sym = nullptr;
+  if (o.mem_base == 1) a += t.r[o.id];
+  else if (o.mem_base == 2) {
+    sym = &c.p->symbols[o.id];
+    switch (sym->kind) {
+      case SymbolKind::kFuncParam: {
+        uint64_t off = t.param_base + sym->offset + a;
+        if (off + bytes > t.pstack.size()) { trap(c, in, "parameter access out of range"); return nullptr; }
+        return t.pstack.data() + off;
+      }
+      case SymbolKind::kLocal: a += t.local_base + sym->offset; break;
+      case SymbolKind::kKernelParam:
+        if (sym->offset + a + bytes > c.params.size() || sym->offset + a < a) { trap(c, in, "parameter access out of range"); return nullptr; }
+        return c.params.data() + sym->offset + a;
+      default: a += c.sym_value[o.id]; break;
+    }
+  }
+  switch (in.space) {
+    case Space::kShared:
+      if (a + bytes > c.shared_size || a + bytes < a) { trap(c, in, "shared memory access out of range"); return nullptr; }
+      return c.shared_mem.data() + a;
+    case Space::kLocal:
+      if (a + bytes > c.local_per_thread || a + bytes < a) { trap(c, in, "local memory access out of range"); return nullptr; }
+      return t.local + a;
+    default:
+      if (a < 4096) { trap(c, in, "invalid address " + std::to_string(a)); return nullptr; }
+      return reinterpret_cast<uint8_t*>(a);
+  }
+}
+
+uint64_t load(const uint8_t* p, int n) { uint64_t v = 0; memcpy(&v, p, n); return v; }
+void store(uint8_t* p, uint64_t v, int n) { memcpy(p, &v, n); }
+
+uint64_t atomic_apply(const Instr& in, uint8_t* p, uint64_t b, uint64_t cval) {
+  int n = type_size(in.type);
+  uint64_t old = load(p, n), nv = old;
+  Type ty = in.type;
+  switch (in.mode) {
+    case Mode::kAdd: nv = type_float(ty) ? put_float(get_float(old, ty) + get_float(b, ty), ty) : old + b; break;
+    case Mode::kMin: case Mode::kMax: {
+      bool less;
+      if (type_float(ty)) less = get_float(b, ty) < get_float(old, ty);
+      else if (type_signed(ty)) less = sx(b, n) < sx(old, n);
+      else less = (b & mask_of(n)) < (old & mask_of(n));
+      if ((in.mode == Mode::kMin) == less) nv = b;
+      if (type_float(ty) && std::isnan(get_float(old, ty))) nv = b;
+      break;
+    }
+    case Mode::kInc: nv = ((old & mask_of(n)) >= (b & mask_of(n))) ? 0 : old + 1; break;
+    case Mode::kDec: nv = ((old & mask_of(n)) == 0 || (old & mask_of(n)) > (b & mask_of(n))) ? b : old - 1; break;
+    case Mode::kExch: nv = b; break;
+    case Mode::kCas: nv = ((old & mask_of(n)) == (b & mask_of(n))) ? cval : old; break;
+    case Mode::kAnd: nv = old & b; break;
+    case Mode::kOr: nv = old | b; break;
+    case Mode::kXor: nv = old ^ b; break;
+    default: break;
+  }
+  store(p, nv, n);
+  return normalize(old, ty);
+}
+
+uint64_t special(Context& c, Thread& t, Special s) {
+  const Launch& l = *c.launch;
+  uint32_t lane = t.linear % 32;
+  switch (s) {
+    case Special::kTidX: return t.tid[0]; case Special::kTidY: return t.tid[1]; case Special::kTidZ: return t.tid[2];
+    case Special::kNtidX: return l.block[0]; case Special::kNtidY: return l.block[1]; case Special::kNtidZ: return l.block[2];
+    case Special::kCtaidX: return c.ctaid[0]; case Special::kCtaidY: return c.ctaid[1]; case Special::kCtaidZ: return c.ctaid[2];
+    case Special::kNctaidX: return l.grid[0]; case Special::kNctaidY: return l.grid[1]; case Special::kNctaidZ: return l.grid[2];
+    case Special::kLaneid: return lane;
+    case Special::kWarpid: return t.linear / 32;
+    case Special::kNwarpid: return (c.threads_per_cta + 31) / 32;
+    case Special::kSmid: case Special::kGridid: return 0;
+    case Special::kNsmid: return 1;
+    case Special::kClock: case Special::kClock64: case Special::kGlobaltimer: return c.clock += 16;
+    case Special::kLanemaskEq: return 1u << lane;
+    case Special::kLanemaskLe: return (uint32_t)((2ull << lane) - 1);
+    case Special::kLanemaskLt: return (1u << lane) - 1;
+    case Special::kLanemaskGe: return ~((1u << lane) - 1);
+    case Special::kLanemaskGt: return (uint32_t)~((2ull << lane) - 1);
+    case Special::kDynamicSmemSize: return l.dynamic_shared;
+  }
+  return 0;
+}
+
+}  // namespace
+
+uint64_t operand_value(Context& c, Thread& t, const Operand& o) {
+  switch (o.kind) {
+    case Operand::kReg: return o.negate ? !(t.r[o.id] & 1) : t.r[o.id];
+    case Operand::kImm: return (uint64_t)o.value;
+    case Operand::kSpecial: return special(c, t, (Special)o.id);
+    case Operand::kSym: {
+      const Symbol& s = c.p->symbols[o.id];
+      if (s.kind == SymbolKind::kLocal) return t.local_base + s.offset + o.value;
+      if (s.kind == SymbolKind::kFuncParam) return (uint64_t)(t.pstack.data() + t.param_base + s.offset) + o.value;
+      return c.sym_value[o.id] + o.value;
+    }
+    default: return 0;
+  }
+}
+
+void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty) {
+  if (o.kind == Operand::kReg) t.r[o.id] = normalize(v, ty);
+}
+
+namespace {
+Type wide_type(Type t) {
+  switch (t) {
+    case Type::kS16: return Type::kS32; case Type::kU16: return Type::kU32;
+    case Type::kS32: return Type::kS64; case Type::kU32: return Type::kU64;
+    default: return t;
+  }
+}
+
+// The full product of two integers of the instruction's type, as 128 bits.
+i128 product(uint64_t a, uint64_t b, Type ty) {
+  int n = type_size(ty);
+  if (type_signed(ty)) return (i128)sx(a, n) * (i128)sx(b, n);
+  return (i128)(u128)((u128)(a & mask_of(n)) * (b & mask_of(n)));
+}
+
+uint64_t bit_field_extract(uint64_t a, uint32_t pos, uint32_t len, Type ty) {
+  int bits = type_size(ty) * 8;
+  uint32_t msb = bits - 1;
+  uint64_t sbit = 0;
+  if (type_signed(ty) && len > 0) sbit = (a >> std::min(pos + len - 1, msb)) & 1;
+  uint64_t d = 0;
+  for (uint32_t i = 0; i < (uint32_t)bits; ++i) {
+    uint64_t bit = (i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sbit;
+    d |= bit << i;
+  }
+  return d;
+}
+
+bool float_class(Mode m, double x) {
+  switch (m) {
+    case Mode::kFinite: return std::isfinite(x);
+    case Mode::kInfinite: return std::isinf(x);
+    case Mode::kNumber: return !std::isnan(x);
+    case Mode::kNotANumber: return std::isnan(x);
+    case Mode::kNormal: return std::isnormal(x);
+    case Mode::kSubnormal: return std::fpclassify(x) == FP_SUBNORMAL;
+    default: return false;
+  }
+}
+
+uint8_t* param_slot(Thread& t, const Symbol& s, uint32_t param_base) { return t.pstack.data() + param_base + s.offset; }
+
+std::string read_string(uint64_t addr) {
+  if (addr == 0) return "(null)";
+  const char* s = reinterpret_cast<const char*>(addr);
+  return std::string(s, strnlen(s, 1 << 16));
+}
+
+// vprintf and __assertfail: the only external functions a kernel may call.
+bool builtin_call(Context& c, Thread& t, const Instr& in, const Function& callee) {
+  const Program& p = *c.p;
+  std::vector<uint64_t> args;
+  for (int64_t i = 0; i < in.ops[2].value; ++i) {
+    const Symbol& s = p.symbols[p.vector_elements[in.ops[2].id + i].id];
+    uint64_t v = 0;
+    memcpy(&v, param_slot(t, s, t.param_base), std::min<uint64_t>(s.size, 8));
+    args.push_back(v);
+  }
+  if (callee.name == "vprintf" && args.size() == 2) {
+    std::string text = args[0] ? format_printf(reinterpret_cast<const char*>(args[0]), reinterpret_cast<const uint8_t*>(args[1])) : "";
+    if (c.env->print) c.env->print(text);
+    if (in.ops[0].kind == Operand::kSym) {
+      const Symbol& r = p.symbols[in.ops[0].id];
+      int32_t n = (int32_t)text.size();
+      memcpy(param_slot(t, r, t.param_base), &n, std::min<uint64_t>(r.size, 4));
+    }
+    return true;
+  }
+  if (callee.name == "__assertfail" && args.size() >= 4) {
+    c.result.outcome = Outcome::kTrap;
+    c.result.message = read_string(args[1]) + ":" + std::to_string((uint32_t)args[2]) + ": " + read_string(args[3]) +
+                       ": block [" + std::to_string(c.ctaid[0]) + "," + std::to_string(c.ctaid[1]) + "," + std::to_string(c.ctaid[2]) +
+                       "], thread [" + std::to_string(t.tid[0]) + "," + std::to_string(t.tid[1]) + "," + std::to_string(t.tid[2]) +
+                       "] Assertion `" + read_string(args[0]) + "` failed.";
+    return false;
+  }
+  c.result.outcome = Outcome::kUnsupported;
+  c.result.message = "call of external function " + callee.name;
+  return false;
+}
+
+}  // namespace
+
+Stop run_thread(Context& c, Thread& t) {
+  const Program& p = *c.p;
+  const Function* f = &p.functions[t.func];
+  const Instr* code = f->code.data();
+  uint32_t count = (uint32_t)f->code.size();
+#define V(k) operand_value(c, t, in.ops[k])
+  for (;;) {
+    if (t.pc >= count) goto do_ret;  // falling off the end returns
+    {
+      const Instr& in = code[t.pc];
+      if (in.guard >= 0 && (bool)(t.r[in.guard] & 1) == in.guard_negate) { ++t.pc; continue; }
+      const Type ty = in.type;
+      const int n = type_size(ty);
+      switch (in.op) {
+        case Op::kNop: break;
+        case Op::kMov: {
+          const Operand& d = in.ops[0];
+          const Operand& s = in.ops[1];
+          if (d.kind == Operand::kVec || s.kind == Operand::kVec) {
+            const Operand& v = d.kind == Operand::kVec ? d : s;
+            int k = (int)v.value, eb = n / std::max(k, 1);
+            Type et = eb == 1 ? Type::kB8 : eb == 2 ? Type::kB16 : eb == 4 ? Type::kB32 : Type::kB64;
+            if (d.kind == Operand::kVec) {
+              uint64_t x = V(1);
+              for (int i = 0; i < k; ++i) write_reg(t, p.vector_elements[v.id + i], x >> (8 * eb * i), et);
+            } else {
+              uint64_t x = 0;
+              for (int i = 0; i < k; ++i) x |= (operand_value(c, t, p.vector_elements[v.id + i]) & mask_of(eb)) << (8 * eb * i);
+              write_reg(t, d, x, ty);
+            }
+          } else {
+            write_reg(t, d, V(1), ty);
+          }
+          break;
+        }
+        case Op::kLd: {
+          uint64_t elems = in.ops[0].kind == Operand::kVec ? (uint64_t)in.ops[0].value : 1;
+          uint8_t* a = address(c, t, in, in.ops[1], (uint64_t)n * elems);
+          if (!a) return Stop::kError;
+          if (in.ops[0].kind == Operand::kVec) {
+            for (int i = 0; i < in.ops[0].value; ++i) write_reg(t, p.vector_elements[in.ops[0].id + i], load(a + i * n, n), ty);
+          } else {
+            write_reg(t, in.ops[0], load(a, n), ty);
+          }
+          break;
+        }
+        case Op::kSt: {
+          uint64_t elems = in.ops[1].kind == Operand::kVec ? (uint64_t)in.ops[1].value : 1;
+          uint8_t* a = address(c, t, in, in.ops[0], (uint64_t)n * elems);
+          if (!a) return Stop::kError;
+          if (in.ops[1].kind == Operand::kVec) {
+            for (int i = 0; i < in.ops[1].value; ++i) store(a + i * n, operand_value(c, t, p.vector_elements[in.ops[1].id + i]), n);
+          } else {
+            store(a, V(1), n);
+          }
+          break;
+        }
+        case Op::kAdd: case Op::kSub: {
+          uint64_t a = V(1), b = V(2), r;
+          bool add = in.op == Op::kAdd;
+          if (type_float(ty)) {
+            double x = get_float(a, ty), y = get_float(b, ty), d = add ? x + y : x - y;
+            if (in.flags & kSat) d = std::isnan(d) ? 0 : std::clamp(d, 0.0, 1.0);
+            r = put_float(d, ty);
+          } else if (in.flags & (kCarryIn | kCarryOut)) {
+            u128 x = a & mask_of(n), y = b & mask_of(n), ci = (in.flags & kCarryIn) ? t.carry : 0;
+            u128 w = add ? x + y + ci : x - y - ci;
+            if (in.flags & kCarryOut) t.carry = (uint64_t)(w >> (n * 8)) & 1;
+            r = (uint64_t)w;
+          } else if (in.flags & kSat) {
+            int64_t w = add ? sx(a, 4) + sx(b, 4) : sx(a, 4) - sx(b, 4);
+            r = (uint64_t)std::clamp<int64_t>(w, INT32_MIN, INT32_MAX);
+          } else {
+            r = add ? a + b : a - b;
+          }
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kMul: case Op::kMad: {
+          uint64_t a = V(1), b = V(2), r;
+          if (type_float(ty)) {
+            if (in.op == Op::kMul) r = put_float(get_float(a, ty) * get_float(b, ty), ty);
+            else if (ty == Type::kF32) r = bits_f32(std::fmaf(as_f32(a), as_f32(b), as_f32(V(3))));
+            else r = put_float(std::fma(get_float(a, ty), get_float(b, ty), get_float(V(3), ty)), ty);
+            if (in.flags & kSat) { double d = get_float(r, ty); r = put_float(std::isnan(d) ? 0 : std::clamp(d, 0.0, 1.0), ty); }
+            write_reg(t, in.ops[0], r, ty);
+            break;
+          }
+          i128 prod = product(a, b, ty);
+          Type dt = ty;
+          if (in.flags & kWide) { r = (uint64_t)prod; dt = wide_type(ty); }
+          else if (in.flags & kHi) r = (uint64_t)(prod >> (n * 8));
+          else r = (uint64_t)prod;
+          if (in.op == Op::kMad) {
+            int rn = type_size(dt);
+            uint64_t cv = V(3);
+            if (in.flags & (kCarryIn | kCarryOut)) {
+              u128 w = (u128)(r & mask_of(rn)) + (cv & mask_of(rn)) + ((in.flags & kCarryIn) ? t.carry : 0);
+              if (in.flags & kCarryOut) t.carry = (uint64_t)(w >> (rn * 8)) & 1;
+              r = (uint64_t)w;
+            } else if (in.flags & kSat) {
+              r = (uint64_t)std::clamp<int64_t>(sx(r, 4) + sx(cv, 4), INT32_MIN, INT32_MAX);
+            } else {
+              r += cv;
+            }
+          }
+          write_reg(t, in.ops[0], r, dt);
+          break;
+        }
+        case Op::kMul24: case Op::kMad24: {
+          i128 prod = type_signed(ty) ? (i128)sx(V(1), 3) * sx(V(2), 3) : (i128)((V(1) & 0xffffff) * (V(2) & 0xffffff));
+          uint64_t r = (in.flags & kHi) ? (uint64_t)(prod >> 16) : (uint64_t)prod;
+          if (in.op == Op::kMad24) r += V(3);
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kFma: {
+          uint64_t r = ty == Type::kF32 ? bits_f32(std::fmaf(as_f32(V(1)), as_f32(V(2)), as_f32(V(3))))
+                                        : put_float(std::fma(get_float(V(1), ty), get_float(V(2), ty), get_float(V(3), ty)), ty);
+          if (in.flags & kSat) { double d = get_float(r, ty); r = put_float(std::isnan(d) ? 0 : std::clamp(d, 0.0, 1.0), ty); }
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kDiv: case Op::kRem: {
+          uint64_t a = V(1), b = V(2), r;
+          if (type_float(ty)) {
+            r = put_float(get_float(a, ty) / get_float(b, ty), ty);
+          } else if (type_signed(ty)) {
+            int64_t x = sx(a, n), y = sx(b, n);
+            if (y == 0) r = in.op == Op::kDiv ? ~0ull : (uint64_t)x;
+            else if (y == -1) r = in.op == Op::kDiv ? (uint64_t)(0 - (uint64_t)x) : 0;
+            else r = (uint64_t)(in.op == Op::kDiv ? x / y : x % y);
+          } else {
+            uint64_t x = a & mask_of(n), y = b & mask_of(n);
+            r = y == 0 ? (in.op == Op::kDiv ? ~0ull : x) : (in.op == Op::kDiv ? x / y : x % y);
+          }
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kAbs: case Op::kNeg: {
+          uint64_t a = V(1), r;
+          uint64_t sign = 1ull << (n * 8 - 1);
+          if (type_float(ty)) r = in.op == Op::kAbs ? (a & ~sign) : (a ^ sign);
+          else r = in.op == Op::kAbs ? (uint64_t)std::llabs(sx(a, n)) : (uint64_t)(0 - a);
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kMin: case Op::kMax: {
+          uint64_t a = V(1), b = V(2), r;
+          bool mn = in.op == Op::kMin;
+          if (type_float(ty)) r = put_float(mn ? std::fmin(get_float(a, ty), get_float(b, ty)) : std::fmax(get_float(a, ty), get_float(b, ty)), ty);
+          else if (type_signed(ty)) r = (uint64_t)(mn ? std::min(sx(a, n), sx(b, n)) : std::max(sx(a, n), sx(b, n)));
+          else r = mn ? std::min(a & mask_of(n), b & mask_of(n)) : std::max(a & mask_of(n), b & mask_of(n));
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kAnd: write_reg(t, in.ops[0], V(1) & V(2), ty); break;
+        case Op::kOr: write_reg(t, in.ops[0], V(1) | V(2), ty); break;
+        case Op::kXor: write_reg(t, in.ops[0], V(1) ^ V(2), ty); break;
+        case Op::kNot: write_reg(t, in.ops[0], ~V(1), ty); break;
+        case Op::kCnot: write_reg(t, in.ops[0], (V(1) & mask_of(n)) == 0, ty); break;
+        case Op::kShl: case Op::kShr: {
+          uint64_t a = V(1), s = V(2) & 0xffffffffu;
+          int bits = n * 8;
+          uint64_t r;
+          if (in.op == Op::kShl) r = s >= (uint64_t)bits ? 0 : a << s;
+          else if (type_signed(ty)) r = (uint64_t)(sx(a, n) >> std::min<uint64_t>(s, 63));
+          else r = s >= (uint64_t)bits ? 0 : (a & mask_of(n)) >> s;
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kShf: {
+          uint64_t lo = V(1) & 0xffffffffu, hi = V(2) & 0xffffffffu, s = V(3) & 0xffffffffu;
+          s = (in.flags & kClamp) ? std::min<uint64_t>(s, 32) : (s & 31);
+          uint64_t both = (hi << 32) | lo;
+          uint64_t r = in.mode == Mode::kLeft ? (both << s) >> 32 : (both >> s);
+          write_reg(t, in.ops[0], r, Type::kB32);
+          break;
+        }
+        case Op::kSelp: write_reg(t, in.ops[0], (V(3) & 1) ? V(1) : V(2), ty); break;
+        case Op::kSlct: {
+          uint64_t cv = V(3);
+          bool ge = in.type2 == Type::kF32 ? as_f32(cv) >= 0.0f : sx(cv, 4) >= 0;
+          write_reg(t, in.ops[0], ge ? V(1) : V(2), ty);
+          break;
+        }
+        case Op::kSetp: case Op::kSet: {
+          bool setp = in.op == Op::kSetp;
+          Type ct = setp ? ty : in.type2;
+          const Operand& ao = in.ops[setp ? 2 : 1];
+          const Operand& bo = in.ops[setp ? 3 : 2];
+          const Operand& co = in.ops[setp ? 4 : 3];
+          bool r = compare(in.cmp, operand_value(c, t, ao), operand_value(c, t, bo), ct), q = !r;
+          if (in.bool_op != BoolOp::kNone) {
+            bool cv = operand_value(c, t, co) & 1;
+            auto comb = [&](bool x) { return in.bool_op == BoolOp::kAnd ? (x && cv) : in.bool_op == BoolOp::kOr ? (x || cv) : (x != cv); };
+            r = comb(r); q = comb(q);
+          }
+          if (setp) {
+            write_reg(t, in.ops[0], r, Type::kPred);
+            write_reg(t, in.ops[1], q, Type::kPred);
+          } else {
+            write_reg(t, in.ops[0], ty == Type::kF32 ? (r ? bits_f32(1.0f) : 0) : (r ? ~0ull : 0), ty);
+          }
+          break;
+        }
+        case Op::kCvt: write_reg(t, in.ops[0], convert(in, V(1)), ty); break;
+        case Op::kCvta: {
+          uint64_t a = V(1);
+          if (in.space == Space::kShared) {
+            uint64_t base = (uint64_t)c.shared_mem.data();
+            a = (in.flags & kTo) ? a - base : a + base;
+          } else if (in.space == Space::kLocal) {
+            uint64_t base = (uint64_t)t.local;
+            a = (in.flags & kTo) ? a - base : a + base;
+          }
+          write_reg(t, in.ops[0], a, ty);
+          break;
+        }
+        case Op::kSqrt: case Op::kRsqrt: case Op::kRcp: case Op::kEx2: case Op::kLg2: case Op::kSin: case Op::kCos: case Op::kTanh: {
+          double x = get_float(V(1), ty), d = 0;
+          bool f32 = ty == Type::kF32;
+          switch (in.op) {
+            case Op::kSqrt: d = std::sqrt(x); break;
+            case Op::kRsqrt: d = 1.0 / std::sqrt(x); break;
+            case Op::kRcp: d = 1.0 / x; break;
+            case Op::kEx2: d = f32 ? ::exp2f((float)x) : std::exp2(x); break;
+            case Op::kLg2: d = f32 ? ::log2f((float)x) : std::log2(x); break;
+            case Op::kSin: d = f32 ? ::sinf((float)x) : std::sin(x); break;
+            case Op::kCos: d = f32 ? ::cosf((float)x) : std::cos(x); break;
+            default: d = f32 ? ::tanhf((float)x) : std::tanh(x); break;
+          }
+          write_reg(t, in.ops[0], put_float(d, ty), ty);
+          break;
+        }
+        case Op::kCopysign: write_reg(t, in.ops[0], put_float(std::copysign(get_float(V(2), ty), get_float(V(1), ty)), ty), ty); break;
+        case Op::kPopc: write_reg(t, in.ops[0], (uint64_t)std::popcount(V(1) & mask_of(n)), Type::kU32); break;
+        case Op::kClz: {
+          uint64_t a = V(1) & mask_of(n);
+          write_reg(t, in.ops[0], (uint64_t)(std::countl_zero(a) - (64 - n * 8)), Type::kU32);
+          break;
+        }
+        case Op::kBrev: {
+          uint64_t a = V(1), r = 0;
+          for (int i = 0; i < n * 8; ++i) r |= ((a >> i) & 1) << (n * 8 - 1 - i);
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kBfe: write_reg(t, in.ops[0], bit_field_extract(V(1), (uint32_t)(V(2) & 0xff), (uint32_t)(V(3) & 0xff), ty), ty); break;
+        case Op::kBfi: {
+          uint64_t a = V(1), r = V(2);
+          uint32_t pos = (uint32_t)(V(3) & 0xff), len = (uint32_t)(V(4) & 0xff), bits = n * 8;
+          for (uint32_t i = 0; i < len && pos + i < bits; ++i) r = (r & ~(1ull << (pos + i))) | (((a >> i) & 1) << (pos + i));
+          write_reg(t, in.ops[0], r, ty);
+          break;
+        }
+        case Op::kPrmt: {
+          uint64_t bytes = (V(1) & 0xffffffffu) | ((V(2) & 0xffffffffu) << 32), sel = V(3), r = 0;
+          for (int i = 0; i < 4; ++i) {
+            uint32_t s = (sel >> (4 * i)) & 0xf;
+            uint64_t b = (bytes >> (8 * (s & 7))) & 0xff;
+            if (s & 8) b = (b & 0x80) ? 0xff : 0;
+            r |= b << (8 * i);
+          }
+          write_reg(t, in.ops[0], r, Type::kB32);
+          break;
+        }
+        case Op::kBfind: {
+          uint64_t a = V(1) & mask_of(n);
+          if (type_signed(ty) && sx(a, n) < 0) a = ~a & mask_of(n);
+          uint64_t pos = (uint64_t)(63 - std::countl_zero(a));
+          if (in.flags & kShiftAmt) pos = (uint64_t)(n * 8 - 1) - pos;
+          write_reg(t, in.ops[0], a == 0 ? 0xffffffffu : pos, Type::kU32);
+          break;
+        }
+        case Op::kLop3: {
+          uint64_t a = V(1), b = V(2), cv = V(3), lut = V(4), r = 0;
+          for (int i = 0; i < 8; ++i)
+            if ((lut >> i) & 1) r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? cv : ~cv);
+          write_reg(t, in.ops[0], r, Type::kB32);
+          break;
+        }
+        case Op::kTestp: write_reg(t, in.ops[0], float_class(in.mode, get_float(V(1), ty)), Type::kPred); break;
+        case Op::kAtom: case Op::kRed: {
+          bool atom = in.op == Op::kAtom;
+          const Operand& ao = in.ops[atom ? 1 : 0];
+          uint8_t* a = address(c, t, in, ao, n);
+          if (!a) return Stop::kError;
+          uint64_t old = atomic_apply(in, a, operand_value(c, t, in.ops[atom ? 2 : 1]), atom ? V(3) : 0);
+          if (atom) write_reg(t, in.ops[0], old, ty);
+          break;
+        }
+        case Op::kBra: t.pc = (uint32_t)in.target; continue;
+        case Op::kRet: goto do_ret;
+        case Op::kExit: t.state = ThreadState::kExited; return Stop::kExit;
+        case Op::kCall: {
+          const Function& callee = p.functions[in.ops[1].id];
+          if (!callee.has_body) {
+            if (!builtin_call(c, t, in, callee)) return Stop::kError;
+            break;
+          }
+          if (t.frames.size() >= kMaxCallDepth) { trap(c, in, "call depth limit exceeded"); return Stop::kError; }
+          uint32_t reg_base = t.reg_base + f->num_regs;
+          uint32_t param_base = t.param_base + (uint32_t)((f->param_area_size + 15) & ~15ull);
+          uint64_t local_base = t.local_base + ((f->local_size + 15) & ~15ull);
+          if (local_base + callee.local_size > c.local_per_thread) { trap(c, in, "local memory stack overflow"); return Stop::kError; }
+          if (t.regs.size() < reg_base + callee.num_regs) t.regs.resize(reg_base + callee.num_regs);
+          if (t.pstack.size() < param_base + callee.param_area_size) t.pstack.resize(param_base + callee.param_area_size);
+          for (size_t i = 0; i < callee.params.size() && (int64_t)i < in.ops[2].value; ++i) {
+            const Symbol& from = p.symbols[p.vector_elements[in.ops[2].id + i].id];
+            const Symbol& to = p.symbols[callee.params[i]];
+            memcpy(param_slot(t, to, param_base), param_slot(t, from, t.param_base), std::min(from.size, to.size));
+          }
+          t.frames.push_back(Frame{t.func, t.pc + 1, t.reg_base, t.param_base, t.local_base});
+          t.func = in.ops[1].id;
+          t.pc = 0;
+          t.reg_base = reg_base;
+          t.param_base = param_base;
+          t.local_base = local_base;
+          t.r = t.regs.data() + reg_base;
+          f = &callee;
+          code = f->code.data();
+          count = (uint32_t)f->code.size();
+          continue;
+        }
+        case Op::kBar: return Stop::kBarrier;  // left at t.pc: the release steps over it
+        case Op::kTrap: trap(c, in, "trap"); return Stop::kError;
+        case Op::kShfl: case Op::kVote: case Op::kActivemask: return Stop::kCollective;
+        case Op::kUnsupported:
+          c.result.outcome = Outcome::kUnsupported;
+          c.result.message = "unsupported instruction " + p.texts[in.text];
+          return Stop::kError;
+      }
+      ++t.pc;
+      continue;
+    }
+  do_ret:
+    if (t.frames.empty()) { t.state = ThreadState::kExited; return Stop::kExit; }
+    {
+      Frame fr = t.frames.back();
+      t.frames.pop_back();
+      const Function& caller = p.functions[fr.func];
+      const Instr& call = caller.code[fr.pc - 1];
+      if (call.ops[0].kind == Operand::kSym && !f->retvals.empty()) {
+        const Symbol& from = p.symbols[f->retvals[0]];
+        const Symbol& to = p.symbols[call.ops[0].id];
+        memcpy(param_slot(t, to, fr.param_base), param_slot(t, from, t.param_base), std::min(from.size, to.size));
+      }
+      t.func = fr.func;
+      t.pc = fr.pc;
+      t.reg_base = fr.reg_base;
+      t.param_base = fr.param_base;
+      t.local_base = fr.local_base;
+      t.r = t.regs.data() + t.reg_base;
+      f = &caller;
+      code = f->code.data();
+      count = (uint32_t)f->code.size();
+    }
+  }
+#undef V
+}
+
+}  // namespace vgpu::executor::sim::ptx

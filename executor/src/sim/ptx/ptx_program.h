@@ -1,0 +1,147 @@
+// The parsed form of one PTX module: what the interpreter runs instead of the PTX text.
+//
+// Build (executor/CMakeLists.txt; users include "ptx/ptx_interpreter.h"):
+//   add_library(vgpu_sim_ptx STATIC
+//     src/sim/ptx/ptx_lex.cpp          # tokens, literals, type and special-register names
+//     src/sim/ptx/ptx_opcode.cpp       # dotted opcode -> Op, types, modifiers
+//     src/sim/ptx/ptx_parse.cpp        # PTX text -> decoded instructions
+//     src/sim/ptx/ptx_interpreter.cpp  # a grid of CTAs, threads, barriers, warps
+//     src/sim/ptx/ptx_ops.cpp          # each instruction's semantics
+//     src/sim/ptx/ptx_convert.cpp      # cvt and setp: conversions and comparisons
+//     src/sim/ptx/ptx_printf.cpp)      # device printf's argument buffer, formatted
+//   target_include_directories(vgpu_sim_ptx PUBLIC src/sim)
+//
+// The parser decodes every instruction once into a compact `Instr` (opcode enum, types, operands
+// with register numbers, immediates and symbol ids resolved, branch targets as instruction
+// indices), so running never looks at text again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace vgpu::executor::sim::ptx {
+
+enum class Type : uint8_t {
+  kNone, kPred, kB8, kU8, kS8, kB16, kU16, kS16, kF16, kB32, kU32, kS32, kF32, kB64, kU64, kS64, kF64
+};
+int type_size(Type t);  // bytes; .pred counts as 1
+bool type_signed(Type t);
+bool type_float(Type t);
+
+enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kConst, kParam };
+
+enum class Op : uint8_t {
+  kUnsupported,  // anything the interpreter does not run; Instr::text names it
+  kMov, kLd, kSt, kAdd, kSub, kMul, kMad, kMul24, kMad24, kFma, kDiv, kRem, kAbs, kNeg, kMin, kMax,
+  kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kShf, kSelp, kSlct, kSetp, kSet, kCvt, kCvta, kSqrt,
+  kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh, kCopysign, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt,
+  kBfind, kLop3, kTestp, kAtom, kRed, kBra, kRet, kExit, kCall, kBar, kNop, kTrap, kShfl, kVote,
+  kActivemask,
+};
+
+enum class Cmp : uint8_t {
+  kNone, kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum,
+  kNan
+};
+enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
+// Sub-operation of atom/red, shfl, vote, testp, shf.
+enum class Mode : uint8_t {
+  kNone, kAdd, kMin, kMax, kInc, kDec, kExch, kCas, kAnd, kOr, kXor,  // atom/red
+  kUp, kDown, kBfly, kIdx,                                            // shfl
+  kAll, kAny, kUni, kBallot,                                          // vote
+  kFinite, kInfinite, kNumber, kNotANumber, kNormal, kSubnormal,      // testp
+  kLeft, kRight,                                                      // shf
+};
+
+// Instruction modifier bits.
+enum Flag : uint32_t {
+  kHi = 1u << 0, kLo = 1u << 1, kWide = 1u << 2, kSat = 1u << 3, kCarryOut = 1u << 4,
+  kCarryIn = 1u << 5, kRn = 1u << 6, kRz = 1u << 7, kRm = 1u << 8, kRp = 1u << 9,
+  kRni = 1u << 10, kRzi = 1u << 11, kRmi = 1u << 12, kRpi = 1u << 13, kTo = 1u << 14,
+  kClamp = 1u << 15, kApprox = 1u << 16, kShiftAmt = 1u << 17,
+};
+
+enum class Special : uint8_t {
+  kTidX, kTidY, kTidZ, kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY,
+  kNctaidZ, kLaneid, kWarpid, kNwarpid, kSmid, kNsmid, kGridid, kClock, kClock64, kGlobaltimer,
+  kLanemaskEq, kLanemaskLe, kLanemaskLt, kLanemaskGe, kLanemaskGt, kDynamicSmemSize,
+};
+
+struct Operand {
+  enum Kind : uint8_t { kNone, kReg, kImm, kSpecial, kSym, kMem, kVec, kSink, kLabel, kFunc };
+  Kind kind = kNone;
+  bool negate = false;       // `!%p`
+  bool int_literal = false;  // kImm written as an integer (converted for float instructions)
+  uint8_t mem_base = 0;      // kMem: 0 absolute, 1 register, 2 symbol
+  uint32_t id = 0;           // register, symbol, special, function, label or first vector element
+  int64_t value = 0;         // immediate bits, address offset, or vector element count
+};
+
+struct Instr {
+  Op op = Op::kNop;
+  Type type = Type::kNone;   // the (first) type suffix
+  Type type2 = Type::kNone;  // the second type suffix (cvt source, set/slct operand type)
+  Space space = Space::kGeneric;
+  Cmp cmp = Cmp::kNone;
+  BoolOp bool_op = BoolOp::kNone;
+  Mode mode = Mode::kNone;
+  uint8_t vec = 1;           // .v2/.v4
+  uint8_t num_operands = 0;
+  bool guard_negate = false;
+  int32_t guard = -1;        // predicate register, -1 when unguarded
+  uint32_t flags = 0;
+  int32_t target = -1;       // bra: instruction index
+  uint32_t line = 0;
+  uint32_t text = 0;         // index into Program::texts: the opcode as written (for messages)
+  Operand ops[6];
+};
+
+enum class SymbolKind : uint8_t {
+  kGlobal, kConst, kShared, kExternShared, kLocal, kKernelParam, kFuncParam
+};
+
+struct Symbol {
+  std::string name;
+  SymbolKind kind = SymbolKind::kGlobal;
+  uint64_t size = 0, align = 1;
+  uint64_t offset = 0;  // kLocal: in its function's frame; params: in the parameter area
+  bool has_init = false;
+  std::vector<uint8_t> init;  // initial bytes of a module-scope variable
+  // Initializer elements that are addresses of other variables (`generic($str)`): offset in
+  // init, symbol id. Filled in when the interpreter makes its own copy.
+  std::vector<std::pair<uint64_t, uint32_t>> init_addresses;
+  std::string unsupported;  // why a kernel using this variable cannot run (e.g. a .texref)
+};
+
+struct Function {
+  std::string name;
+  bool is_entry = false, has_body = false;
+  uint32_t line = 0;
+  std::vector<uint32_t> params, retvals;  // symbol ids
+  std::vector<Instr> code;
+  uint32_t num_regs = 0;
+  uint64_t local_size = 0;       // bytes of .local (the __local_depot)
+  uint64_t param_area_size = 0;  // formal params, return values and call-site .param variables
+};
+
+class Program {
+ public:
+  std::vector<Function> functions;
+  std::vector<Symbol> symbols;
+  std::unordered_map<std::string, uint32_t> function_index;
+  std::vector<Operand> vector_elements;  // kVec operands point here
+  std::vector<std::string> texts;
+};
+
+// Parses a PTX module as nvcc/ptxas input (".version", ".target", ".address_size", module-scope
+// .global/.const/.shared variables, .func and .entry definitions). nullptr and *why on failure
+// (first unsupported construct, with its line number). Instructions the interpreter cannot run
+// still parse (as Op::kUnsupported) when their syntax is ordinary; run() then refuses them.
+std::unique_ptr<Program> parse(std::string_view text, std::string* why);
+bool has_entry(const Program& p, std::string_view mangled_name);
+
+}  // namespace vgpu::executor::sim::ptx

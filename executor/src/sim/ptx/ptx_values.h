@@ -1,0 +1,44 @@
+// Internal to the interpreter: register values as the types of PTX see them, and conversions.
+// A register is a 64-bit cell holding its value normalized for the type that wrote it (signed
+// types sign-extended, others zero-extended), so a read just reinterprets the low bytes.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "ptx_program.h"
+
+namespace vgpu::executor::sim::ptx {
+
+inline uint64_t mask_of(int bytes) { return bytes >= 8 ? ~0ull : ((1ull << (bytes * 8)) - 1); }
+inline uint64_t normalize(uint64_t v, Type ty) {
+  int n = type_size(ty);
+  if (ty == Type::kPred) return v & 1;
+  if (n >= 8 || n == 0) return v;
+  if (type_signed(ty)) { int s = 64 - n * 8; return (uint64_t)(((int64_t)(v << s)) >> s); }
+  return v & mask_of(n);
+}
+inline int64_t sx(uint64_t v, int bytes) { int s = 64 - bytes * 8; return bytes >= 8 ? (int64_t)v : ((int64_t)(v << s)) >> s; }
+inline float as_f32(uint64_t v) { float f; uint32_t b = (uint32_t)v; memcpy(&f, &b, 4); return f; }
+inline double as_f64(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
+inline uint64_t bits_f32(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+inline uint64_t bits_f64(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);  // round to nearest even
+
+// A float-typed value (f16/f32/f64) as a double, and back.
+inline double get_float(uint64_t v, Type ty) {
+  return ty == Type::kF32 ? as_f32(v) : ty == Type::kF64 ? as_f64(v) : half_to_float((uint16_t)v);
+}
+inline uint64_t put_float(double d, Type ty) {
+  return ty == Type::kF32 ? bits_f32((float)d) : ty == Type::kF64 ? bits_f64(d) : float_to_half((float)d);
+}
+
+
+// setp's comparison of two values of a type (float comparisons with their unordered forms).
+bool compare(Cmp c, uint64_t a, uint64_t b, Type ty);
+// cvt: every integer/float conversion with its rounding mode and saturation.
+uint64_t convert(const Instr& in, uint64_t v);
+
+}  // namespace vgpu::executor::sim::ptx

@@ -1,0 +1,263 @@
+// Test kernels for the PTX interpreter: compiled to PTX by nvcc (-ptx -arch=compute_75) and run on
+// host memory by ptx_interpreter_test.cpp. extern "C" keeps the entry names unmangled.
+#include <cassert>
+#include <cstdio>
+
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void saxpy(int n, float alpha, const float* x, float* y) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    y[i] = alpha * x[i] + y[i];
+}
+
+#define TILE 8
+extern "C" __global__ void matmul_tiled(const float* a, const float* b, float* c, int n) {
+  __shared__ float ta[TILE][TILE];
+  __shared__ float tb[TILE][TILE];
+  int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+  float sum = 0;
+  for (int t = 0; t < (n + TILE - 1) / TILE; ++t) {
+    int ac = t * TILE + threadIdx.x, br = t * TILE + threadIdx.y;
+    ta[threadIdx.y][threadIdx.x] = (row < n && ac < n) ? a[row * n + ac] : 0.0f;
+    tb[threadIdx.y][threadIdx.x] = (br < n && col < n) ? b[br * n + col] : 0.0f;
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k) sum += ta[threadIdx.y][k] * tb[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < n && col < n) c[row * n + col] = sum;
+}
+
+extern "C" __global__ void reduce_sum(const int* in, int* out, int n) {
+  __shared__ int s[256];
+  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[t] = i < n ? in[i] : 0;
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (t < stride) s[t] += s[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+extern "C" __global__ void warp_reduce(const float* in, float* out) {
+  float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  if ((threadIdx.x & 31) == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v;
+}
+
+extern "C" __global__ void warp_vote(const int* in, unsigned* ballots, int* alls) {
+  int v = in[threadIdx.x];
+  unsigned b = __ballot_sync(0xffffffffu, v > 0);
+  int all = __all_sync(0xffffffffu, v > 0);
+  int bf = __shfl_xor_sync(0xffffffffu, v, 1);
+  int ix = __shfl_sync(0xffffffffu, v, 3);
+  int up = __shfl_up_sync(0xffffffffu, v, 2);
+  if (threadIdx.x % 32 == 0) { ballots[threadIdx.x / 32] = b; alls[threadIdx.x / 32] = all; }
+  alls[2 + threadIdx.x * 3] = bf;
+  alls[3 + threadIdx.x * 3] = ix;
+  alls[4 + threadIdx.x * 3] = up;
+}
+
+extern "C" __global__ void histogram(const unsigned char* data, int n, int* bins) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&bins[data[i] % 16], 1);
+}
+
+extern "C" __global__ void atomic_float_sum(const float* in, int n, float* sum) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(sum, in[i]);
+}
+
+__device__ float atomic_max_float(float* addr, float v) {
+  int* ai = (int*)addr;
+  int old = *ai, assumed;
+  do {
+    assumed = old;
+    old = atomicCAS(ai, assumed, __float_as_int(fmaxf(v, __int_as_float(assumed))));
+  } while (assumed != old);
+  return __int_as_float(old);
+}
+
+extern "C" __global__ void atomic_cas_max(const float* in, int n, float* mx, unsigned* misc) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    atomic_max_float(mx, in[i]);
+    atomicMax(&misc[0], (unsigned)i);
+    atomicMin(&misc[1], (unsigned)i);
+    atomicOr(&misc[2], 1u << (i % 32));
+    atomicExch(&misc[3], 7u);
+    atomicInc(&misc[4], 1000u);
+  }
+}
+
+extern "C" __global__ void local_array(const int* idx, int* out) {
+  int a[16];
+  for (int k = 0; k < 16; ++k) a[k] = k * k + threadIdx.x;
+  out[threadIdx.x] = a[idx[threadIdx.x] & 15];
+}
+
+__device__ __noinline__ int collatz_steps(unsigned x, int limit) {
+  int s = 0;
+  while (x != 1 && s < limit) { x = (x & 1) ? 3 * x + 1 : x / 2; ++s; }
+  return s;
+}
+
+extern "C" __global__ void call_func(int* out) {
+  out[threadIdx.x] = collatz_steps(threadIdx.x + 1, 1000);
+}
+
+extern "C" __global__ void int_ops(const int* a, const int* b, int* out) {
+  int i = threadIdx.x;
+  int x = a[i], y = b[i];
+  unsigned ux = x, uy = y;
+  out[i * 10 + 0] = x / y;
+  out[i * 10 + 1] = x % y;
+  out[i * 10 + 2] = ux / uy;
+  out[i * 10 + 3] = ux % uy;
+  out[i * 10 + 4] = (x << (y & 7)) ^ (ux >> 3);
+  out[i * 10 + 5] = __popc(ux) + __clz(ux);
+  out[i * 10 + 6] = __brev(ux);
+  out[i * 10 + 7] = (x >> 2) | (x & y);
+  out[i * 10 + 8] = __mulhi(x, y);
+  out[i * 10 + 9] = min(x, y) * max(x, y) + abs(x);
+}
+
+extern "C" __global__ void double_math(const double* in, double* out) {
+  int i = threadIdx.x;
+  double x = in[i];
+  out[i * 4 + 0] = sqrt(x);
+  out[i * 4 + 1] = exp(x);
+  out[i * 4 + 2] = sin(x);
+  out[i * 4 + 3] = x * x / 3.0 + 1.5;
+}
+
+extern "C" __global__ void conversions(const float* f, const double* d, int* oi, float* of, unsigned char* ob) {
+  int i = threadIdx.x;
+  oi[i * 3 + 0] = (int)f[i];
+  oi[i * 3 + 1] = __float2int_rn(f[i]);
+  oi[i * 3 + 2] = (int)d[i];
+  of[i * 3 + 0] = (float)d[i];
+  of[i * 3 + 1] = (float)oi[i * 3];
+  of[i * 3 + 2] = (float)(unsigned)(i * 1000);
+  ob[i] = (unsigned char)(f[i] * 10.0f);
+}
+
+extern "C" __global__ void grid2d(int* out, int width) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  out[y * width + x] = y * 1000 + x;
+}
+
+extern "C" __global__ void dynamic_shared_reverse(const int* in, int* out, int n) {
+  extern __shared__ int buf[];
+  int t = threadIdx.x;
+  buf[t] = in[t];
+  __syncthreads();
+  out[t] = buf[n - 1 - t];
+}
+
+__device__ int g_counter;
+__constant__ float c_coeffs[4];
+
+extern "C" __global__ void globals_and_constants(const float* x, float* y) {
+  int i = threadIdx.x;
+  float v = x[i];
+  y[i] = c_coeffs[0] + v * (c_coeffs[1] + v * (c_coeffs[2] + v * c_coeffs[3]));
+  atomicAdd(&g_counter, 1);
+}
+
+extern "C" __global__ void print_kernel(int base) {
+  printf("thread %d value %f name %s\n", threadIdx.x + base, 1.5f * threadIdx.x, "vgpu");
+}
+
+extern "C" __global__ void assert_kernel(const int* v) {
+  assert(v[threadIdx.x] < 3);
+}
+
+extern "C" __global__ void nanosleep_kernel(int* out) {
+  __nanosleep(100);
+  out[0] = 1;
+}
+
+#include <cuda_fp16.h>
+
+// Takes a generic pointer: called with shared and local addresses, so cvta must give real ones.
+__device__ __noinline__ void bump(int* p, int v) { *p += v; }
+
+extern "C" __global__ void misc_ops(const unsigned* in, unsigned long long* out) {
+  __shared__ int counter;
+  __shared__ int cells[64];
+  int local_cell[2] = {0, 0};
+  unsigned t = threadIdx.x, x = in[t];
+  if (t == 0) counter = 0;
+  cells[t] = 0;
+  __syncthreads();
+  atomicAdd(&counter, (int)t);
+  bump(&cells[t], (int)x);
+  bump(&local_cell[t & 1], 7);
+  unsigned bf;
+  asm("bfe.u32 %0, %1, 4, 8;" : "=r"(bf) : "r"(x));
+  unsigned bi;
+  asm("bfi.b32 %0, %1, %2, 8, 4;" : "=r"(bi) : "r"(t), "r"(x));
+  unsigned long long* o = out + t * 12;
+  o[0] = __byte_perm(x, t, 0x5140);
+  o[1] = __ffs(x);
+  o[2] = bf;
+  o[3] = bi;
+  o[4] = __half2float(__float2half(x * 0.001f));
+  o[5] = __any_sync(0xffffffffu, x == 12345u);
+  o[6] = __funnelshift_l(x, t, 5);
+  o[7] = __umul64hi(0x123456789abcdefull * x, 0xfedcba987654321ull);
+  o[8] = __brevll((unsigned long long)x << 7) ^ __popcll(x * 0x100000001ull);
+  o[9] = local_cell[0] + local_cell[1] * 100;
+  __syncthreads();
+  o[10] = cells[t];
+  o[11] = counter;
+}
+
+extern "C" __global__ void early_exit_barrier(int* out) {
+  if (threadIdx.x < 16) return;
+  __syncthreads();
+  out[threadIdx.x] = threadIdx.x * 2;
+}
+
+extern "C" __global__ void print_formats(long long big, double d) {
+  printf("[%5d|%-4x|%c|%08.3f|%e|%g|%lld|%llx|%u|%s|%%]\n", -42, 255u, 'Z', d, d, d, big, big, 4000000000u, "ok");
+}
+
+extern "C" __global__ void lop3_kernel(const unsigned* in, unsigned* out) {
+  unsigned a = in[0], b = in[1], c = in[2], r;
+  asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // a ^ b ^ c
+  out[0] = r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE8;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // majority
+  out[1] = r;
+}
+
+extern "C" __global__ void envreg_kernel(unsigned* out) {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%envreg0;" : "=r"(v));
+  out[0] = v;
+}
+
+extern "C" __global__ void match_kernel(const int* in, unsigned* out) {
+  out[threadIdx.x] = __match_any_sync(0xffffffffu, in[threadIdx.x]);
+}
+
+__device__ const char* g_names[] = {"alpha", "beta"};
+__device__ int g_table[3] = {10, 20, 30};
+
+extern "C" __global__ void initialized_globals(int* out) {
+  printf("%s=%d\n", g_names[threadIdx.x & 1], g_table[threadIdx.x % 3]);
+  out[threadIdx.x] = g_table[threadIdx.x % 3] + g_names[threadIdx.x & 1][0];
+}
+
+extern "C" __global__ void syncthreads_count(const int* in, int* out) {
+  int v = in[threadIdx.x];
+  int count = __syncthreads_count(v > 0);
+  int all = __syncthreads_and(v > -5);
+  int any = __syncthreads_or(v > 100);
+  if (threadIdx.x == 0) { out[0] = count; out[1] = all; out[2] = any; }
+}

@@ -1,0 +1,467 @@
+// The PTX interpreter on nvcc's own output: each kernel of kernels.cu runs through parse() + run()
+// on host buffers (global memory is plain host memory here) and is checked against the CPU.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "ptx/ptx_interpreter.h"
+#include "ptx/ptx_program.h"
+
+using namespace vgpu::executor::sim::ptx;
+
+namespace {
+
+float fl(int i) { return static_cast<float>(i); }
+__extension__ typedef unsigned __int128 u128;
+
+const Program& program() {
+  static std::unique_ptr<Program> p = [] {
+    std::ifstream f(VGPU_TEST_PTX);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string why;
+    auto parsed = parse(ss.str(), &why);
+    INFO(why);
+    REQUIRE(parsed);
+    return parsed;
+  }();
+  return *p;
+}
+
+// Packs kernel arguments as CUDA does: each at its natural alignment.
+struct Params {
+  std::vector<uint8_t> bytes;
+  template <typename T>
+  Params& add(T v) {
+    size_t off = (bytes.size() + alignof(T) - 1) & ~(alignof(T) - 1);
+    bytes.resize(off + sizeof(T));
+    memcpy(bytes.data() + off, &v, sizeof(T));
+    return *this;
+  }
+};
+
+Result launch(const char* entry, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, const Params& params,
+              const Environment& env = {}, uint64_t dynamic_shared = 0) {
+  Launch l{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dynamic_shared, params.bytes.data(), params.bytes.size()};
+  return run(program(), entry, l, env);
+}
+
+#define REQUIRE_OK(r) do { Result r_ = (r); INFO(r_.message); REQUIRE(r_.outcome == Outcome::kOk); } while (0)
+
+}  // namespace
+
+TEST_CASE("vector add over 1M threads") {
+  const int n = 1 << 20;
+  std::vector<float> a(n), b(n), c(n, 0);
+  for (int i = 0; i < n; ++i) { a[i] = fl(i) * 0.5f; b[i] = 1.0f - fl(i); }
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE_OK(launch("vector_add", {n / 256, 1, 1}, {256, 1, 1}, Params().add(a.data()).add(b.data()).add(c.data()).add(n)));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  WARN("1M-thread vector_add: " << secs << " s");
+  for (int i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
+}
+
+TEST_CASE("saxpy with a grid-stride loop") {
+  const int n = 1000;
+  std::vector<float> x(n), y(n), want(n);
+  for (int i = 0; i < n; ++i) { x[i] = fl(i); y[i] = fl(2 * i + 1); want[i] = 3.0f * x[i] + y[i]; }
+  REQUIRE_OK(launch("saxpy", {3, 1, 1}, {64, 1, 1}, Params().add(n).add(3.0f).add(x.data()).add(y.data())));
+  for (int i = 0; i < n; ++i) REQUIRE(y[i] == want[i]);
+}
+
+TEST_CASE("tiled matrix multiply with shared memory and barriers") {
+  const int n = 20;
+  std::vector<float> a(n * n), b(n * n), c(n * n, -1);
+  for (int i = 0; i < n * n; ++i) { a[i] = fl((i % 7) - 3); b[i] = fl(i % 5) * 0.5f; }
+  REQUIRE_OK(launch("matmul_tiled", {3, 3, 1}, {8, 8, 1}, Params().add(a.data()).add(b.data()).add(c.data()).add(n)));
+  for (int r = 0; r < n; ++r)
+    for (int col = 0; col < n; ++col) {
+      float s = 0;
+      for (int k = 0; k < n; ++k) s += a[r * n + k] * b[k * n + col];
+      REQUIRE(c[r * n + col] == Approx(s));
+    }
+}
+
+TEST_CASE("shared-memory sum reduction") {
+  const int n = 1000;
+  std::vector<int> in(n), out(4, 0);
+  for (int i = 0; i < n; ++i) in[i] = i * 3 - 7;
+  REQUIRE_OK(launch("reduce_sum", {4, 1, 1}, {256, 1, 1}, Params().add(in.data()).add(out.data()).add(n)));
+  for (int blk = 0; blk < 4; ++blk) {
+    int s = 0;
+    for (int i = blk * 256; i < std::min(n, blk * 256 + 256); ++i) s += in[i];
+    REQUIRE(out[blk] == s);
+  }
+}
+
+TEST_CASE("warp shuffle reduction") {
+  std::vector<float> in(128), out(4, 0);
+  for (int i = 0; i < 128; ++i) in[i] = fl(i);
+  REQUIRE_OK(launch("warp_reduce", {2, 1, 1}, {64, 1, 1}, Params().add(in.data()).add(out.data())));
+  for (int w = 0; w < 4; ++w) {
+    float s = 0;
+    for (int i = w * 32; i < w * 32 + 32; ++i) s += in[i];
+    REQUIRE(out[w] == s);
+  }
+}
+
+TEST_CASE("vote and shuffle modes") {
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = (i < 32) ? i + 1 : (i % 3) - 1;
+  std::vector<unsigned> ballots(2, 0);
+  std::vector<int> outs(2 + 64 * 3, 0);
+  REQUIRE_OK(launch("warp_vote", {1, 1, 1}, {64, 1, 1}, Params().add(in.data()).add(ballots.data()).add(outs.data())));
+  unsigned want1 = 0;
+  for (int i = 32; i < 64; ++i) if (in[i] > 0) want1 |= 1u << (i - 32);
+  CHECK(ballots[0] == 0xffffffffu);
+  CHECK(ballots[1] == want1);
+  for (int i = 0; i < 64; ++i) {
+    int base = i / 32 * 32, lane = i % 32;
+    CHECK(outs[2 + i * 3] == in[base + (lane ^ 1)]);
+    CHECK(outs[3 + i * 3] == in[base + 3]);
+    CHECK(outs[4 + i * 3] == in[base + (lane >= 2 ? lane - 2 : lane)]);
+  }
+  CHECK(outs[0] == 1);  // warp 0: all positive (written before the shuffles' stores)
+}
+
+TEST_CASE("atomicAdd histogram and float sum") {
+  const int n = 5000;
+  std::vector<unsigned char> data(n);
+  std::vector<int> bins(16, 0), want(16, 0);
+  for (int i = 0; i < n; ++i) { data[i] = (unsigned char)(i * 37 + 11); ++want[data[i] % 16]; }
+  REQUIRE_OK(launch("histogram", {20, 1, 1}, {256, 1, 1}, Params().add(data.data()).add(n).add(bins.data())));
+  REQUIRE(bins == want);
+  std::vector<float> vals(n);
+  for (int i = 0; i < n; ++i) vals[i] = fl(i % 10) * 0.25f;
+  float sum = 0, want_sum = 0;
+  for (float v : vals) want_sum += v;  // in order, as the interpreter runs threads in order
+  REQUIRE_OK(launch("atomic_float_sum", {20, 1, 1}, {256, 1, 1}, Params().add(vals.data()).add(n).add(&sum)));
+  REQUIRE(sum == Approx(want_sum));
+}
+
+TEST_CASE("atomicCAS loop and the other atomics") {
+  const int n = 300;
+  std::vector<float> in(n);
+  for (int i = 0; i < n; ++i) in[i] = std::sin(fl(i) * 0.7f) * 100;
+  float mx = -1e30f;
+  std::vector<unsigned> misc = {0, 0xffffffffu, 0, 0, 0};
+  REQUIRE_OK(launch("atomic_cas_max", {2, 1, 1}, {256, 1, 1}, Params().add(in.data()).add(n).add(&mx).add(misc.data())));
+  REQUIRE(mx == *std::max_element(in.begin(), in.end()));
+  CHECK(misc[0] == n - 1);
+  CHECK(misc[1] == 0);
+  CHECK(misc[2] == 0xffffffffu);
+  CHECK(misc[3] == 7);
+  CHECK(misc[4] == n);
+}
+
+TEST_CASE("local array indexed dynamically") {
+  std::vector<int> idx(64), out(64, 0);
+  for (int i = 0; i < 64; ++i) idx[i] = (i * 7) % 16;
+  REQUIRE_OK(launch("local_array", {1, 1, 1}, {64, 1, 1}, Params().add(idx.data()).add(out.data())));
+  for (int i = 0; i < 64; ++i) REQUIRE(out[i] == idx[i] * idx[i] + i);
+}
+
+TEST_CASE("noinline device function call") {
+  std::vector<int> out(50, 0);
+  REQUIRE_OK(launch("call_func", {1, 1, 1}, {50, 1, 1}, Params().add(out.data())));
+  for (int i = 0; i < 50; ++i) {
+    unsigned x = i + 1;
+    int s = 0;
+    while (x != 1 && s < 1000) { x = (x & 1) ? 3 * x + 1 : x / 2; ++s; }
+    REQUIRE(out[i] == s);
+  }
+}
+
+TEST_CASE("integer division, modulo and bit operations") {
+  std::vector<int> a = {100, -100, 7, 123456789, -5, 0x7fffffff, 1, -2147483647};
+  std::vector<int> b = {7, 7, -3, 1000, 3, 13, 1, 2};
+  std::vector<int> out(a.size() * 10, 0);
+  REQUIRE_OK(launch("int_ops", {1, 1, 1}, {(uint32_t)a.size(), 1, 1}, Params().add(a.data()).add(b.data()).add(out.data())));
+  for (size_t i = 0; i < a.size(); ++i) {
+    int x = a[i], y = b[i];
+    unsigned ux = x, uy = y;
+    unsigned rev = 0;
+    for (int k = 0; k < 32; ++k) rev |= ((ux >> k) & 1u) << (31 - k);
+    INFO("i=" << i);
+    CHECK(out[i * 10 + 0] == x / y);
+    CHECK(out[i * 10 + 1] == x % y);
+    CHECK(out[i * 10 + 2] == (int)(ux / uy));
+    CHECK(out[i * 10 + 3] == (int)(ux % uy));
+    CHECK(out[i * 10 + 4] == (int)((unsigned)(x << (y & 7)) ^ (ux >> 3)));
+    CHECK(out[i * 10 + 5] == __builtin_popcount(ux) + (ux ? __builtin_clz(ux) : 32));
+    CHECK(out[i * 10 + 6] == (int)rev);
+    CHECK(out[i * 10 + 7] == ((x >> 2) | (x & y)));
+    CHECK(out[i * 10 + 8] == (int)(((long long)x * y) >> 32));
+    CHECK(out[i * 10 + 9] == (int)((unsigned)std::min(x, y) * (unsigned)std::max(x, y) + (unsigned)std::abs(x)));
+  }
+}
+
+TEST_CASE("double precision math") {
+  std::vector<double> in = {0.25, 1.0, 2.5, 10.0, 100.0, 1e6};
+  std::vector<double> out(in.size() * 4, 0);
+  REQUIRE_OK(launch("double_math", {1, 1, 1}, {(uint32_t)in.size(), 1, 1}, Params().add(in.data()).add(out.data())));
+  for (size_t i = 0; i < in.size(); ++i) {
+    double x = in[i];
+    CHECK(out[i * 4 + 0] == Approx(std::sqrt(x)).epsilon(1e-15));
+    CHECK(out[i * 4 + 1] == Approx(std::exp(x)).epsilon(1e-14));
+    CHECK(out[i * 4 + 2] == Approx(std::sin(x)).epsilon(1e-14).margin(1e-15));
+    CHECK(out[i * 4 + 3] == Approx(x * x / 3.0 + 1.5).epsilon(1e-15));
+  }
+}
+
+TEST_CASE("type conversions") {
+  std::vector<float> f = {1.7f, -2.5f, 3.5f, 25.49f, -0.4f};
+  std::vector<double> d = {1e10, -7.9, 3.999, 0.1, -1e10};
+  std::vector<int> oi(15, 0);
+  std::vector<float> of(15, 0);
+  std::vector<unsigned char> ob(5, 0);
+  REQUIRE_OK(launch("conversions", {1, 1, 1}, {5, 1, 1}, Params().add(f.data()).add(d.data()).add(oi.data()).add(of.data()).add(ob.data())));
+  for (int i = 0; i < 5; ++i) {
+    INFO("i=" << i);
+    CHECK(oi[i * 3 + 0] == (int)f[i]);
+    CHECK(oi[i * 3 + 1] == (int)std::nearbyint(f[i]));
+    double clamped = std::clamp(d[i], -2147483648.0, 2147483647.0);  // the GPU saturates
+    CHECK(oi[i * 3 + 2] == (int)clamped);
+    CHECK(of[i * 3 + 0] == (float)d[i]);
+    CHECK(of[i * 3 + 1] == (float)(int)f[i]);
+    CHECK(of[i * 3 + 2] == (float)(unsigned)(i * 1000));
+    float scaled = f[i] * 10.0f;
+    CHECK(ob[i] == (scaled < 0 ? 0 : (unsigned char)(unsigned)scaled));  // cvt.rzi.u32 saturates at 0
+  }
+}
+
+TEST_CASE("2D grid with blockIdx.y and threadIdx.y") {
+  const int w = 32, h = 12;
+  std::vector<int> out(w * h, -1);
+  REQUIRE_OK(launch("grid2d", {4, 3, 1}, {8, 4, 1}, Params().add(out.data()).add(w)));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) REQUIRE(out[y * w + x] == y * 1000 + x);
+}
+
+TEST_CASE("extern __shared__ dynamic shared memory") {
+  const int n = 100;
+  std::vector<int> in(n), out(n, 0);
+  for (int i = 0; i < n; ++i) in[i] = i * i;
+  REQUIRE_OK(launch("dynamic_shared_reverse", {1, 1, 1}, {n, 1, 1}, Params().add(in.data()).add(out.data()).add(n), {}, n * sizeof(int)));
+  for (int i = 0; i < n; ++i) REQUIRE(out[i] == in[n - 1 - i]);
+}
+
+TEST_CASE("__device__ variable and __constant__ array through symbol_address") {
+  int counter = 5;
+  float coeffs[4] = {1.0f, 2.0f, 0.5f, -0.25f};
+  Environment env;
+  env.symbol_address = [&](std::string_view name) -> uint64_t {
+    if (name == "g_counter") return (uint64_t)&counter;
+    if (name == "c_coeffs") return (uint64_t)coeffs;
+    return 0;
+  };
+  std::vector<float> x(40), y(40, 0);
+  for (int i = 0; i < 40; ++i) x[i] = fl(i) * 0.1f;
+  REQUIRE_OK(launch("globals_and_constants", {1, 1, 1}, {40, 1, 1}, Params().add(x.data()).add(y.data()), env));
+  CHECK(counter == 45);
+  for (int i = 0; i < 40; ++i) {
+    float v = x[i];
+    REQUIRE(y[i] == Approx(coeffs[0] + v * (coeffs[1] + v * (coeffs[2] + v * coeffs[3]))));
+  }
+  Result r = launch("globals_and_constants", {1, 1, 1}, {40, 1, 1}, Params().add(x.data()).add(y.data()));
+  CHECK(r.outcome == Outcome::kUnsupported);
+  CHECK(r.message.find("g_counter") != std::string::npos);
+}
+
+TEST_CASE("device printf") {
+  std::vector<std::string> printed;
+  Environment env;
+  env.print = [&](std::string_view s) { printed.emplace_back(s); };
+  REQUIRE_OK(launch("print_kernel", {1, 1, 1}, {3, 1, 1}, Params().add(10), env));
+  REQUIRE(printed == std::vector<std::string>{"thread 10 value 0.000000 name vgpu\n", "thread 11 value 1.500000 name vgpu\n",
+                                              "thread 12 value 3.000000 name vgpu\n"});
+}
+
+TEST_CASE("failed assert traps with the expression") {
+  std::vector<int> v = {0, 1, 2, 5};
+  Result r = launch("assert_kernel", {1, 1, 1}, {4, 1, 1}, Params().add(v.data()));
+  REQUIRE(r.outcome == Outcome::kTrap);
+  CHECK(r.message.find("v[threadIdx.x] < 3") != std::string::npos);
+  CHECK(r.message.find("kernels.cu") != std::string::npos);
+  CHECK(r.message.find("thread [3,0,0]") != std::string::npos);
+  CHECK(r.message.find("assert_kernel") != std::string::npos);
+  std::vector<int> ok = {0, 1, 2, 2};
+  REQUIRE_OK(launch("assert_kernel", {1, 1, 1}, {4, 1, 1}, Params().add(ok.data())));
+}
+
+TEST_CASE("unsupported instruction is refused before running") {
+  int out = 0;
+  Result r = launch("nanosleep_kernel", {1, 1, 1}, {1, 1, 1}, Params().add(&out));
+  REQUIRE(r.outcome == Outcome::kUnsupported);
+  CHECK(r.message.find("nanosleep") != std::string::npos);
+  CHECK(out == 0);
+}
+
+TEST_CASE("bad launches") {
+  CHECK(launch("no_such_kernel", {1, 1, 1}, {1, 1, 1}, Params()).outcome == Outcome::kBadLaunch);
+  CHECK(launch("vector_add", {1, 1, 1}, {2048, 1, 1}, Params()).outcome == Outcome::kBadLaunch);
+  CHECK(launch("vector_add", {1, 1, 1}, {32, 1, 1}, Params().add(1)).outcome == Outcome::kBadLaunch);  // too few param bytes
+  CHECK(has_entry(program(), "vector_add"));
+  CHECK_FALSE(has_entry(program(), "_Z13collatz_stepsji"));
+}
+
+TEST_CASE("malformed PTX fails to parse with a message") {
+  const char* bad[] = {
+      ".version 9.0\n.target sm_75\n.address_size 64\n.visible .entry k() {\n bra $L_missing;\n}\n",
+      ".version 9.0\n.visible .entry k(.param .u64 p) {\n .reg .b32 %r<2>;\n mov.u32 %r5, 1;\n ret;\n}\n",
+      ".visible .entry k( {",
+      "garbage \x01 text",
+      ".global .align 4 .b8 x[99999999999999999999];",
+      ".visible .entry k() {\n .reg .b32 %r<4>;\n add.s32 %r1, %r2, ;\n}\n",
+      "",
+      ".entry",
+      ".func (.param .b32 r) f(.param .b32 a) { .reg .b32 %r<1>; ld.param.b32 %r0, [a]; st.param.b32 [r], %r0; ret; }\n"
+      ".entry k() { .param .b32 p; .param .b32 q; call.uni (q), g, (p); ret; }\n",
+  };
+  for (const char* text : bad) {
+    std::string why;
+    auto p = parse(text, &why);
+    INFO(text);
+    if (std::string_view(text).empty()) continue;  // an empty module is valid
+    CHECK(p == nullptr);
+    CHECK(!why.empty());
+  }
+  // Random truncations of the real module never crash.
+  std::ifstream f(VGPU_TEST_PTX);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  for (size_t cut = 7; cut < text.size(); cut += text.size() / 37) {
+    std::string why;
+    (void)parse(std::string_view(text).substr(0, cut), &why);
+  }
+}
+
+TEST_CASE("recursion is bounded by the call depth limit") {
+  const char* text =
+      ".version 9.0\n.target sm_75\n.address_size 64\n"
+      ".func f() { call.uni f, (); ret; }\n"
+      ".visible .entry k() { call.uni f, (); ret; }\n";
+  std::string why;
+  auto p = parse(text, &why);
+  INFO(why);
+  REQUIRE(p);
+  Launch l{{1, 1, 1}, {1, 1, 1}, 0, nullptr, 0};
+  Result r = run(*p, "k", l, {});
+  CHECK(r.outcome == Outcome::kTrap);
+}
+
+TEST_CASE("shared atomics, generic pointers to shared and local, bit and half operations") {
+  const int n = 64;
+  std::vector<unsigned> in(n);
+  for (int i = 0; i < n; ++i) in[i] = 1000u * i * i + 3u * i + 1u;
+  in[5] = 12345u;
+  std::vector<unsigned long long> out(n * 12, 0);
+  REQUIRE_OK(launch("misc_ops", {1, 1, 1}, {n, 1, 1}, Params().add(in.data()).add(out.data())));
+  for (unsigned t = 0; t < (unsigned)n; ++t) {
+    unsigned x = in[t];
+    const unsigned long long* o = &out[t * 12];
+    INFO("t=" << t);
+    unsigned long long bytes = x | ((unsigned long long)t << 32), perm = 0;
+    const unsigned sel[4] = {0, 4, 1, 5};
+    for (int i = 0; i < 4; ++i) perm |= ((bytes >> (8 * sel[i])) & 0xff) << (8 * i);
+    CHECK(o[0] == perm);
+    CHECK(o[1] == (unsigned long long)(x ? __builtin_ctz(x) + 1 : 0));
+    CHECK(o[2] == ((x >> 4) & 0xff));
+    CHECK(o[3] == ((x & ~0xf00u) | ((t & 0xf) << 8)));
+    CHECK(o[4] == (unsigned long long)(float)(_Float16)(static_cast<float>(x) * 0.001f));
+    CHECK(o[5] == (t < 32 ? 1u : 0u));
+    CHECK(o[6] == (unsigned)(((((unsigned long long)t << 32) | x) << 5) >> 32));
+    CHECK(o[7] == static_cast<unsigned long long>((static_cast<u128>(0x123456789abcdefull * x) * 0xfedcba987654321ull) >> 64));
+    unsigned long long v = (unsigned long long)x << 7, rev = 0;
+    for (int k = 0; k < 64; ++k) rev |= ((v >> k) & 1ull) << (63 - k);
+    CHECK(o[8] == (rev ^ (unsigned long long)__builtin_popcountll(x * 0x100000001ull)));
+    CHECK(o[9] == ((t & 1) ? 700u : 7u));
+    CHECK(o[10] == x);
+    CHECK(o[11] == (unsigned long long)(n * (n - 1) / 2));
+  }
+}
+
+TEST_CASE("threads that exit before a barrier do not block it") {
+  std::vector<int> out(64, -1);
+  REQUIRE_OK(launch("early_exit_barrier", {2, 1, 1}, {64, 1, 1}, Params().add(out.data())));
+  for (int i = 0; i < 64; ++i) REQUIRE(out[i] == (i < 16 ? -1 : i * 2));
+}
+
+TEST_CASE("printf conversions with flags, width, precision and lengths") {
+  std::vector<std::string> printed;
+  Environment env;
+  env.print = [&](std::string_view s) { printed.emplace_back(s); };
+  long long big = -1234567890123ll;
+  double d = 3.14159;
+  REQUIRE_OK(launch("print_formats", {1, 1, 1}, {1, 1, 1}, Params().add(big).add(d), env));
+  char want[256];
+  snprintf(want, sizeof want, "[%5d|%-4x|%c|%08.3f|%e|%g|%lld|%llx|%u|%s|%%]\n", -42, 255u, 'Z', d, d, d, big, big, 4000000000u, "ok");
+  REQUIRE(printed.size() == 1);
+  CHECK(printed[0] == want);
+}
+
+TEST_CASE("lop3 from inline asm") {
+  std::vector<unsigned> in = {0xf0f0f0f0u, 0xcccccccc, 0xaaaaaaaa}, out(2, 0);
+  REQUIRE_OK(launch("lop3_kernel", {1, 1, 1}, {1, 1, 1}, Params().add(in.data()).add(out.data())));
+  CHECK(out[0] == (in[0] ^ in[1] ^ in[2]));
+  CHECK(out[1] == ((in[0] & in[1]) | (in[0] & in[2]) | (in[1] & in[2])));
+}
+
+TEST_CASE("unimplemented special registers and warp match are refused by name") {
+  unsigned out[32] = {};
+  int in[32] = {};
+  Result r = launch("envreg_kernel", {1, 1, 1}, {1, 1, 1}, Params().add(out));
+  CHECK(r.outcome == Outcome::kUnsupported);
+  CHECK(r.message.find("%envreg0") != std::string::npos);
+  r = launch("match_kernel", {1, 1, 1}, {32, 1, 1}, Params().add(in).add(out));
+  CHECK(r.outcome == Outcome::kUnsupported);
+  CHECK(r.message.find("match") != std::string::npos);
+}
+
+TEST_CASE("initialized module variables holding addresses of other variables") {
+  std::vector<std::string> printed;
+  Environment env;
+  env.print = [&](std::string_view s) { printed.emplace_back(s); };
+  std::vector<int> out(4, 0);
+  REQUIRE_OK(launch("initialized_globals", {1, 1, 1}, {4, 1, 1}, Params().add(out.data()), env));
+  CHECK(printed == std::vector<std::string>{"alpha=10\n", "beta=20\n", "alpha=30\n", "beta=10\n"});
+  CHECK(out == std::vector<int>{10 + 'a', 20 + 'b', 30 + 'a', 10 + 'b'});
+}
+
+TEST_CASE("__syncthreads_count, _and and _or") {
+  std::vector<int> in(64), out(3, -1);
+  for (int i = 0; i < 64; ++i) in[i] = i - 10;
+  REQUIRE_OK(launch("syncthreads_count", {1, 1, 1}, {64, 1, 1}, Params().add(in.data()).add(out.data())));
+  CHECK(out == std::vector<int>{53, 0, 0});
+  for (int i = 0; i < 64; ++i) in[i] = i * 3;
+  REQUIRE_OK(launch("syncthreads_count", {1, 1, 1}, {64, 1, 1}, Params().add(in.data()).add(out.data())));
+  CHECK(out == std::vector<int>{63, 1, 1});
+}
+
+TEST_CASE("registers declared in a nested block shadow the outer ones only inside it") {
+  const char* text =
+      ".version 9.0\n.target sm_75\n.address_size 64\n"
+      ".visible .entry k(.param .u64 out) {\n"
+      " .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
+      " mov.u32 %r1, 5;\n"
+      " { .reg .b32 %r1; mov.u32 %r1, 7; mov.u32 %r2, %r1; }\n"
+      " add.u32 %r2, %r2, %r1;\n"  // 7 + 5
+      " ld.param.u64 %rd1, [out];\n st.u32 [%rd1], %r2;\n ret;\n}\n";
+  std::string why;
+  auto p = parse(text, &why);
+  INFO(why);
+  REQUIRE(p);
+  uint32_t result = 0;
+  uint32_t* ptr = &result;
+  Launch l{{1, 1, 1}, {1, 1, 1}, 0, &ptr, sizeof ptr};
+  Result r = run(*p, "k", l, {});
+  INFO(r.message);
+  REQUIRE(r.outcome == Outcome::kOk);
+  CHECK(result == 12);
+}
