@@ -39,22 +39,30 @@ uint64_t stack_of(const Program& p, uint32_t f, std::vector<int>& state, std::ve
   return memo[f] = align_up(p.functions[f].local_size, 16) + deepest;
 }
 
+// Why `in` cannot run ("" if it can). Checked at every launch: no string is
+// built for an instruction that is fine.
+std::string refusal(const Program& p, const Instr& in) {
+  if (in.op == Op::kUnsupported) return "instruction " + p.texts[in.text];
+  if (in.op == Op::kCall) {
+    const Function& g = p.functions[in.ops[1].id];
+    if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail") return "call of external function " + g.name;
+  }
+  const bool no_mode = in.mode == Mode::kNone;
+  if ((in.op == Op::kLd && in.type == Type::kNone) || ((in.op == Op::kShfl || in.op == Op::kVote) && no_mode) ||
+      ((in.op == Op::kAtom || in.op == Op::kRed) && no_mode))
+    return "instruction " + p.texts[in.text];
+  if (in.type == Type::kF16 && in.op != Op::kCvt && in.op != Op::kLd && in.op != Op::kSt && in.op != Op::kMov)
+    return "instruction " + p.texts[in.text] + " (f16 arithmetic)";
+  return "";
+}
+
 // The first thing in the reachable code that run() cannot do, or "".
 std::string unsupported_in(const Program& p, const Reach& reach) {
   for (uint32_t fi : reach.functions) {
     const Function& f = p.functions[fi];
     for (const Instr& in : f.code) {
-      std::string where = " (" + f.name + ", line " + std::to_string(in.line) + ")";
-      if (in.op == Op::kUnsupported) return "instruction " + p.texts[in.text] + where;
-      if (in.op == Op::kCall) {
-        const Function& g = p.functions[in.ops[1].id];
-        if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail") return "call of external function " + g.name + where;
-      }
-      if (in.op == Op::kLd && in.type == Type::kNone) return "instruction " + p.texts[in.text] + where;
-      if ((in.op == Op::kShfl && in.mode == Mode::kNone) || (in.op == Op::kVote && in.mode == Mode::kNone)) return "instruction " + p.texts[in.text] + where;
-      if ((in.op == Op::kAtom || in.op == Op::kRed) && in.mode == Mode::kNone) return "instruction " + p.texts[in.text] + where;
-      if (in.type == Type::kF16 && in.op != Op::kCvt && in.op != Op::kLd && in.op != Op::kSt && in.op != Op::kMov)
-        return "instruction " + p.texts[in.text] + " (f16 arithmetic)" + where;
+      if (std::string why = refusal(p, in); !why.empty())
+        return why + " (" + f.name + ", line " + std::to_string(in.line) + ")";
     }
   }
   return "";
