@@ -59,6 +59,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   // Modules of this batch whose PTX a fresh or running worker lacks.
   if (!ctx.worker) ctx.worker_modules.clear();
   std::vector<std::pair<Handle, std::shared_ptr<const std::string>>> ptx;
+  Handle last_module = 0;  // handles start at 1
   {
     std::lock_guard<std::mutex> lock(ctx.mu);
     if (!ok(ctx.fault)) {
@@ -94,7 +95,8 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
       h.modeled_ns = modeled_launch_ns(config_, launch.grid, launch.block);
       if (!ctx.packet.add(h, f->second.name, launch.params)) break;  // full: the rest later
       ctx.estimates.push_back(h.modeled_ns);
-      if (ctx.worker_modules.insert(h.module).second) {
+      // A batch is mostly one module's launches: look it up once per run.
+      if (h.module != last_module && ctx.worker_modules.insert(last_module = h.module).second) {
         auto m = ctx.modules.find(h.module);
         if (m != ctx.modules.end() && m->second.ptx) ptx.emplace_back(h.module, m->second.ptx);
       }
