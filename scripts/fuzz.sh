@@ -13,7 +13,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DVGPU_FUZZ
 cmake --build "$build" --target fuzzers -j "$(nproc)" >/dev/null
 mkdir -p "$build/fuzz-artifacts"
 status=0
-for target in fatbin ring calls admin config; do
+for target in fatbin ring calls ptx admin config; do
   work=$(mktemp -d)
   cp -r "tests/fuzz/corpus/$target/." "$work/"
   echo "fuzz: $target for ${seconds}s over $(ls "$work" | wc -l) seeds"

@@ -45,16 +45,23 @@ TEST_CASE("interpreted kernels print to the program's stdout and fail asserts as
   CHECK_THAT(a.output, Catch::Contains("assert_program.cu:12:"));
 }
 
+TEST_CASE("texture and surface objects are read and written by interpreted kernels") {
+  Daemon d(kSlowWatchdog, Plugins::kNone);
+  // Every geometry, filter, address mode, mip level and surface boundary the program checks.
+  require_pass(d.run("alice", "textures"), "textures");
+}
+
 TEST_CASE("a kernel the interpreter cannot run fails by name; the daemon goes on") {
   Daemon d(kSlowWatchdog, Plugins::kNone);
-  // Texture fetches are not interpreted (a plug-in implements them).
-  const RunResult t = d.run("alice", "textures");
+  // Thread block clusters are not interpreted (a plug-in implements them).
+  const RunResult t = d.run("alice", "clusters");
   if (on_sim()) {
     CHECK(t.exit_code != 0);
-    CHECK_THAT(t.output, Catch::Contains("the sim backend's PTX interpreter cannot run it"));
+    CHECK_THAT(t.output, Catch::Contains("the sim backend's PTX interpreter cannot run it") &&
+                             Catch::Contains("%cluster_ctarank"));
     CHECK_THAT(t.output, Catch::Contains("has no CPU implementation on this host's sim backend"));
   } else {
-    require_pass(t, "textures");
+    require_pass(t, "clusters");
   }
   require_pass(d.run("bob", "saxpy"), "saxpy");
 }

@@ -35,6 +35,7 @@
 #include "vgpu/sim_kernel.h"
 #include "launch_time.h"
 #include "ptx/ptx_interpreter.h"
+#include "texture_lanes.h"
 #include "texture_sampler.h"
 #include "worker_protocol.h"
 #include "worker_ptx.h"
@@ -214,10 +215,11 @@ class Worker {
   // the same addresses.
   static const TextureDesc* texture(const vgpu_sim_launch* self, unsigned long long handle,
                                     TextureDesc::Object kind) {
-    if (!self) return nullptr;
-    const auto* w = static_cast<const Worker*>(self->backend);
-    auto it = w->textures_.find(handle);
-    return it == w->textures_.end() || it->second.object != kind ? nullptr : &it->second;
+    return self ? static_cast<const Worker*>(self->backend)->find_texture(handle, kind) : nullptr;
+  }
+  const TextureDesc* find_texture(uint64_t handle, TextureDesc::Object kind) const {
+    auto it = textures_.find(handle);
+    return it == textures_.end() || it->second.object != kind ? nullptr : &it->second;
   }
   static constexpr int kBadAccess = 700;  // cudaErrorIllegalAddress
 
@@ -468,6 +470,22 @@ class Worker {
       printed_ += text.size();
       printf_.append(text);
       if (printf_.size() >= wire::kMaxPrintfChunk) send_printf();
+    };
+    env.texture_read = [this](uint64_t handle, const float coord[3], int layer, float lod, uint32_t out[4]) {
+      const TextureDesc* d = find_texture(handle, TextureDesc::Object::kTexture);
+      return d && sim::texture_lanes(*d, coord, layer, lod, out);
+    };
+    env.texture_fetch = [this](uint64_t handle, int64_t index, uint32_t out[4]) {
+      const TextureDesc* d = find_texture(handle, TextureDesc::Object::kTexture);
+      return d && sim::texture_fetch_lanes(*d, index, out);
+    };
+    env.surface_access = [this](uint64_t handle, int64_t x, int64_t y, int64_t z, void* data, size_t size,
+                                int boundary, bool write) {
+      const TextureDesc* d = find_texture(handle, TextureDesc::Object::kSurface);
+      if (!d) return false;
+      auto* memory = reinterpret_cast<uint8_t*>(d->base);
+      return (write ? sim::surface_write(*d, memory, data, size, x, y, z, boundary)
+                    : sim::surface_read(*d, memory, x, y, z, data, size, boundary)) == 0;
     };
     const ptx::Result r = ptx::run(*program, name, l, env);
     switch (r.outcome) {

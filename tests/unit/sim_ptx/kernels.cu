@@ -261,3 +261,38 @@ extern "C" __global__ void syncthreads_count(const int* in, int* out) {
   int any = __syncthreads_or(v > 100);
   if (threadIdx.x == 0) { out[0] = count; out[1] = all; out[2] = any; }
 }
+
+// Texture and surface objects: every tex geometry and a tex1Dfetch; the test's texture unit
+// answers with values that encode what it was asked.
+extern "C" __global__ void texture_reads(cudaTextureObject_t t, cudaTextureObject_t lin, float* f, int* i) {
+  f[0] = tex1D<float>(t, 9.5f);
+  f[1] = tex2D<float>(t, 1.5f, 2.5f);
+  f[2] = tex3D<float>(t, 1.0f, 2.0f, 3.0f);
+  f[3] = texCubemap<float>(t, 4.0f, 5.0f, 6.0f);
+  float4 v = tex2DLayered<float4>(t, 0.5f, 0.25f, 3);
+  f[4] = v.x; f[5] = v.y; f[6] = v.z; f[7] = v.w;
+  f[8] = tex1DLayered<float>(t, 7.0f, 2);
+  float4 l = tex2DLod<float4>(t, 1.0f, 2.0f, 1.5f);
+  f[9] = l.x; f[10] = l.z;
+  i[0] = tex1Dfetch<int>(lin, 7);
+  char4 c = tex1Dfetch<char4>(lin, 2);
+  i[1] = c.x; i[2] = c.y; i[3] = c.z; i[4] = c.w;
+  uint2 u = tex2D<uint2>(t, 0.0f, 0.0f);
+  i[5] = (int)u.y;
+}
+
+extern "C" __global__ void surface_rw(cudaSurfaceObject_t s, int* out) {
+  int v;
+  surf2Dread(&v, s, 8, 3);
+  out[0] = v;
+  surf2Dwrite(v + 1, s, 12, 3);
+  surf2Dread(&v, s, 400, 3, cudaBoundaryModeZero);
+  out[1] = v;
+  short2 p = surf1Dread<short2>(s, 4);
+  out[2] = p.x; out[3] = p.y;
+  surf2DLayeredwrite(make_int2(5, 6), s, 0, 1, 2);
+  if (out[4] == 1) {  // outside, trap mode: the kernel traps
+    surf2Dread(&v, s, 400, 3);
+    out[4] = v;
+  }
+}

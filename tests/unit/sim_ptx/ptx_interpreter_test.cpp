@@ -331,6 +331,17 @@ TEST_CASE("malformed PTX fails to parse with a message") {
     CHECK(p == nullptr);
     CHECK(!why.empty());
   }
+  // Deeply nested braces (a hostile guest's PTX) fail without deep recursion.
+  {
+    std::string nested = ".visible .entry k() {\n .reg .b32 %r<2>;\n mov.b32 %r1, ";
+    nested += std::string(1 << 20, '{');
+    std::string why;
+    CHECK(parse(nested, &why) == nullptr);
+    CHECK_THAT(why, Catch::Contains("vector element"));
+    why.clear();
+    CHECK(parse(".visible .entry k() {\n .reg .b64 %rd<2>;\n ld.u32 %rd1, [%rd0, {%rd1}];\n}\n", &why) == nullptr);
+    CHECK_THAT(why, Catch::Contains("coordinates in a memory operand of ld.u32"));
+  }
   // Random truncations of the real module never crash.
   std::ifstream f(VGPU_TEST_PTX);
   std::stringstream ss;
@@ -464,4 +475,109 @@ TEST_CASE("registers declared in a nested block shadow the outer ones only insid
   INFO(r.message);
   REQUIRE(r.outcome == Outcome::kOk);
   CHECK(result == 12);
+}
+
+namespace {
+
+uint32_t bits_of(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+// A texture unit whose answers encode the question: texture 11 returns x*100 + y*10 + z, the
+// layer + 0.5, the level of detail and -1; texture 12 (linear) returns index, -index, 300,
+// -300; surface 21 is 3 layers of 4 rows of 8 ints, each z*100 + y*10 + x at first.
+struct TestTextureUnit {
+  int32_t surface[3][4][8];
+  Environment env;
+  TestTextureUnit() {
+    for (int z = 0; z < 3; ++z)
+      for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 8; ++x) surface[z][y][x] = z * 100 + y * 10 + x;
+    env.texture_read = [](uint64_t h, const float c[3], int layer, float lod, uint32_t out[4]) {
+      if (h != 11) return false;
+      out[0] = bits_of(c[0] * 100 + c[1] * 10 + c[2]);
+      out[1] = bits_of(static_cast<float>(layer) + 0.5f);
+      out[2] = bits_of(lod);
+      out[3] = bits_of(-1.0f);
+      return true;
+    };
+    env.texture_fetch = [](uint64_t h, int64_t index, uint32_t out[4]) {
+      if (h != 12) return false;
+      const int32_t v[4] = {static_cast<int32_t>(index), -static_cast<int32_t>(index), 300, -300};
+      memcpy(out, v, sizeof v);
+      return true;
+    };
+    env.surface_access = [this](uint64_t h, int64_t x, int64_t y, int64_t z, void* data, size_t size, int boundary,
+                                bool write) {
+      if (h != 21) return false;
+      if (x < 0 || x + static_cast<int64_t>(size) > 32 || y < 0 || y >= 4 || z < 0 || z >= 3) {
+        if (boundary != 0) return false;  // this unit traps what it does not zero
+        if (!write) memset(data, 0, size);
+        return true;
+      }
+      auto* at = reinterpret_cast<uint8_t*>(&surface[z][y][0]) + x;
+      if (write) memcpy(at, data, size);
+      else memcpy(data, at, size);
+      return true;
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("texture objects: every geometry, levels of detail, tex1Dfetch and integer results") {
+  TestTextureUnit unit;
+  std::vector<float> f(11, -7);
+  std::vector<int> i(6, -7);
+  REQUIRE_OK(launch("texture_reads", {1, 1, 1}, {1, 1, 1},
+                    Params().add(uint64_t{11}).add(uint64_t{12}).add(f.data()).add(i.data()), unit.env));
+  CHECK(f[0] == 950);    // tex1D
+  CHECK(f[1] == 175);    // tex2D
+  CHECK(f[2] == 123);    // tex3D
+  CHECK(f[3] == 456);    // texCubemap: the direction
+  CHECK(f[4] == 52.5f);  // tex2DLayered: x, y ...
+  CHECK(f[5] == 3.5f);   // ... layer 3
+  CHECK(f[6] == 0);      // no level of detail
+  CHECK(f[7] == -1);
+  CHECK(f[8] == 700);    // tex1DLayered
+  CHECK(f[9] == 120);    // tex2DLod ...
+  CHECK(f[10] == 1.5f);  // ... at level 1.5
+  CHECK(i[0] == 7);      // tex1Dfetch<int>
+  CHECK(i[1] == 2);      // tex1Dfetch<char4>: each lane narrowed
+  CHECK(i[2] == -2);
+  CHECK(i[3] == 44);
+  CHECK(i[4] == -44);
+  CHECK(static_cast<uint32_t>(i[5]) == bits_of(0.5f));  // tex2D<uint2>: lanes as they came
+
+  SECTION("an object the unit does not know traps") {
+    Result r = launch("texture_reads", {1, 1, 1}, {1, 1, 1},
+                      Params().add(uint64_t{99}).add(uint64_t{12}).add(f.data()).add(i.data()), unit.env);
+    CHECK(r.outcome == Outcome::kTrap);
+    CHECK_THAT(r.message, Catch::Contains("not one of this context's textures"));
+  }
+  SECTION("without a texture unit the kernel is refused by name before it runs") {
+    std::fill(f.begin(), f.end(), -7.0f);
+    Result r = launch("texture_reads", {1, 1, 1}, {1, 1, 1},
+                      Params().add(uint64_t{11}).add(uint64_t{12}).add(f.data()).add(i.data()));
+    CHECK(r.outcome == Outcome::kUnsupported);
+    CHECK_THAT(r.message, Catch::Contains("tex.1d.v4.f32.f32") && Catch::Contains("no texture unit"));
+    CHECK(f[0] == -7);
+  }
+}
+
+TEST_CASE("surface objects: reads, writes, vectors, layers and boundary modes") {
+  TestTextureUnit unit;
+  std::vector<int> out(5, 0);
+  REQUIRE_OK(launch("surface_rw", {1, 1, 1}, {1, 1, 1}, Params().add(uint64_t{21}).add(out.data()), unit.env));
+  CHECK(out[0] == 32);             // byte 8 of row 3: element 2
+  CHECK(unit.surface[0][3][3] == 33);  // written at byte 12
+  CHECK(out[1] == 0);              // outside, zero mode
+  CHECK(out[2] == 1);              // short2 at byte 4: element 1's two halves
+  CHECK(out[3] == 0);
+  CHECK(unit.surface[2][1][0] == 5);  // int2 into layer 2, row 1
+  CHECK(unit.surface[2][1][1] == 6);
+  CHECK(unit.surface[1][1][0] == 110);  // other layers untouched
+
+  out[4] = 1;  // now also read outside in trap mode
+  Result r = launch("surface_rw", {1, 1, 1}, {1, 1, 1}, Params().add(uint64_t{21}).add(out.data()), unit.env);
+  CHECK(r.outcome == Outcome::kTrap);
+  CHECK_THAT(r.message, Catch::Contains("surface read outside the surface"));
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ptx_interpreter.h"
+#include "ptx_values.h"
 
 namespace vgpu::executor::sim::ptx {
 
@@ -57,9 +58,23 @@ enum class Stop : uint8_t { kBarrier, kCollective, kExit, kError };
 Stop run_thread(Context& c, Thread& t);
 
 // The value of an operand that is not memory (register, immediate, special register, symbol).
-uint64_t operand_value(Context& c, Thread& t, const Operand& o);
+// Inline for the common operands: the interpreter reads two or three per instruction.
+uint64_t operand_value_slow(Context& c, Thread& t, const Operand& o);
+inline uint64_t operand_value(Context& c, Thread& t, const Operand& o) {
+  if (o.kind == Operand::kReg && !o.negate) return t.r[o.id];
+  if (o.kind == Operand::kImm) return (uint64_t)o.value;
+  return operand_value_slow(c, t, o);
+}
 // Stores a value into a destination register, normalized for the type (sign- or zero-extended).
-void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty);
+inline void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty) {
+  if (o.kind == Operand::kReg) t.r[o.id] = normalize(v, ty);
+}
+
+// Ends the launch with Outcome::kTrap: `why`, the instruction and its line. Returns false.
+bool trap(Context& c, const Instr& in, const std::string& why);
+
+// tex, suld and sust, through the environment's texture unit; false after trapping.
+bool texture_instruction(Context& c, Thread& t, const Instr& in);
 
 // Device printf: formats vprintf(fmt, args) as printf would.
 std::string format_printf(const char* fmt, const uint8_t* args);

@@ -41,8 +41,24 @@ uint64_t stack_of(const Program& p, uint32_t f, std::vector<int>& state, std::ve
 
 // Why `in` cannot run ("" if it can). Checked at every launch: no string is
 // built for an instruction that is fine.
-std::string refusal(const Program& p, const Instr& in) {
+std::string texture_refusal(const Program& p, const Instr& in, const Environment& env) {
+  const std::string name = "instruction " + p.texts[in.text];
+  const bool tex = in.op == Op::kTex;
+  const Operand& mem = in.ops[tex || in.op == Op::kSuld ? 1 : 0];
+  if (mem.kind != Operand::kMem || mem.mem_base != 1) return name + " (a texture or surface reference, not an object)";
+  if (!(tex ? env.texture_read && env.texture_fetch : bool(env.surface_access))) return name + " (no texture unit)";
+  const Operand& coords = in.ops[tex || in.op == Op::kSuld ? 2 : 1];
+  const Operand& data = in.ops[in.op == Op::kSust ? 2 : 0];
+  if (in.mode == Mode::kNone || coords.kind != Operand::kVec || (tex && data.kind != Operand::kVec)) return name;
+  if (tex && ((in.type2 != Type::kF32 && in.type2 != Type::kS32) || ((in.flags & kLevel) && in.num_operands < 4))) return name;
+  if (tex && in.type != Type::kF32 && in.type != Type::kS32 && in.type != Type::kU32) return name;
+  if (!tex && type_float(in.type)) return name;
+  return "";
+}
+
+std::string refusal(const Program& p, const Instr& in, const Environment& env) {
   if (in.op == Op::kUnsupported) return "instruction " + p.texts[in.text];
+  if (in.op == Op::kTex || in.op == Op::kSuld || in.op == Op::kSust) return texture_refusal(p, in, env);
   if (in.op == Op::kCall) {
     const Function& g = p.functions[in.ops[1].id];
     if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail") return "call of external function " + g.name;
@@ -57,11 +73,11 @@ std::string refusal(const Program& p, const Instr& in) {
 }
 
 // The first thing in the reachable code that run() cannot do, or "".
-std::string unsupported_in(const Program& p, const Reach& reach) {
+std::string unsupported_in(const Program& p, const Reach& reach, const Environment& env) {
   for (uint32_t fi : reach.functions) {
     const Function& f = p.functions[fi];
     for (const Instr& in : f.code) {
-      if (std::string why = refusal(p, in); !why.empty())
+      if (std::string why = refusal(p, in, env); !why.empty())
         return why + " (" + f.name + ", line " + std::to_string(in.line) + ")";
     }
   }
@@ -222,7 +238,7 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   std::vector<int> state(p.functions.size(), 0);
   std::vector<uint64_t> memo(p.functions.size(), 0);
   reach.stack_bytes = stack_of(p, it->second, state, memo, reach, 0);
-  if (std::string u = unsupported_in(p, reach); !u.empty()) return fail(Outcome::kUnsupported, "unsupported " + u);
+  if (std::string u = unsupported_in(p, reach, env); !u.empty()) return fail(Outcome::kUnsupported, "unsupported " + u);
 
   Context c;
   c.p = &p;

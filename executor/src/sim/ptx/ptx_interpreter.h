@@ -19,6 +19,22 @@ struct Environment {
   // What the kernel printed (device printf: the PTX calls `vprintf(fmt, args)`), formatted as
   // printf would, one call per printf.
   std::function<void(std::string_view text)> print;
+
+  // The texture unit, for tex, suld and sust on texture and surface objects (the handle a
+  // kernel got as a cudaTextureObject_t / cudaSurfaceObject_t). Without it a kernel that uses
+  // them is refused. Each returns false when `handle` is no texture (surface) object of this
+  // context, or a surface access traps; the kernel then traps.
+  // texture_read: tex's four 32-bit results (floats, or integer elements widened) at `coord` (x,
+  // y, z; a cubemap's direction), in `layer` of a layered texture, at level of detail `lod`.
+  std::function<bool(uint64_t handle, const float coord[3], int layer, float lod, uint32_t out[4])>
+      texture_read;
+  // texture_fetch: tex.1d with an integer coordinate (tex1Dfetch): element `index`.
+  std::function<bool(uint64_t handle, int64_t index, uint32_t out[4])> texture_fetch;
+  // surface_access: `size` bytes at byte `x` of row `y` of slice (layer) `z`, read into or
+  // written from `data`; boundary: 0 zero, 1 clamp, 2 trap (cudaSurfaceBoundaryMode).
+  std::function<bool(uint64_t handle, int64_t x, int64_t y, int64_t z, void* data, size_t size,
+                     int boundary, bool write)>
+      surface_access;
 };
 
 struct Launch {

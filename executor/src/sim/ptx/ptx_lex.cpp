@@ -108,16 +108,5 @@ bool parse_number(std::string_view s, uint64_t* bits, bool* int_literal) {
   return end && *end == 0 && errno == 0 && !t.empty();
 }
 
-int type_size(Type t) {
-  switch (t) {
-    case Type::kNone: return 0;
-    case Type::kPred: case Type::kB8: case Type::kU8: case Type::kS8: return 1;
-    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: return 2;
-    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: return 4;
-    default: return 8;
-  }
-}
-bool type_signed(Type t) { return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64; }
-bool type_float(Type t) { return t == Type::kF16 || t == Type::kF32 || t == Type::kF64; }
 
 }  // namespace vgpu::executor::sim::ptx

@@ -21,7 +21,7 @@ const OpName kOps[] = {
     {"bra", Op::kBra}, {"ret", Op::kRet}, {"exit", Op::kExit}, {"call", Op::kCall},
     {"bar", Op::kBar}, {"barrier", Op::kBar}, {"membar", Op::kNop}, {"fence", Op::kNop},
     {"trap", Op::kTrap}, {"shfl", Op::kShfl}, {"vote", Op::kVote}, {"activemask", Op::kActivemask},
-    {"brkpt", Op::kNop}, {"prefetch", Op::kNop}, {"prefetchu", Op::kNop}, {"pmevent", Op::kNop},
+    {"tex", Op::kTex}, {"suld", Op::kSuld}, {"sust", Op::kSust}, {"brkpt", Op::kNop}, {"prefetch", Op::kNop}, {"prefetchu", Op::kNop}, {"pmevent", Op::kNop},
 };
 
 std::optional<Cmp> cmp_of(std::string_view s) {
@@ -87,6 +87,18 @@ bool decode_opcode(std::string_view text, Instr* in) {
     if (op == Op::kShf) {
       if (m == "l") { in->mode = Mode::kLeft; continue; } if (m == "r") { in->mode = Mode::kRight; continue; }
       if (m == "clamp") { in->flags |= kClamp; continue; } if (m == "wrap") continue;
+    }
+    if (op == Op::kTex || op == Op::kSuld || op == Op::kSust) {
+      static const std::pair<const char*, Mode> k[] = {{"1d", Mode::kTex1d}, {"2d", Mode::kTex2d}, {"3d", Mode::kTex3d}, {"a1d", Mode::kTexA1d}, {"a2d", Mode::kTexA2d}, {"cube", Mode::kTexCube}, {"acube", Mode::kTexACube}};
+      bool found = false;
+      for (auto& [n, md] : k) if (m == n) { in->mode = md; found = true; }
+      if (found) continue;
+      if (op == Op::kTex && m == "level") { in->flags |= kLevel; continue; }
+      if (op == Op::kTex && m == "base") continue;
+      // Surfaces: unformatted (.b) access only; what happens outside the surface.
+      if (op != Op::kTex && (m == "b" || m == "trap")) continue;
+      if (op != Op::kTex && m == "clamp") { in->flags |= kClamp; continue; }
+      if (op != Op::kTex && m == "zero") { in->flags |= kBoundaryZero; continue; }
     }
     if (m == "global") { in->space = Space::kGlobal; continue; }
     if (m == "shared" || m == "shared::cta") { in->space = Space::kShared; continue; }

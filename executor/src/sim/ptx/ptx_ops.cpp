@@ -16,11 +16,6 @@ namespace {
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
-bool trap(Context& c, const Instr& in, const std::string& why) {
-  c.result.outcome = Outcome::kTrap;
-  c.result.message = why + " (" + c.p->texts[in.text] + ", line " + std::to_string(in.line) + ")";
-  return false;
-}
 
 // The host address of a memory operand, checked against the window it lives in.
 uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
@@ -112,7 +107,13 @@ uint64_t special(Context& c, Thread& t, Special s) {
 
 }  // namespace
 
-uint64_t operand_value(Context& c, Thread& t, const Operand& o) {
+bool trap(Context& c, const Instr& in, const std::string& why) {
+  c.result.outcome = Outcome::kTrap;
+  c.result.message = why + " (" + c.p->texts[in.text] + ", line " + std::to_string(in.line) + ")";
+  return false;
+}
+
+uint64_t operand_value_slow(Context& c, Thread& t, const Operand& o) {
   switch (o.kind) {
     case Operand::kReg: return o.negate ? !(t.r[o.id] & 1) : t.r[o.id];
     case Operand::kImm: return (uint64_t)o.value;
@@ -125,10 +126,6 @@ uint64_t operand_value(Context& c, Thread& t, const Operand& o) {
     }
     default: return 0;
   }
-}
-
-void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty) {
-  if (o.kind == Operand::kReg) t.r[o.id] = normalize(v, ty);
 }
 
 namespace {
@@ -542,6 +539,9 @@ Stop run_thread(Context& c, Thread& t) {
         }
         case Op::kBar: return Stop::kBarrier;  // left at t.pc: the release steps over it
         case Op::kTrap: trap(c, in, "trap"); return Stop::kError;
+        case Op::kTex: case Op::kSuld: case Op::kSust:
+          if (!texture_instruction(c, t, in)) return Stop::kError;
+          break;
         case Op::kShfl: case Op::kVote: case Op::kActivemask: return Stop::kCollective;
         case Op::kUnsupported:
           c.result.outcome = Outcome::kUnsupported;

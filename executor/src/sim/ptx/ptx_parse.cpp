@@ -61,6 +61,9 @@ class Parser {
   Scope* scope_ = nullptr;
   uint32_t cur_func_ = 0;
   std::string pending_name_;  // set by operand() for a name it could not resolve yet
+  // A texture or surface address `[handle, {coordinates}]`: operand() returns the handle and
+  // leaves the coordinates here, for the operand slot after it.
+  std::optional<Operand> coordinates_;
   std::string unknown_special_;  // a %name that is neither a register nor a special we know
   std::unordered_map<std::string, uint32_t> module_symbols_;
   struct Pending { uint32_t func, instr, op, line; std::string name; };
@@ -389,6 +392,11 @@ bool Parser::operand(Operand* o, bool label) {
       }
       if (accept("+")) { int64_t v; if (!number(&v)) return false; o->value = v; }
       else if (is("-")) { int64_t v; if (!number(&v)) return false; o->value = v; }
+      if (accept(",")) {
+        Operand c;
+        if (coordinates_ || !is("{") || !operand(&c, false)) return fail("bad texture or surface coordinates");
+        coordinates_ = c;
+      }
     } else {
       int64_t v; if (!number(&v)) return false; o->value = v;
     }
@@ -397,7 +405,12 @@ bool Parser::operand(Operand* o, bool label) {
   if (accept("{")) {
     o->kind = Operand::kVec;
     std::vector<Operand> elems;
-    do { Operand e; if (!operand(&e, false)) return false; elems.push_back(e); } while (accept(","));
+    do {
+      if (is("{") || is("[")) return fail("unsupported vector element");  // and no unbounded recursion
+      Operand e;
+      if (!operand(&e, false)) return false;
+      elems.push_back(e);
+    } while (accept(","));
     if (!expect("}")) return false;
     if (elems.size() > 8) return fail("vector too long");
     o->id = (uint32_t)p_->vector_elements.size();
@@ -489,6 +502,7 @@ bool Parser::call(Function& f, Instr& in) {
 
 bool Parser::instruction(Function& f) {
   Instr in;
+  coordinates_.reset();
   in.line = peek().line;
   if (accept("@")) {
     in.guard_negate = accept("!");
@@ -519,6 +533,12 @@ bool Parser::instruction(Function& f) {
     if (!operand(&o, in.op == Op::kBra)) return false;
     uint32_t slot = n++;
     in.ops[slot] = o;
+    if (coordinates_) {
+      if (in.op != Op::kTex && in.op != Op::kSuld && in.op != Op::kSust) return fail("coordinates in a memory operand of " + std::string(opcode));
+      if (n >= 6) return fail("too many operands");
+      in.ops[n++] = *coordinates_;
+      coordinates_.reset();
+    }
     if (!pending_name_.empty()) {
       if (o.kind == Operand::kLabel) scope_->branch_fixups.push_back({(uint32_t)f.code.size(), pending_name_});
       else pending_.push_back({cur_func_, (uint32_t)f.code.size(), slot, in.line, pending_name_});

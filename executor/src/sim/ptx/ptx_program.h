@@ -7,6 +7,7 @@
 //     src/sim/ptx/ptx_parse.cpp        # PTX text -> decoded instructions
 //     src/sim/ptx/ptx_interpreter.cpp  # a grid of CTAs, threads, barriers, warps
 //     src/sim/ptx/ptx_ops.cpp          # each instruction's semantics
+//     src/sim/ptx/ptx_texture_ops.cpp  # tex, suld, sust on the backend's texture unit
 //     src/sim/ptx/ptx_convert.cpp      # cvt and setp: conversions and comparisons
 //     src/sim/ptx/ptx_printf.cpp)      # device printf's argument buffer, formatted
 //   target_include_directories(vgpu_sim_ptx PUBLIC src/sim)
@@ -28,9 +29,16 @@ namespace vgpu::executor::sim::ptx {
 enum class Type : uint8_t {
   kNone, kPred, kB8, kU8, kS8, kB16, kU16, kS16, kF16, kB32, kU32, kS32, kF32, kB64, kU64, kS64, kF64
 };
-int type_size(Type t);  // bytes; .pred counts as 1
-bool type_signed(Type t);
-bool type_float(Type t);
+// Inline: the interpreter asks for every instruction it runs.
+inline constexpr int type_size(Type t) {  // bytes; .pred counts as 1
+  constexpr int8_t kSize[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8};
+  return kSize[static_cast<uint8_t>(t)];
+}
+inline constexpr bool type_signed(Type t) {
+  return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64;
+}
+inline constexpr bool type_float(Type t) { return t == Type::kF16 || t == Type::kF32 || t == Type::kF64; }
+static_assert(type_size(Type::kF64) == 8 && type_size(Type::kPred) == 1 && type_size(Type::kF16) == 2);
 
 enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kConst, kParam };
 
@@ -40,7 +48,7 @@ enum class Op : uint8_t {
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kShf, kSelp, kSlct, kSetp, kSet, kCvt, kCvta, kSqrt,
   kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh, kCopysign, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt,
   kBfind, kLop3, kTestp, kAtom, kRed, kBra, kRet, kExit, kCall, kBar, kNop, kTrap, kShfl, kVote,
-  kActivemask,
+  kActivemask, kTex, kSuld, kSust,
 };
 
 enum class Cmp : uint8_t {
@@ -55,6 +63,7 @@ enum class Mode : uint8_t {
   kAll, kAny, kUni, kBallot,                                          // vote
   kFinite, kInfinite, kNumber, kNotANumber, kNormal, kSubnormal,      // testp
   kLeft, kRight,                                                      // shf
+  kTex1d, kTex2d, kTex3d, kTexA1d, kTexA2d, kTexCube, kTexACube,      // tex/suld/sust geometry
 };
 
 // Instruction modifier bits.
@@ -63,6 +72,8 @@ enum Flag : uint32_t {
   kCarryIn = 1u << 5, kRn = 1u << 6, kRz = 1u << 7, kRm = 1u << 8, kRp = 1u << 9,
   kRni = 1u << 10, kRzi = 1u << 11, kRmi = 1u << 12, kRpi = 1u << 13, kTo = 1u << 14,
   kClamp = 1u << 15, kApprox = 1u << 16, kShiftAmt = 1u << 17,
+  kLevel = 1u << 18,         // tex.level: an explicit level of detail
+  kBoundaryZero = 1u << 19,  // suld/sust .zero (.clamp is kClamp; neither: .trap)
 };
 
 enum class Special : uint8_t {
