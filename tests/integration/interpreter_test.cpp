@@ -21,7 +21,7 @@ const std::vector<std::string> kSlowWatchdog = {"--watchdog-s", "120"};
 TEST_CASE("with no plug-in, programs' kernels run from their PTX and compute the right results") {
   Daemon d(kSlowWatchdog, Plugins::kNone);
   for (const std::string path :
-       {"class_kernels", "static/class_kernels", "vector_add", "saxpy", "constant_memory",
+       {"class_kernels", "static/class_kernels", "thrust_algorithms", "vector_add", "saxpy", "constant_memory",
         "struct_param", "streams_events", "static/constant_memory"}) {
     SECTION(path) {
       const std::string name = path.substr(path.find('/') + 1);

@@ -33,8 +33,14 @@ __global__ void spin(int* flag) {
 __global__ void fail() {}
 __global__ void escape(long long* out) { out[0] = 0; }
 // No plug-in implements it, and its PTX holds an instruction the sim's
-// interpreter refuses (nanosleep; if it ever learns it, pick another).
-__global__ void no_impl(int x) { __nanosleep(static_cast<unsigned>(x)); }
+// interpreter refuses (%envreg0, which no kernel of CUDA's own reads; if it
+// ever learns it, pick another).
+__global__ void no_impl(int x) {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%envreg0;" : "=r"(v));
+  (void)v;
+  (void)x;
+}
 // No plug-in either: these run from their PTX (the interpreter).
 __global__ void interpreted(int* out, int base) {
   __shared__ int twice[32];

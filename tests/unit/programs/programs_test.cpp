@@ -4,8 +4,8 @@
 //    static_runtime, which must not have it), and a fat binary.
 // 2. Every kernel in every program (read from the binaries' cubins) has an
 //    implementation vgpu_sim_<mangled name> in the plug-in, except
-//    not_in_plugin, which must not have one, and class_kernels' kernels, which
-//    the sim runs from their PTX (a plug-in would hide the interpreter); and the plug-in implements no
+//    not_in_plugin, which must not have one, and class_kernels' and thrust_algorithms' kernels,
+//    which the sim runs from their PTX (a plug-in would hide the interpreter); and the plug-in implements no
 //    kernel that no program has (a renamed kernel shows up on both sides).
 // 3. The implementations, called directly on host memory with parameter
 //    buffers packed as the cubin's .nv.info says, compute what the kernels do.
@@ -155,7 +155,7 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
       "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads",
       "cub_tuning", "many_copies", "clusters", "graph_conditionals", "graph_api",
-      "pitched_copies", "class_kernels"};
+      "pitched_copies", "class_kernels", "thrust_algorithms"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
@@ -193,7 +193,7 @@ TEST_CASE("the plug-in implements every kernel of every program", "[programs]") 
         CHECK(implementation(k->name) == nullptr);
       else if (p.name == "cub_tuning" && k->name.starts_with("_ZN3cub"))
         continue;  // CUB's own: cub_tuning plans with them and never launches them
-      else if (p.name == "class_kernels")
+      else if (p.name == "class_kernels" || p.name == "thrust_algorithms")
         CHECK(implementation(k->name) == nullptr);  // the sim interprets their PTX
       else
         CHECK(implementation(k->name) != nullptr);

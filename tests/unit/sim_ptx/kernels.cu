@@ -296,3 +296,12 @@ extern "C" __global__ void surface_rw(cudaSurfaceObject_t s, int* out) {
     out[4] = v;
   }
 }
+
+// Lanes exchange values through shared memory with only __syncwarp between (CUB's warp
+// transposes do).
+extern "C" __global__ void syncwarp_exchange(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x * 3;
+  __syncwarp();
+  out[threadIdx.x] = s[threadIdx.x ^ 31];
+}

@@ -124,7 +124,9 @@ void run_collective(Context& c, std::vector<Thread*>& group) {
   uint32_t mask = 0;
   Thread* lane_thread[32] = {};
   for (Thread* t : group) { mask |= 1u << (t->linear % 32); lane_thread[t->linear % 32] = t; }
-  if (in.op == Op::kActivemask) {
+  if (in.op == Op::kWarpSync) {
+    // Nothing to compute: the lanes just all got here.
+  } else if (in.op == Op::kActivemask) {
     for (Thread* t : group) write_reg(*t, in.ops[0], mask, Type::kB32);
   } else if (in.op == Op::kVote) {
     uint32_t ballot = 0;

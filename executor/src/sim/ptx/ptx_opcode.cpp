@@ -21,7 +21,7 @@ const OpName kOps[] = {
     {"bra", Op::kBra}, {"ret", Op::kRet}, {"exit", Op::kExit}, {"call", Op::kCall},
     {"bar", Op::kBar}, {"barrier", Op::kBar}, {"membar", Op::kNop}, {"fence", Op::kNop},
     {"trap", Op::kTrap}, {"shfl", Op::kShfl}, {"vote", Op::kVote}, {"activemask", Op::kActivemask},
-    {"tex", Op::kTex}, {"suld", Op::kSuld}, {"sust", Op::kSust}, {"brkpt", Op::kNop}, {"prefetch", Op::kNop}, {"prefetchu", Op::kNop}, {"pmevent", Op::kNop},
+    {"tex", Op::kTex}, {"suld", Op::kSuld}, {"sust", Op::kSust}, {"brkpt", Op::kNop}, {"nanosleep", Op::kNop}, {"prefetch", Op::kNop}, {"prefetchu", Op::kNop}, {"pmevent", Op::kNop},
 };
 
 std::optional<Cmp> cmp_of(std::string_view s) {
@@ -43,7 +43,9 @@ bool decode_opcode(std::string_view text, Instr* in) {
   size_t dot = text.find('.');
   std::string_view base = text.substr(0, dot);
   in->op = Op::kUnsupported;
-  if (text == "bar.warp.sync") { in->op = Op::kNop; return true; }  // warps run converged here
+  // __syncwarp: the warp's threads meet there (the interpreter runs them one at a time, so a
+  // value one lane stored in shared memory is seen by the others only after it).
+  if (text == "bar.warp.sync") { in->op = Op::kWarpSync; return true; }
   for (auto& o : kOps) if (base == o.name) in->op = o.op;
   if (in->op == Op::kUnsupported) return false;
   if (base == "addc" || base == "subc" || base == "madc") in->flags |= kCarryIn;
@@ -114,7 +116,7 @@ bool decode_opcode(std::string_view text, Instr* in) {
     for (auto& [n, f] : kFlags) if (m == n) { in->flags |= f; found = true; }
     if (found) continue;
     // Qualifiers that change nothing for a one-thread-at-a-time interpreter on coherent memory.
-    static const char* kIgnored[] = {"ftz", "full", "uni", "nc", "sync", "aligned", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "volatile", "cta", "gpu", "sys", "gl", "noftz", "arrive", "red", "L1::evict_last", "L1::evict_first", "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged", "L2::evict_first", "L2::evict_last", "L2::evict_normal"};
+    static const char* kIgnored[] = {"L1", "L2", "ftz", "full", "uni", "nc", "sync", "aligned", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "volatile", "cta", "gpu", "sys", "gl", "noftz", "arrive", "red", "L1::evict_last", "L1::evict_first", "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged", "L2::evict_first", "L2::evict_last", "L2::evict_normal"};
     for (const char* ig : kIgnored) if (m == ig) found = true;
     if (found) continue;
     in->op = Op::kUnsupported;

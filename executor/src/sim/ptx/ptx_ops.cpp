@@ -542,7 +542,7 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kTex: case Op::kSuld: case Op::kSust:
           if (!texture_instruction(c, t, in)) return Stop::kError;
           break;
-        case Op::kShfl: case Op::kVote: case Op::kActivemask: return Stop::kCollective;
+        case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kWarpSync: return Stop::kCollective;
         case Op::kUnsupported:
           c.result.outcome = Outcome::kUnsupported;
           c.result.message = "unsupported instruction " + p.texts[in.text];

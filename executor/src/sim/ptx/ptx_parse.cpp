@@ -381,7 +381,7 @@ bool Parser::operand(Operand* o, bool label) {
     o->kind = Operand::kMem;
     if (peek().kind == Token::kIdent) {
       std::string_view n = next().text;
-      if (n[0] == '%') {
+      if (n[0] == '%' || (scope_ && scope_->regs.count(std::string(n)))) {
         Operand r; if (!(--i_, operand(&r, false))) return false;
         if (r.kind != Operand::kReg) return fail("unsupported address register " + std::string(n));
         o->mem_base = 1; o->id = r.id;
@@ -416,7 +416,10 @@ bool Parser::operand(Operand* o, bool label) {
     o->id = (uint32_t)p_->vector_elements.size();
     o->value = (int64_t)elems.size();
     for (auto& e : elems) {
-      if (e.kind != Operand::kReg && e.kind != Operand::kImm && e.kind != Operand::kSink) return fail("unsupported vector element");
+      const bool resolved_symbol = e.kind == Operand::kSym && e.id != UINT32_MAX;  // no fixups inside vectors
+      if (e.kind != Operand::kReg && e.kind != Operand::kImm && e.kind != Operand::kSink && e.kind != Operand::kSpecial &&
+          !resolved_symbol)
+        return fail("unsupported vector element");
       p_->vector_elements.push_back(e);
     }
     return true;
@@ -433,17 +436,20 @@ bool Parser::operand(Operand* o, bool label) {
   if (peek().kind != Token::kIdent) return fail("unexpected operand '" + std::string(peek().text) + "'");
   std::string_view n = next().text;
   if (n == "_") { o->kind = Operand::kSink; return true; }
-  if (n[0] == '%') {
-    std::string name(n);
+  // A declared register, with or without `%` (inline asm names its own `r0`, `p`).
+  std::string name(n);
+  size_t d = name.size();
+  while (d > 0 && isdigit((unsigned char)name[d - 1])) --d;
+  if (scope_) {
     auto it = scope_->regs.find(name);
     if (it != scope_->regs.end()) { o->kind = Operand::kReg; o->id = it->second; return true; }
-    size_t d = name.size();
-    while (d > 0 && isdigit((unsigned char)name[d - 1])) --d;
     if (d < name.size() && d > 0 && name.size() - d < 9) {
       auto r = scope_->reg_ranges.find(name.substr(0, d));
       uint64_t k = strtoull(name.c_str() + d, nullptr, 10);
       if (r != scope_->reg_ranges.end() && k < r->second.second) { o->kind = Operand::kReg; o->id = r->second.first + (uint32_t)k; return true; }
     }
+  }
+  if (n[0] == '%') {
     if (auto sp = special_of(n)) { o->kind = Operand::kSpecial; o->id = (uint32_t)*sp; return true; }
     if (d < name.size() && scope_->reg_ranges.count(name.substr(0, d))) return fail("undeclared register " + name);
     // Probably a special register we do not implement (%clusterid.x, %envreg3 ...): the
