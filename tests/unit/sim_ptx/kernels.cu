@@ -242,9 +242,25 @@ extern "C" __global__ void envreg_kernel(unsigned* out) {
   out[0] = v;
 }
 
+// match.any and match.all (sm_70), and redux (sm_80, written as PTX so that compute_75 builds it):
+// out[0..n) match.any, out[n..2n) match.all, out[2n..3n) its predicate, out[3n..) redux add,
+// min (signed), max, and, or, xor.
 extern "C" __global__ void match_kernel(const int* in, unsigned* out) {
-  out[threadIdx.x] = __match_any_sync(0xffffffffu, in[threadIdx.x]);
+  const unsigned i = threadIdx.x, n = blockDim.x;
+  out[i] = __match_any_sync(0xffffffffu, in[i]);
+  int pred = 0;
+  out[n + i] = __match_all_sync(0xffffffffu, in[i] & 1, &pred);
+  out[2 * n + i] = pred;
+  unsigned r[6];
+  asm volatile("redux.sync.add.u32 %0, %1, 0xffffffff;" : "=r"(r[0]) : "r"(in[i]));
+  asm volatile("redux.sync.min.s32 %0, %1, 0xffffffff;" : "=r"(r[1]) : "r"(in[i] - 5));
+  asm volatile("redux.sync.max.u32 %0, %1, 0xffffffff;" : "=r"(r[2]) : "r"(in[i]));
+  asm volatile("redux.sync.and.b32 %0, %1, 0xffffffff;" : "=r"(r[3]) : "r"(in[i] | 0x100));
+  asm volatile("redux.sync.or.b32 %0, %1, 0xffffffff;" : "=r"(r[4]) : "r"(in[i]));
+  asm volatile("redux.sync.xor.b32 %0, %1, 0xffffffff;" : "=r"(r[5]) : "r"(in[i]));
+  for (int k = 0; k < 6; ++k) out[(3 + k) * n + i] = r[k];
 }
+
 
 __device__ const char* g_names[] = {"alpha", "beta"};
 __device__ int g_table[3] = {10, 20, 30};
@@ -305,3 +321,33 @@ extern "C" __global__ void syncwarp_exchange(int* out) {
   __syncwarp();
   out[threadIdx.x] = s[threadIdx.x ^ 31];
 }
+
+// Half precision as cuda_fp16.h computes it: scalar (add, fma, compare, max) and packed f16x2
+// (add, mul, fma, conversion from two floats).
+extern "C" __global__ void half_math(const __half* a, const __half* b, __half* out, float* f) {
+  const int i = threadIdx.x;
+  const __half x = a[i], y = b[i];
+  out[i] = __hfma(x, y, __hadd(x, y));
+  const __half2 p = __halves2half2(x, y), q = __halves2half2(y, x);
+  const __half2 r = __hfma2(__hadd2(p, q), q, __hmul2(p, p));
+  f[2 * i] = __low2float(r);
+  f[2 * i + 1] = __high2float(r);
+  f[64 + i] = __half2float(__hmax(x, y)) + (__hlt(x, y) ? 100.0f : 0.0f);
+  const __half2 m = __floats2half2_rn(__half2float(x) * 0.5f, -2.25f);
+  f[96 + i] = __low2float(m) + 10.0f * __high2float(m);
+}
+
+// Lane 0 skips a vote the other lanes take (their mask leaves it out), then every lane meets at a
+// full-warp vote and ballot: lane 0 must wait there for the others.
+extern "C" __global__ void vote_after_partial(int* out, unsigned* ballots) {
+  const unsigned lane = threadIdx.x % 32;
+  int all = -1;
+  if (lane != 0) all = __all_sync(0xfffffffeu, lane > 0);
+  const int any = __any_sync(0xffffffffu, lane == 5);
+  ballots[threadIdx.x] = __ballot_sync(0xffffffffu, lane % 2);
+  out[threadIdx.x] = all * 10 + any;
+}
+
+// A __managed__ variable (PTX: .global .attribute(.managed)).
+__managed__ unsigned m_hits;
+extern "C" __global__ void count_managed() { atomicAdd(&m_hits, 1u); }

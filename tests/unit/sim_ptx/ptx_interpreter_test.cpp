@@ -295,12 +295,45 @@ TEST_CASE("failed assert traps with the expression") {
 }
 
 TEST_CASE("unsupported instruction is refused before running") {
-  std::vector<int> in(32, 1);
   std::vector<unsigned> out(32, 0xAB);
-  Result r = launch("match_kernel", {1, 1, 1}, {32, 1, 1}, Params().add(in.data()).add(out.data()));
+  Result r = launch("envreg_kernel", {1, 1, 1}, {1, 1, 1}, Params().add(out.data()));
   REQUIRE(r.outcome == Outcome::kUnsupported);
-  CHECK(r.message.find("match") != std::string::npos);
+  CHECK(r.message.find("envreg0") != std::string::npos);
   CHECK(out[0] == 0xAB);
+}
+
+TEST_CASE("match.any, match.all and redux compute over the warp's lanes") {
+  constexpr int n = 32;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 7) % 5;  // five classes of lanes
+  std::vector<unsigned> out(9 * n, 0xAB);
+  REQUIRE_OK(launch("match_kernel", {1, 1, 1}, {n, 1, 1}, Params().add(in.data()).add(out.data())));
+  unsigned sum = 0, mx = 0, an = ~0u, orr = 0, xr = 0;
+  int mn = 1 << 30;
+  for (int v : in) {
+    sum += (unsigned)v; mx = std::max(mx, (unsigned)v); an &= (unsigned)v | 0x100u; orr |= (unsigned)v; xr ^= (unsigned)v;
+    mn = std::min(mn, v - 5);
+  }
+  for (int i = 0; i < n; ++i) {
+    INFO("lane " << i);
+    unsigned same = 0;
+    for (int j = 0; j < n; ++j) if (in[j] == in[i]) same |= 1u << j;
+    CHECK(out[i] == same);
+    CHECK(out[n + i] == 0);      // in[i] & 1 differs between lanes
+    CHECK(out[2 * n + i] == 0);  // so the predicate is false
+    CHECK(out[3 * n + i] == sum);
+    CHECK(static_cast<int>(out[4 * n + i]) == mn);
+    CHECK(out[5 * n + i] == mx);
+    CHECK(out[6 * n + i] == an);
+    CHECK(out[7 * n + i] == orr);
+    CHECK(out[8 * n + i] == xr);
+  }
+  // Every lane equal: match.all gives the whole warp and a true predicate.
+  std::fill(in.begin(), in.end(), 4);
+  REQUIRE_OK(launch("match_kernel", {1, 1, 1}, {n, 1, 1}, Params().add(in.data()).add(out.data())));
+  CHECK(out[n] == 0xffffffffu);
+  CHECK(out[2 * n] == 1);
+  CHECK(out[3 * n] == 4u * n);
 }
 
 TEST_CASE("nanosleep is a hint: it returns at once") {
@@ -433,15 +466,11 @@ TEST_CASE("lop3 from inline asm") {
   CHECK(out[1] == ((in[0] & in[1]) | (in[0] & in[2]) | (in[1] & in[2])));
 }
 
-TEST_CASE("unimplemented special registers and warp match are refused by name") {
+TEST_CASE("unimplemented special registers are refused by name") {
   unsigned out[32] = {};
-  int in[32] = {};
   Result r = launch("envreg_kernel", {1, 1, 1}, {1, 1, 1}, Params().add(out));
   CHECK(r.outcome == Outcome::kUnsupported);
   CHECK(r.message.find("%envreg0") != std::string::npos);
-  r = launch("match_kernel", {1, 1, 1}, {32, 1, 1}, Params().add(in).add(out));
-  CHECK(r.outcome == Outcome::kUnsupported);
-  CHECK(r.message.find("match") != std::string::npos);
 }
 
 TEST_CASE("initialized module variables holding addresses of other variables") {
@@ -595,4 +624,46 @@ TEST_CASE("__syncwarp: a lane reads what the warp's other lanes stored before it
   std::vector<int> out(64, -1);
   REQUIRE_OK(launch("syncwarp_exchange", {1, 1, 1}, {64, 1, 1}, Params().add(out.data())));
   for (int i = 0; i < 64; ++i) REQUIRE(out[i] == (i ^ 31) * 3);
+}
+
+TEST_CASE("half precision: scalar and f16x2 arithmetic, rounded to half as a GPU does") {
+  using h16 = _Float16;  // the host compiler's IEEE half: the reference rounding
+  constexpr int n = 32;
+  std::vector<h16> a(n), b(n), out(n);
+  std::vector<float> f(128, -1);
+  for (int i = 0; i < n; ++i) {
+    a[i] = static_cast<h16>(static_cast<float>(i) * 0.5f - 4.0f);
+    b[i] = static_cast<h16>(1.25f + static_cast<float>(i % 4) * 0.75f);
+  }
+  REQUIRE_OK(launch("half_math", {1, 1, 1}, {n, 1, 1}, Params().add(a.data()).add(b.data()).add(out.data()).add(f.data())));
+  auto half = [](float v) { return static_cast<float>(static_cast<h16>(v)); };
+  for (int i = 0; i < n; ++i) {
+    const float x = static_cast<float>(a[i]), y = static_cast<float>(b[i]);
+    INFO("lane " << i << ": x " << x << ", y " << y);
+    CHECK(static_cast<float>(out[i]) == half(x * y + half(x + y)));  // __hfma(x, y, __hadd(x, y))
+    const float s = half(x + y);                                      // __hadd2 lanes (equal)
+    CHECK(f[2 * i] == half(s * y + half(x * x)));                     // low lanes: p = x, q = y
+    CHECK(f[2 * i + 1] == half(s * x + half(y * y)));                 // high lanes: p = y, q = x
+    CHECK(f[64 + i] == std::max(x, y) + (x < y ? 100.0f : 0.0f));
+    CHECK(f[96 + i] == half(x * 0.5f) + 10.0f * -2.25f);
+  }
+}
+
+TEST_CASE("a lane that skipped a partial-mask vote waits at the next full-warp vote for the others") {
+  std::vector<int> out(64, 0);
+  std::vector<unsigned> ballots(64, 0);
+  REQUIRE_OK(launch("vote_after_partial", {1, 1, 1}, {64, 1, 1}, Params().add(out.data()).add(ballots.data())));
+  for (int i = 0; i < 64; ++i) {
+    INFO("thread " << i);
+    CHECK(out[i] == (i % 32 == 0 ? -9 : 11));  // any: lane 5 voted yes, lane 0 included
+    CHECK(ballots[i] == 0xaaaaaaaau);
+  }
+}
+
+TEST_CASE("a __managed__ variable is reached through symbol_address like a __device__ one") {
+  unsigned hits = 7;
+  Environment env;
+  env.symbol_address = [&](std::string_view name) -> uint64_t { return name == "m_hits" ? (uint64_t)&hits : 0; };
+  REQUIRE_OK(launch("count_managed", {3, 1, 1}, {50, 1, 1}, Params(), env));
+  CHECK(hits == 157);
 }

@@ -56,6 +56,33 @@ std::string texture_refusal(const Program& p, const Instr& in, const Environment
   return "";
 }
 
+// Half precision: what runs through the float paths (computed in float or double, rounded to
+// half), and, for f16x2, lane by lane.
+bool half_ok(Op op) {
+  switch (op) {
+    case Op::kCvt: case Op::kLd: case Op::kSt: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kMul:
+    case Op::kMad: case Op::kFma: case Op::kDiv: case Op::kAbs: case Op::kNeg: case Op::kMin: case Op::kMax:
+    case Op::kSetp: case Op::kSelp: case Op::kSqrt: case Op::kRsqrt: case Op::kRcp: case Op::kEx2: case Op::kLg2:
+    case Op::kSin: case Op::kCos: case Op::kTanh: case Op::kCopysign: case Op::kAtom: case Op::kRed:
+    case Op::kTestp:
+      return true;
+    default:
+      return false;
+  }
+}
+bool half2_ok(const Instr& in) {
+  if (in.type2 == Type::kF16x2) return false;  // e.g. cvt from f16x2
+  if (in.op == Op::kCvt) return in.type2 == Type::kF32 && (in.flags & kRn) && in.num_operands == 3;
+  switch (in.op) {
+    case Op::kLd: case Op::kSt: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kFma: case Op::kAbs:
+    case Op::kNeg: case Op::kMin: case Op::kMax:
+      return true;
+    case Op::kMul: return !(in.flags & (kHi | kLo | kWide));
+    default:
+      return false;
+  }
+}
+
 std::string refusal(const Program& p, const Instr& in, const Environment& env) {
   if (in.op == Op::kUnsupported) return "instruction " + p.texts[in.text];
   if (in.op == Op::kTex || in.op == Op::kSuld || in.op == Op::kSust) return texture_refusal(p, in, env);
@@ -67,8 +94,17 @@ std::string refusal(const Program& p, const Instr& in, const Environment& env) {
   if ((in.op == Op::kLd && in.type == Type::kNone) || ((in.op == Op::kShfl || in.op == Op::kVote) && no_mode) ||
       ((in.op == Op::kAtom || in.op == Op::kRed) && no_mode))
     return "instruction " + p.texts[in.text];
-  if (in.type == Type::kF16 && in.op != Op::kCvt && in.op != Op::kLd && in.op != Op::kSt && in.op != Op::kMov)
-    return "instruction " + p.texts[in.text] + " (f16 arithmetic)";
+  if (in.op == Op::kMatch && (no_mode || (in.type != Type::kB32 && in.type != Type::kB64)))
+    return "instruction " + p.texts[in.text];
+  if (in.op == Op::kRedux) {  // the integer forms; sm_100's float min/max are not run
+    const bool integer = in.type == Type::kU32 || in.type == Type::kS32 || in.type == Type::kB32;
+    const bool known = in.mode == Mode::kAdd || in.mode == Mode::kMin || in.mode == Mode::kMax ||
+                       in.mode == Mode::kAnd || in.mode == Mode::kOr || in.mode == Mode::kXor;
+    if (!integer || !known) return "instruction " + p.texts[in.text];
+  }
+  if (in.type == Type::kF16 && !half_ok(in.op)) return "instruction " + p.texts[in.text] + " (f16 arithmetic)";
+  if ((in.type == Type::kF16x2 || in.type2 == Type::kF16x2) && !half2_ok(in))
+    return "instruction " + p.texts[in.text] + " (f16x2 arithmetic)";
   return "";
 }
 
@@ -139,6 +175,38 @@ void run_collective(Context& c, std::vector<Thread*>& group) {
         default: write_reg(*t, in.ops[0], ballot, Type::kB32); break;
       }
     }
+  } else if (in.op == Op::kMatch) {  // ops = d, p, a, membermask
+    const uint64_t width = type_size(in.type) == 8 ? ~0ull : 0xffffffffull;
+    uint64_t v[32] = {};
+    for (Thread* t : group) v[t->linear % 32] = operand_value(c, *t, in.ops[2]) & width;
+    bool all_same = true;
+    for (Thread* t : group) all_same = all_same && v[t->linear % 32] == v[first.linear % 32];
+    for (Thread* t : group) {
+      if (in.mode == Mode::kAny) {
+        uint32_t same = 0;
+        for (Thread* u : group) if (v[u->linear % 32] == v[t->linear % 32]) same |= 1u << (u->linear % 32);
+        write_reg(*t, in.ops[0], same, Type::kB32);
+      } else {
+        write_reg(*t, in.ops[0], all_same ? mask : 0, Type::kB32);
+        write_reg(*t, in.ops[1], all_same, Type::kPred);
+      }
+    }
+  } else if (in.op == Op::kRedux) {  // ops = d, a, membermask
+    uint32_t acc = 0;
+    bool started = false;
+    for (Thread* t : group) {
+      const uint32_t x = (uint32_t)operand_value(c, *t, in.ops[1]);
+      if (!started) { acc = x; started = true; continue; }
+      switch (in.mode) {
+        case Mode::kAdd: acc += x; break;
+        case Mode::kAnd: acc &= x; break;
+        case Mode::kOr: acc |= x; break;
+        case Mode::kXor: acc ^= x; break;
+        case Mode::kMin: acc = in.type == Type::kS32 ? (uint32_t)std::min((int32_t)acc, (int32_t)x) : std::min(acc, x); break;
+        default: acc = in.type == Type::kS32 ? (uint32_t)std::max((int32_t)acc, (int32_t)x) : std::max(acc, x); break;
+      }
+    }
+    for (Thread* t : group) write_reg(*t, in.ops[0], acc, Type::kB32);
   } else {  // shfl.sync: ops = d, p, a, b, c, membermask
     uint64_t a[32] = {};
     for (Thread* t : group) a[t->linear % 32] = operand_value(c, *t, in.ops[2]);
@@ -189,6 +257,43 @@ bool release_barrier(Context& c, std::vector<Thread>& threads) {
   return waiting > 0;
 }
 
+// The lanes a warp-synchronous instruction names as taking part (its membermask); 0 for
+// activemask and the pre-Volta forms, which take whichever lanes are there.
+uint32_t member_mask(Context& c, Thread& t, const Instr& in) {
+  const bool has_mask = in.op == Op::kWarpSync || (in.op == Op::kVote && in.num_operands == 3) ||
+                        (in.op == Op::kShfl && in.num_operands == 6) || (in.op == Op::kMatch && in.num_operands == 4) ||
+                        (in.op == Op::kRedux && in.num_operands == 3);
+  return has_mask ? (uint32_t)operand_value(c, t, in.ops[in.num_operands - 1]) : 0;
+}
+
+// Collects into `group` the threads of warp [w, end) that wait at one collective instruction;
+// with `complete_only`, only a group that every live lane named in its members' masks has
+// joined. false when there is none.
+bool next_group(Context& c, std::vector<Thread>& threads, size_t w, size_t end, bool complete_only,
+                std::vector<Thread*>& group) {
+  uint32_t live = 0;
+  for (size_t i = w; i < end; ++i)
+    if (threads[i].state != ThreadState::kExited) live |= 1u << (i - w);
+  uint32_t tried = 0;  // lanes whose group was already looked at
+  for (size_t first = w; first < end; ++first) {
+    const Thread& lead = threads[first];
+    if (lead.state != ThreadState::kCollective || (tried >> (first - w) & 1)) continue;
+    group.clear();
+    uint32_t here = 0, named = 0;
+    for (size_t i = first; i < end; ++i) {
+      Thread& t = threads[i];
+      if (t.state != ThreadState::kCollective || t.func != lead.func || t.pc != lead.pc) continue;
+      group.push_back(&t);
+      here |= 1u << (i - w);
+      named |= member_mask(c, t, c.p->functions[t.func].code[t.pc]);
+    }
+    tried |= here;
+    if (!complete_only || (named & live & ~here) == 0) return true;
+  }
+  group.clear();
+  return false;
+}
+
 // Runs one CTA to completion; false with c.result set on a trap or an unsupported path.
 bool run_cta(Context& c, std::vector<Thread>& threads) {
   std::vector<Thread*> group;
@@ -205,18 +310,17 @@ bool run_cta(Context& c, std::vector<Thread>& threads) {
     }
     bool progressed = false;
     for (size_t w = 0; w < threads.size(); w += 32) {
-      size_t end = std::min(threads.size(), w + 32);
-      for (;;) {  // threads of a warp stopped at different collectives run one group at a time
-        group.clear();
-        for (size_t i = w; i < end; ++i) {
-          Thread& t = threads[i];
-          if (t.state != ThreadState::kCollective) continue;
-          if (group.empty() || (t.func == group[0]->func && t.pc == group[0]->pc)) group.push_back(&t);
-        }
-        if (group.empty()) break;
-        run_collective(c, group);
-        progressed = true;
-      }
+      const size_t end = std::min(threads.size(), w + 32);
+      // Only a meeting every named lane has reached runs: lanes still short of it (at an
+      // earlier collective) get there first, as on a GPU.
+      while (next_group(c, threads, w, end, true, group)) { run_collective(c, group); progressed = true; }
+    }
+    if (progressed) continue;
+    // No meeting is complete (a lane named in a mask never comes: undefined on a GPU). Run one
+    // per warp as it stands rather than stop; the barriers come when no collective waits.
+    for (size_t w = 0; w < threads.size(); w += 32) {
+      const size_t end = std::min(threads.size(), w + 32);
+      if (next_group(c, threads, w, end, false, group)) { run_collective(c, group); progressed = true; }
     }
     if (progressed) continue;
     if (!release_barrier(c, threads)) return true;  // every thread exited

@@ -21,6 +21,7 @@ const OpName kOps[] = {
     {"bra", Op::kBra}, {"ret", Op::kRet}, {"exit", Op::kExit}, {"call", Op::kCall},
     {"bar", Op::kBar}, {"barrier", Op::kBar}, {"membar", Op::kNop}, {"fence", Op::kNop},
     {"trap", Op::kTrap}, {"shfl", Op::kShfl}, {"vote", Op::kVote}, {"activemask", Op::kActivemask},
+    {"match", Op::kMatch}, {"redux", Op::kRedux},
     {"tex", Op::kTex}, {"suld", Op::kSuld}, {"sust", Op::kSust}, {"brkpt", Op::kNop}, {"nanosleep", Op::kNop}, {"prefetch", Op::kNop}, {"prefetchu", Op::kNop}, {"pmevent", Op::kNop},
 };
 
@@ -61,7 +62,10 @@ bool decode_opcode(std::string_view text, Instr* in) {
       if (m == "or") { in->bool_op = BoolOp::kOr; continue; }
       if (m == "xor") { in->bool_op = BoolOp::kXor; continue; }
     }
-    if (op == Op::kAtom || op == Op::kRed) {
+    if (op == Op::kMatch) {
+      if (m == "any") { in->mode = Mode::kAny; continue; } if (m == "all") { in->mode = Mode::kAll; continue; }
+    }
+    if (op == Op::kAtom || op == Op::kRed || op == Op::kRedux) {
       static const std::pair<const char*, Mode> k[] = {{"add", Mode::kAdd}, {"min", Mode::kMin}, {"max", Mode::kMax}, {"inc", Mode::kInc}, {"dec", Mode::kDec}, {"exch", Mode::kExch}, {"cas", Mode::kCas}, {"and", Mode::kAnd}, {"or", Mode::kOr}, {"xor", Mode::kXor}};
       bool found = false;
       for (auto& [n, md] : k) if (m == n) { in->mode = md; found = true; }

@@ -272,7 +272,9 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kAdd: case Op::kSub: {
           uint64_t a = V(1), b = V(2), r;
           bool add = in.op == Op::kAdd;
-          if (type_float(ty)) {
+          if (ty == Type::kF16x2) {
+            r = per_half(a, b, 0, in.flags & kSat, [add](float x, float y, float) { return add ? x + y : x - y; });
+          } else if (type_float(ty)) {
             double x = get_float(a, ty), y = get_float(b, ty), d = add ? x + y : x - y;
             if (in.flags & kSat) d = std::isnan(d) ? 0 : std::clamp(d, 0.0, 1.0);
             r = put_float(d, ty);
@@ -292,7 +294,10 @@ Stop run_thread(Context& c, Thread& t) {
         }
         case Op::kMul: case Op::kMad: {
           uint64_t a = V(1), b = V(2), r;
-          if (type_float(ty)) {
+          if (ty == Type::kF16x2) {  // mul only: PTX has no mad.f16x2
+            write_reg(t, in.ops[0], per_half(a, b, 0, in.flags & kSat, [](float x, float y, float) { return x * y; }), ty);
+            break;
+          } else if (type_float(ty)) {
             if (in.op == Op::kMul) r = put_float(get_float(a, ty) * get_float(b, ty), ty);
             else if (ty == Type::kF32) r = bits_f32(std::fmaf(as_f32(a), as_f32(b), as_f32(V(3))));
             else r = put_float(std::fma(get_float(a, ty), get_float(b, ty), get_float(V(3), ty)), ty);
@@ -329,6 +334,10 @@ Stop run_thread(Context& c, Thread& t) {
           break;
         }
         case Op::kFma: {
+          if (ty == Type::kF16x2) {
+            write_reg(t, in.ops[0], per_half(V(1), V(2), V(3), in.flags & kSat, [](float x, float y, float z) { return std::fmaf(x, y, z); }), ty);
+            break;
+          }
           uint64_t r = ty == Type::kF32 ? bits_f32(std::fmaf(as_f32(V(1)), as_f32(V(2)), as_f32(V(3))))
                                         : put_float(std::fma(get_float(V(1), ty), get_float(V(2), ty), get_float(V(3), ty)), ty);
           if (in.flags & kSat) { double d = get_float(r, ty); r = put_float(std::isnan(d) ? 0 : std::clamp(d, 0.0, 1.0), ty); }
@@ -353,8 +362,8 @@ Stop run_thread(Context& c, Thread& t) {
         }
         case Op::kAbs: case Op::kNeg: {
           uint64_t a = V(1), r;
-          uint64_t sign = 1ull << (n * 8 - 1);
-          if (type_float(ty)) r = in.op == Op::kAbs ? (a & ~sign) : (a ^ sign);
+          uint64_t sign = ty == Type::kF16x2 ? 0x80008000ull : 1ull << (n * 8 - 1);
+          if (type_float(ty) || ty == Type::kF16x2) r = in.op == Op::kAbs ? (a & ~sign) : (a ^ sign);
           else r = in.op == Op::kAbs ? (uint64_t)std::llabs(sx(a, n)) : (uint64_t)(0 - a);
           write_reg(t, in.ops[0], r, ty);
           break;
@@ -362,7 +371,8 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kMin: case Op::kMax: {
           uint64_t a = V(1), b = V(2), r;
           bool mn = in.op == Op::kMin;
-          if (type_float(ty)) r = put_float(mn ? std::fmin(get_float(a, ty), get_float(b, ty)) : std::fmax(get_float(a, ty), get_float(b, ty)), ty);
+          if (ty == Type::kF16x2) r = per_half(a, b, 0, false, [mn](float x, float y, float) { return mn ? std::fmin(x, y) : std::fmax(x, y); });
+          else if (type_float(ty)) r = put_float(mn ? std::fmin(get_float(a, ty), get_float(b, ty)) : std::fmax(get_float(a, ty), get_float(b, ty)), ty);
           else if (type_signed(ty)) r = (uint64_t)(mn ? std::min(sx(a, n), sx(b, n)) : std::max(sx(a, n), sx(b, n)));
           else r = mn ? std::min(a & mask_of(n), b & mask_of(n)) : std::max(a & mask_of(n), b & mask_of(n));
           write_reg(t, in.ops[0], r, ty);
@@ -418,7 +428,13 @@ Stop run_thread(Context& c, Thread& t) {
           }
           break;
         }
-        case Op::kCvt: write_reg(t, in.ops[0], convert(in, V(1)), ty); break;
+        case Op::kCvt:
+          if (ty == Type::kF16x2) {  // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower
+            write_reg(t, in.ops[0], (uint64_t)float_to_half(as_f32(V(1))) << 16 | float_to_half(as_f32(V(2))), ty);
+            break;
+          }
+          write_reg(t, in.ops[0], convert(in, V(1)), ty);
+          break;
         case Op::kCvta: {
           uint64_t a = V(1);
           if (in.space == Space::kShared) {
@@ -542,7 +558,8 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kTex: case Op::kSuld: case Op::kSust:
           if (!texture_instruction(c, t, in)) return Stop::kError;
           break;
-        case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kWarpSync: return Stop::kCollective;
+        case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kWarpSync: case Op::kMatch: case Op::kRedux:
+          return Stop::kCollective;
         case Op::kUnsupported:
           c.result.outcome = Outcome::kUnsupported;
           c.result.message = "unsupported instruction " + p.texts[in.text];

@@ -140,6 +140,13 @@ bool Parser::variable(SymbolKind kind, Function* owner) {
     else if (a == ".v2") vec = 2; else if (a == ".v4") vec = 4;
     else if (auto t = type_of(a.substr(1))) ty = *t;
     else if (a == ".ptr" || a == ".global" || a == ".shared" || a == ".const" || a == ".local") {}
+    else if (a == ".attribute") {
+      // .attribute(.managed): a __managed__ variable; the environment gives its address like
+      // any other's (the host maps it for both sides).
+      if (!expect("(")) return false;
+      if (!accept(".managed")) return fail("unsupported variable attribute .attribute(" + std::string(peek().text) + ")");
+      if (!expect(")")) return false;
+    }
     else if (a == ".texref" || a == ".samplerref" || a == ".surfref") {
       // Texture references: kept by name so that only a kernel using one is refused.
       if (peek().kind != Token::kIdent) return fail("bad " + std::string(a));
@@ -531,7 +538,7 @@ bool Parser::instruction(Function& f) {
     return true;
   }
   if (in.op == Op::kCall) return call(f, in);
-  bool dual = in.op == Op::kSetp || in.op == Op::kShfl;
+  bool dual = in.op == Op::kSetp || in.op == Op::kShfl || in.op == Op::kMatch;  // d|p
   uint32_t n = 0;
   while (n > 0 || !is(";")) {  // after a comma an operand must follow
     if (n >= 6) return fail("too many operands");

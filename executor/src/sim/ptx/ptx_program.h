@@ -27,18 +27,20 @@
 namespace vgpu::executor::sim::ptx {
 
 enum class Type : uint8_t {
-  kNone, kPred, kB8, kU8, kS8, kB16, kU16, kS16, kF16, kB32, kU32, kS32, kF32, kB64, kU64, kS64, kF64
+  kNone, kPred, kB8, kU8, kS8, kB16, kU16, kS16, kF16, kB32, kU32, kS32, kF32, kB64, kU64, kS64, kF64,
+  kF16x2,  // two halves in 32 bits, computed lane by lane
 };
 // Inline: the interpreter asks for every instruction it runs.
 inline constexpr int type_size(Type t) {  // bytes; .pred counts as 1
-  constexpr int8_t kSize[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8};
+  constexpr int8_t kSize[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 4};
   return kSize[static_cast<uint8_t>(t)];
 }
 inline constexpr bool type_signed(Type t) {
   return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64;
 }
 inline constexpr bool type_float(Type t) { return t == Type::kF16 || t == Type::kF32 || t == Type::kF64; }
-static_assert(type_size(Type::kF64) == 8 && type_size(Type::kPred) == 1 && type_size(Type::kF16) == 2);
+static_assert(type_size(Type::kF64) == 8 && type_size(Type::kPred) == 1 && type_size(Type::kF16) == 2 &&
+              type_size(Type::kF16x2) == 4);
 
 enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kConst, kParam };
 
@@ -48,7 +50,7 @@ enum class Op : uint8_t {
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kShf, kSelp, kSlct, kSetp, kSet, kCvt, kCvta, kSqrt,
   kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh, kCopysign, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt,
   kBfind, kLop3, kTestp, kAtom, kRed, kBra, kRet, kExit, kCall, kBar, kNop, kTrap, kShfl, kVote,
-  kActivemask, kWarpSync, kTex, kSuld, kSust,
+  kActivemask, kWarpSync, kTex, kSuld, kSust, kMatch, kRedux,
 };
 
 enum class Cmp : uint8_t {

@@ -36,6 +36,20 @@ inline uint64_t put_float(double d, Type ty) {
 }
 
 
+// An f16x2 operation: `f` on each 16-bit lane of a, b and c, computed in float and rounded back
+// to half (saturated to [0, 1] with .sat).
+template <typename F>
+uint64_t per_half(uint64_t a, uint64_t b, uint64_t c, bool sat, F f) {
+  uint64_t r = 0;
+  for (int lane = 0; lane < 2; ++lane) {
+    const int s = 16 * lane;
+    float v = f(half_to_float((uint16_t)(a >> s)), half_to_float((uint16_t)(b >> s)), half_to_float((uint16_t)(c >> s)));
+    if (sat) v = v != v ? 0.0f : v < 0 ? 0.0f : v > 1 ? 1.0f : v;
+    r |= (uint64_t)float_to_half(v) << s;
+  }
+  return r;
+}
+
 // setp's comparison of two values of a type (float comparisons with their unordered forms).
 bool compare(Cmp c, uint64_t a, uint64_t b, Type ty);
 // cvt: every integer/float conversion with its rounding mode and saturation.
