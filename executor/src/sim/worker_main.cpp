@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "vgpu/sim_kernel.h"
+#include "device_heap.h"
 #include "launch_time.h"
 #include "ptx/ptx_interpreter.h"
 #include "texture_lanes.h"
@@ -48,6 +49,7 @@ namespace sim = vgpu::executor::sim;
 namespace ptx = vgpu::executor::sim::ptx;
 using vgpu::executor::TextureDesc;
 using vgpu::executor::sim::count_only_cpu_time;
+using vgpu::executor::sim::DeviceHeap;
 using vgpu::executor::sim::WorkerPtx;
 
 void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -487,6 +489,8 @@ class Worker {
       return (write ? sim::surface_write(*d, memory, data, size, x, y, z, boundary)
                     : sim::surface_read(*d, memory, x, y, z, data, size, boundary)) == 0;
     };
+    env.heap_alloc = [this](uint64_t bytes) { return heap_.allocate(bytes); };
+    env.heap_free = [this](uint64_t address) { heap_.release(address); };
     const ptx::Result r = ptx::run(*program, name, l, env);
     switch (r.outcome) {
       case ptx::Outcome::kOk:
@@ -522,6 +526,7 @@ class Worker {
 
   std::vector<void*> plugins_;
   WorkerPtx ptx_;  // the modules' PTX, for kernels no plug-in implements
+  DeviceHeap heap_;  // malloc and free in interpreted kernels
   std::set<std::string, std::less<>> refused_;  // kernels the interpreter refused (said once)
   std::unordered_map<std::string, vgpu_sim_kernel_fn, NameHash, std::equal_to<>>
       kernels_;  // misses cached as nullptr

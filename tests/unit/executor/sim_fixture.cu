@@ -49,5 +49,24 @@ __global__ void interpreted(int* out, int base) {
   out[threadIdx.x] = base + twice[31 - threadIdx.x] + g_counter;
 }
 __global__ void traps() { asm volatile("trap;"); }
+// The device heap in the worker: a block kept from one launch to the next;
+// one past CUDA's default 8 MiB heap is refused (null).
+extern "C" __global__ void heap_keep(unsigned long long* slot, int bytes) {
+  int* p = static_cast<int*>(malloc(bytes));
+  if (p) {
+    p[0] = 11;
+    p[bytes / 4 - 1] = 22;
+  }
+  slot[0] = reinterpret_cast<unsigned long long>(p);
+}
+extern "C" __global__ void heap_read(unsigned long long* slot, int bytes, int* out) {
+  int* p = reinterpret_cast<int*>(slot[0]);
+  out[0] = p[0];
+  out[1] = p[bytes / 4 - 1];
+  free(p);
+  void* big = malloc(9 << 20);
+  out[2] = big == nullptr;
+  free(big);
+}
 __global__ void slow(unsigned long long ns) { (void)ns; }
 __global__ void read_texture(cudaTextureObject_t tex, float* out) { out[0] = tex2D<float>(tex, 1.5f, 0.5f); }

@@ -207,6 +207,30 @@ TEST_CASE("sim: a kernel no plug-in implements runs from its PTX; a trap is stic
   CHECK(run(*b, ctx, Synchronize{}).status == Status::kLaunchFailure);
 }
 
+TEST_CASE("sim: interpreted kernels share the context's device heap across launches") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const uint64_t slot = alloc(*b, ctx, 8), out = alloc(*b, ctx, 3 * sizeof(int));
+  const int bytes = 1 << 20;
+  REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, bytes).take())).status ==
+          Status::kSuccess);
+  uint64_t block = 0;
+  REQUIRE(get(*b, ctx, &block, slot, sizeof block) == Status::kSuccess);
+  CHECK(block != 0);
+  CHECK(block % 16 == 0);
+  REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"), Params(24).at(0, slot).at(8, bytes).at(16, out).take()))
+              .status == Status::kSuccess);
+  int got[3] = {};
+  REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+  CHECK(got[0] == 11);
+  CHECK(got[1] == 22);
+  CHECK(got[2] == 1);  // 9 MiB: past the heap
+  // The host cannot copy from a device-heap block, as in CUDA.
+  int first = 0;
+  CHECK(get(*b, ctx, &first, block, sizeof first) != Status::kSuccess);
+}
+
 TEST_CASE("sim: a plug-in that faults loses its own context only; the error is sticky") {
   // A crash, not a hang: the worker's report of it (slow under
   // AddressSanitizer on a loaded machine) must never meet the watchdog.

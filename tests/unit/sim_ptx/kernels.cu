@@ -351,3 +351,34 @@ extern "C" __global__ void vote_after_partial(int* out, unsigned* ballots) {
 // A __managed__ variable (PTX: .global .attribute(.managed)).
 __managed__ unsigned m_hits;
 extern "C" __global__ void count_managed() { atomicAdd(&m_hits, 1u); }
+
+// The device heap: malloc in one launch, read and free in the next; new and delete use it too.
+extern "C" __global__ void heap_fill(int** slots, int n) {
+  const int i = threadIdx.x;
+  int* p = static_cast<int*>(malloc(n * sizeof(int)));
+  if (p) for (int k = 0; k < n; ++k) p[k] = i * 1000 + k;
+  slots[i] = p;
+}
+extern "C" __global__ void heap_sum(int** slots, int n, long long* out) {
+  const int i = threadIdx.x;
+  long long s = -1;
+  if (slots[i]) {
+    s = 0;
+    for (int k = 0; k < n; ++k) s += slots[i][k];
+  }
+  free(slots[i]);
+  out[i] = s;
+  int* q = new int[4];
+  q[3] = i + 7;
+  out[blockDim.x + i] = q[3];
+  delete[] q;
+}
+
+// __dp4a and __dp2a_lo/hi: dot products of packed signed and unsigned bytes and halves.
+extern "C" __global__ void dot_products(const int* a, const int* b, int* out) {
+  const int i = threadIdx.x;
+  out[4 * i] = __dp4a(a[i], b[i], 100);
+  out[4 * i + 1] = static_cast<int>(__dp4a(static_cast<unsigned>(a[i]), static_cast<unsigned>(b[i]), 7u));
+  out[4 * i + 2] = __dp2a_lo(a[i], b[i], -3);
+  out[4 * i + 3] = __dp2a_hi(a[i], b[i], 5);
+}

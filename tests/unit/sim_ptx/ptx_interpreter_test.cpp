@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -666,4 +667,67 @@ TEST_CASE("a __managed__ variable is reached through symbol_address like a __dev
   env.symbol_address = [&](std::string_view name) -> uint64_t { return name == "m_hits" ? (uint64_t)&hits : 0; };
   REQUIRE_OK(launch("count_managed", {3, 1, 1}, {50, 1, 1}, Params(), env));
   CHECK(hits == 157);
+}
+
+TEST_CASE("malloc, free, new and delete in kernels use the environment's device heap") {
+  std::map<uint64_t, std::vector<uint8_t>> blocks;  // what a heap gave out
+  uint64_t freed = 0;
+  Environment env;
+  env.heap_alloc = [&](uint64_t bytes) -> uint64_t {
+    if (bytes > 4096) return 0;  // a full heap
+    std::vector<uint8_t> b(bytes);
+    const uint64_t a = reinterpret_cast<uint64_t>(b.data());
+    blocks[a] = std::move(b);
+    return a;
+  };
+  env.heap_free = [&](uint64_t address) { freed += blocks.erase(address); };
+  constexpr int threads = 8;
+  std::vector<int*> slots(threads, nullptr);
+  std::vector<long long> out(2 * threads, 0);
+  REQUIRE_OK(launch("heap_fill", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(10), env));
+  CHECK(blocks.size() == threads);
+  REQUIRE_OK(launch("heap_sum", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(10).add(out.data()), env));
+  for (int i = 0; i < threads; ++i) {
+    CHECK(out[i] == 10LL * i * 1000 + 45);
+    CHECK(out[threads + i] == i + 7);
+  }
+  CHECK(freed == 2 * threads);  // the malloc'd blocks and the new[]'d ones
+  CHECK(blocks.empty());
+  // A full heap: malloc returns null, as on a GPU.
+  REQUIRE_OK(launch("heap_fill", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(2000), env));
+  for (int* s : slots) CHECK(s == nullptr);
+  // Without a heap the kernel is refused by name before it runs.
+  const Result r = launch("heap_fill", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(10));
+  CHECK(r.outcome == Outcome::kUnsupported);
+  CHECK_THAT(r.message, Catch::Contains("malloc"));
+}
+
+TEST_CASE("dp4a and dp2a: packed byte and half dot products, signed and unsigned") {
+  constexpr int n = 16;
+  std::vector<int> a(n), b(n), out(4 * n, 0);
+  for (int i = 0; i < n; ++i) {
+    a[i] = static_cast<int>(0x9d7f80f1u * static_cast<unsigned>(i + 1));
+    b[i] = static_cast<int>(0x12c3ff7eu ^ static_cast<unsigned>(i * 0x01010101));
+  }
+  REQUIRE_OK(launch("dot_products", {1, 1, 1}, {n, 1, 1}, Params().add(a.data()).add(b.data()).add(out.data())));
+  auto sb = [](int v, int k) { return static_cast<int>(static_cast<int8_t>(static_cast<unsigned>(v) >> (8 * k))); };
+  auto ub = [](int v, int k) { return static_cast<int>(static_cast<uint8_t>(static_cast<unsigned>(v) >> (8 * k))); };
+  auto sh = [](int v, int k) { return static_cast<int>(static_cast<int16_t>(static_cast<unsigned>(v) >> (16 * k))); };
+  for (int i = 0; i < n; ++i) {
+    INFO("element " << i);
+    int s4 = 100, lo = -3, hi = 5;
+    unsigned u4 = 7;
+    for (int k = 0; k < 4; ++k) {
+      s4 += sb(a[i], k) * sb(b[i], k);
+      u4 += static_cast<unsigned>(ub(a[i], k) * ub(b[i], k));
+    }
+    for (int k = 0; k < 2; ++k) {
+      lo += sh(a[i], k) * sb(b[i], k);
+      hi += sh(a[i], k) * sb(b[i], 2 + k);
+    }
+    CHECK(out[4 * i] == s4);
+    CHECK(static_cast<unsigned>(out[4 * i + 1]) == u4);
+    CHECK(out[4 * i + 2] == lo);
+    CHECK(out[4 * i + 3] == hi);
+  }
 }

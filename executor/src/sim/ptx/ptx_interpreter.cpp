@@ -88,7 +88,9 @@ std::string refusal(const Program& p, const Instr& in, const Environment& env) {
   if (in.op == Op::kTex || in.op == Op::kSuld || in.op == Op::kSust) return texture_refusal(p, in, env);
   if (in.op == Op::kCall) {
     const Function& g = p.functions[in.ops[1].id];
-    if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail") return "call of external function " + g.name;
+    const bool heap = (g.name == "malloc" || g.name == "free") && env.heap_alloc && env.heap_free;
+    if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail" && !heap)
+      return "call of external function " + g.name;
   }
   const bool no_mode = in.mode == Mode::kNone;
   if ((in.op == Op::kLd && in.type == Type::kNone) || ((in.op == Op::kShfl || in.op == Op::kVote) && no_mode) ||

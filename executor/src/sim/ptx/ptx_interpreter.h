@@ -35,6 +35,12 @@ struct Environment {
   std::function<bool(uint64_t handle, int64_t x, int64_t y, int64_t z, void* data, size_t size,
                      int boundary, bool write)>
       surface_access;
+
+  // The device heap (malloc, free, new and delete in a kernel): heap_alloc returns a global
+  // address, or 0 when the heap is full; heap_free takes back what heap_alloc gave and ignores
+  // anything else. Without both, a kernel that calls malloc or free is refused.
+  std::function<uint64_t(uint64_t bytes)> heap_alloc;
+  std::function<void(uint64_t address)> heap_free;
 };
 
 struct Launch {

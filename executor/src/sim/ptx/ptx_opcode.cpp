@@ -21,7 +21,7 @@ const OpName kOps[] = {
     {"bra", Op::kBra}, {"ret", Op::kRet}, {"exit", Op::kExit}, {"call", Op::kCall},
     {"bar", Op::kBar}, {"barrier", Op::kBar}, {"membar", Op::kNop}, {"fence", Op::kNop},
     {"trap", Op::kTrap}, {"shfl", Op::kShfl}, {"vote", Op::kVote}, {"activemask", Op::kActivemask},
-    {"match", Op::kMatch}, {"redux", Op::kRedux},
+    {"match", Op::kMatch}, {"redux", Op::kRedux}, {"dp4a", Op::kDp4a}, {"dp2a", Op::kDp2a},
     {"tex", Op::kTex}, {"suld", Op::kSuld}, {"sust", Op::kSust}, {"brkpt", Op::kNop}, {"nanosleep", Op::kNop}, {"prefetch", Op::kNop}, {"prefetchu", Op::kNop}, {"pmevent", Op::kNop},
 };
 

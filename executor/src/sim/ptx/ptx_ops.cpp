@@ -177,7 +177,7 @@ std::string read_string(uint64_t addr) {
   return std::string(s, strnlen(s, 1 << 16));
 }
 
-// vprintf and __assertfail: the only external functions a kernel may call.
+// vprintf, __assertfail, malloc and free: the only external functions a kernel may call.
 bool builtin_call(Context& c, Thread& t, const Instr& in, const Function& callee) {
   const Program& p = *c.p;
   std::vector<uint64_t> args;
@@ -195,6 +195,18 @@ bool builtin_call(Context& c, Thread& t, const Instr& in, const Function& callee
       int32_t n = (int32_t)text.size();
       memcpy(param_slot(t, r, t.param_base), &n, std::min<uint64_t>(r.size, 4));
     }
+    return true;
+  }
+  if (callee.name == "malloc" && args.size() == 1 && c.env->heap_alloc) {
+    const uint64_t address = c.env->heap_alloc(args[0]);
+    if (in.ops[0].kind == Operand::kSym) {
+      const Symbol& r = p.symbols[in.ops[0].id];
+      memcpy(param_slot(t, r, t.param_base), &address, std::min<uint64_t>(r.size, 8));
+    }
+    return true;
+  }
+  if (callee.name == "free" && args.size() == 1 && c.env->heap_free) {
+    c.env->heap_free(args[0]);
     return true;
   }
   if (callee.name == "__assertfail" && args.size() >= 4) {
@@ -464,6 +476,21 @@ Stop run_thread(Context& c, Thread& t) {
           break;
         }
         case Op::kCopysign: write_reg(t, in.ops[0], put_float(std::copysign(get_float(V(2), ty), get_float(V(1), ty)), ty), ty); break;
+        case Op::kDp4a: case Op::kDp2a: {  // integer dot products of packed bytes (and halves)
+          const uint32_t a = (uint32_t)V(1), b = (uint32_t)V(2);
+          const bool sa = type_signed(ty), sb = type_signed(in.type2);
+          auto byte = [](uint32_t v, int k, bool s) { return s ? (int64_t)(int8_t)(v >> (8 * k)) : (int64_t)(uint8_t)(v >> (8 * k)); };
+          auto half = [](uint32_t v, int k, bool s) { return s ? (int64_t)(int16_t)(v >> (16 * k)) : (int64_t)(uint16_t)(v >> (16 * k)); };
+          int64_t sum = 0;
+          if (in.op == Op::kDp4a) {
+            for (int k = 0; k < 4; ++k) sum += byte(a, k, sa) * byte(b, k, sb);
+          } else {
+            const int first = (in.flags & kHi) ? 2 : 0;  // .hi: b's upper two bytes
+            for (int k = 0; k < 2; ++k) sum += half(a, k, sa) * byte(b, first + k, sb);
+          }
+          write_reg(t, in.ops[0], (uint64_t)(uint32_t)(sum + (int64_t)(uint32_t)V(3)), Type::kB32);
+          break;
+        }
         case Op::kPopc: write_reg(t, in.ops[0], (uint64_t)std::popcount(V(1) & mask_of(n)), Type::kU32); break;
         case Op::kClz: {
           uint64_t a = V(1) & mask_of(n);

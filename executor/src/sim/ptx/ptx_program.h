@@ -50,7 +50,7 @@ enum class Op : uint8_t {
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kShf, kSelp, kSlct, kSetp, kSet, kCvt, kCvta, kSqrt,
   kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh, kCopysign, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt,
   kBfind, kLop3, kTestp, kAtom, kRed, kBra, kRet, kExit, kCall, kBar, kNop, kTrap, kShfl, kVote,
-  kActivemask, kWarpSync, kTex, kSuld, kSust, kMatch, kRedux,
+  kActivemask, kWarpSync, kTex, kSuld, kSust, kMatch, kRedux, kDp4a, kDp2a,
 };
 
 enum class Cmp : uint8_t {
