@@ -114,6 +114,8 @@ TEST_CASE("cuBLAS runs on vgpu's driver; on sim its kernel is named as missing")
   // The program's own stderr names the kernel, not only the daemon's log.
   CHECK_THAT(r.output, Catch::Contains("vgpu: kernel sm80_xmma_gemm"));
   CHECK_THAT(r.output, Catch::Contains("has no CPU implementation on this host's sim backend"));
+  // cuBLAS's GEMMs ship as cubins only: the message says there was no PTX.
+  CHECK_THAT(r.output, Catch::Contains("its module holds none, only cubins"));
 }
 
 TEST_CASE("cuFFT runs on vgpu's driver; on sim its kernel runs from its PTX") {
@@ -139,15 +141,26 @@ TEST_CASE("cuRAND runs on vgpu's driver; on sim its generator's kernels run on t
   if (on_sim()) CHECK_THAT(d.log(), !Catch::Contains("no CPU implementation"));
 }
 
-TEST_CASE("cuSPARSE and cuSOLVER run on vgpu's driver; on sim their cubin-only kernels are named") {
+TEST_CASE("cuSPARSE and cuSOLVER run on vgpu's driver; on sim what their kernels need is named") {
   Daemon d;
-  const std::pair<const char*, const char*> libraries[] = {
-      {"cusparse", "ok   cusparseSpMV_bufferSize"},
-      {"cusolver", "ok   cusolverDnSpotrf_bufferSize"},
+  struct Library {
+    const char* name;
+    const char* started;
+    const char* on_sim;  // in the program's output (stderr) or the daemon's log
   };
-  for (const auto& [library, started] : libraries) {
-    SECTION(library) {
-      const RunResult r = d.run(std::string("vm-") + library, "cuda_libraries", {library});
+  const Library libraries[] = {
+      // cuSOLVER's getrf kernel copies with cp.async, which the interpreter
+      // does not run: refused by name before it starts.
+      {"cusolver", "ok   cusolverDnSpotrf_bufferSize", "unsupported instruction cp.async"},
+      // cuSPARSE's csrmv_v3_kernel runs on the interpreter since redux.sync
+      // is interpreted, and traps on a shared-memory store out of its 4224
+      // bytes with 512 threads (a known gap, docs/compatibility.md): the
+      // program gets a launch failure, the daemon names the kernel.
+      {"cusparse", "ok   cusparseSpMV launched", "csrmv_v3_kernel"},
+  };
+  for (const Library& library : libraries) {
+    SECTION(library.name) {
+      const RunResult r = d.run(std::string("vm-") + library.name, "cuda_libraries", {library.name});
       INFO(r.output);
       REQUIRE_FALSE(r.timed_out);
       if (!on_sim()) {
@@ -155,15 +168,14 @@ TEST_CASE("cuSPARSE and cuSOLVER run on vgpu's driver; on sim their cubin-only k
         continue;
       }
       // The library starts (its private tables, its handles, its workspace)
-      // and launches; the kernels it then runs ship as cubins only (no PTX
-      // for the interpreter), and the sim has no plug-in for them.
-      CHECK_THAT(r.output, Catch::Contains(started));
+      // and launches; vgpu refuses none of its calls.
+      CHECK_THAT(r.output, Catch::Contains(library.started));
       CHECK_THAT(r.output, !Catch::Contains("is unknown to vgpu"));
       CHECK_THAT(r.output, !Catch::Contains("not supported by vgpu"));
       CHECK(r.exit_code == 1);
-      CHECK_THAT(d.log(), Catch::Contains("no CPU implementation of kernel"));
-      CHECK_THAT(r.output, Catch::Contains("has no CPU implementation on this host's sim backend"));
-      CHECK_THAT(r.output, Catch::Contains("nor could its PTX be interpreted"));
+      CHECK_THAT(r.output + d.log(), Catch::Contains(library.on_sim));
     }
   }
+  // The daemon goes on serving after both.
+  require_pass(d.run("vm-after", "vector_add"), "vector_add");
 }

@@ -44,6 +44,15 @@ std::string kernel_name(Context& ctx, const Work& work) {
   auto f = ctx.functions.find(std::get<Launch>(work.op).function);
   return f == ctx.functions.end() ? "(unloaded)" : f->second.name;
 }
+
+// Whether the launched kernel's module came with PTX the interpreter could have run.
+bool module_has_ptx(Context& ctx, const Work& work) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  auto f = ctx.functions.find(std::get<Launch>(work.op).function);
+  if (f == ctx.functions.end()) return false;
+  auto m = ctx.modules.find(f->second.module);
+  return m != ctx.modules.end() && m->second.ptx != nullptr;
+}
 }  // namespace
 
 size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works,
@@ -186,12 +195,20 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
                        ctx.id, kernel, VGPU_SIM_SYMBOL_PREFIX, kernel);
           // The program's own stderr says it too: a student reads that, not
           // the daemon's log.
+          // Say why the interpreter could not help: the worker said what it refused;
+          // a module with no PTX at all (a cubin-only build) is said here.
+          const char* interpreter = module_has_ptx(ctx, *works[i])
+                                        ? "nor could its PTX be interpreted"
+                                        : "nor could its PTX be interpreted: its module holds none, only "
+                                          "cubins (a library's kernels, NVRTC's nvrtcGetCUBIN, or nvcc "
+                                          "without a compute_XX target; or the PTX was over this VM's "
+                                          "host memory for modules)";
           ctx.output.keep(2, fmt::format("vgpu: kernel {} has no CPU implementation on this host's "
                                          "sim backend (no plug-in exports {}{}, see "
-                                         "--sim-kernels; nor could its PTX be interpreted); "
+                                         "--sim-kernels; {}); "
                                          "its launch fails with "
                                          "cudaErrorNoKernelImageForDevice\n",
-                                         kernel, VGPU_SIM_SYMBOL_PREFIX, kernel));
+                                         kernel, VGPU_SIM_SYMBOL_PREFIX, kernel, interpreter));
         }
         st = Status::kInvalidDeviceFunction;
         break;
