@@ -6,54 +6,16 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <vector>
 
-#include "ptx/ptx_interpreter.h"
-#include "ptx/ptx_program.h"
+#include "ptx_test_support.h"
 
 using namespace vgpu::executor::sim::ptx;
+using namespace vgpu::executor::sim::ptx::test;
 
 namespace {
-
-float fl(int i) { return static_cast<float>(i); }
 __extension__ typedef unsigned __int128 u128;
-
-const Program& program() {
-  static std::unique_ptr<Program> p = [] {
-    std::ifstream f(VGPU_TEST_PTX);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string why;
-    auto parsed = parse(ss.str(), &why);
-    INFO(why);
-    REQUIRE(parsed);
-    return parsed;
-  }();
-  return *p;
-}
-
-// Packs kernel arguments as CUDA does: each at its natural alignment.
-struct Params {
-  std::vector<uint8_t> bytes;
-  template <typename T>
-  Params& add(T v) {
-    size_t off = (bytes.size() + alignof(T) - 1) & ~(alignof(T) - 1);
-    bytes.resize(off + sizeof(T));
-    memcpy(bytes.data() + off, &v, sizeof(T));
-    return *this;
-  }
-};
-
-Result launch(const char* entry, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, const Params& params,
-              const Environment& env = {}, uint64_t dynamic_shared = 0) {
-  Launch l{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dynamic_shared, params.bytes.data(), params.bytes.size()};
-  return run(program(), entry, l, env);
-}
-
-#define REQUIRE_OK(r) do { Result r_ = (r); INFO(r_.message); REQUIRE(r_.outcome == Outcome::kOk); } while (0)
-
 }  // namespace
 
 TEST_CASE("vector add over 1M threads") {
@@ -301,40 +263,6 @@ TEST_CASE("unsupported instruction is refused before running") {
   REQUIRE(r.outcome == Outcome::kUnsupported);
   CHECK(r.message.find("envreg0") != std::string::npos);
   CHECK(out[0] == 0xAB);
-}
-
-TEST_CASE("match.any, match.all and redux compute over the warp's lanes") {
-  constexpr int n = 32;
-  std::vector<int> in(n);
-  for (int i = 0; i < n; ++i) in[i] = (i * 7) % 5;  // five classes of lanes
-  std::vector<unsigned> out(9 * n, 0xAB);
-  REQUIRE_OK(launch("match_kernel", {1, 1, 1}, {n, 1, 1}, Params().add(in.data()).add(out.data())));
-  unsigned sum = 0, mx = 0, an = ~0u, orr = 0, xr = 0;
-  int mn = 1 << 30;
-  for (int v : in) {
-    sum += (unsigned)v; mx = std::max(mx, (unsigned)v); an &= (unsigned)v | 0x100u; orr |= (unsigned)v; xr ^= (unsigned)v;
-    mn = std::min(mn, v - 5);
-  }
-  for (int i = 0; i < n; ++i) {
-    INFO("lane " << i);
-    unsigned same = 0;
-    for (int j = 0; j < n; ++j) if (in[j] == in[i]) same |= 1u << j;
-    CHECK(out[i] == same);
-    CHECK(out[n + i] == 0);      // in[i] & 1 differs between lanes
-    CHECK(out[2 * n + i] == 0);  // so the predicate is false
-    CHECK(out[3 * n + i] == sum);
-    CHECK(static_cast<int>(out[4 * n + i]) == mn);
-    CHECK(out[5 * n + i] == mx);
-    CHECK(out[6 * n + i] == an);
-    CHECK(out[7 * n + i] == orr);
-    CHECK(out[8 * n + i] == xr);
-  }
-  // Every lane equal: match.all gives the whole warp and a true predicate.
-  std::fill(in.begin(), in.end(), 4);
-  REQUIRE_OK(launch("match_kernel", {1, 1, 1}, {n, 1, 1}, Params().add(in.data()).add(out.data())));
-  CHECK(out[n] == 0xffffffffu);
-  CHECK(out[2 * n] == 1);
-  CHECK(out[3 * n] == 4u * n);
 }
 
 TEST_CASE("nanosleep is a hint: it returns at once") {
@@ -625,109 +553,4 @@ TEST_CASE("__syncwarp: a lane reads what the warp's other lanes stored before it
   std::vector<int> out(64, -1);
   REQUIRE_OK(launch("syncwarp_exchange", {1, 1, 1}, {64, 1, 1}, Params().add(out.data())));
   for (int i = 0; i < 64; ++i) REQUIRE(out[i] == (i ^ 31) * 3);
-}
-
-TEST_CASE("half precision: scalar and f16x2 arithmetic, rounded to half as a GPU does") {
-  using h16 = _Float16;  // the host compiler's IEEE half: the reference rounding
-  constexpr int n = 32;
-  std::vector<h16> a(n), b(n), out(n);
-  std::vector<float> f(128, -1);
-  for (int i = 0; i < n; ++i) {
-    a[i] = static_cast<h16>(static_cast<float>(i) * 0.5f - 4.0f);
-    b[i] = static_cast<h16>(1.25f + static_cast<float>(i % 4) * 0.75f);
-  }
-  REQUIRE_OK(launch("half_math", {1, 1, 1}, {n, 1, 1}, Params().add(a.data()).add(b.data()).add(out.data()).add(f.data())));
-  auto half = [](float v) { return static_cast<float>(static_cast<h16>(v)); };
-  for (int i = 0; i < n; ++i) {
-    const float x = static_cast<float>(a[i]), y = static_cast<float>(b[i]);
-    INFO("lane " << i << ": x " << x << ", y " << y);
-    CHECK(static_cast<float>(out[i]) == half(x * y + half(x + y)));  // __hfma(x, y, __hadd(x, y))
-    const float s = half(x + y);                                      // __hadd2 lanes (equal)
-    CHECK(f[2 * i] == half(s * y + half(x * x)));                     // low lanes: p = x, q = y
-    CHECK(f[2 * i + 1] == half(s * x + half(y * y)));                 // high lanes: p = y, q = x
-    CHECK(f[64 + i] == std::max(x, y) + (x < y ? 100.0f : 0.0f));
-    CHECK(f[96 + i] == half(x * 0.5f) + 10.0f * -2.25f);
-  }
-}
-
-TEST_CASE("a lane that skipped a partial-mask vote waits at the next full-warp vote for the others") {
-  std::vector<int> out(64, 0);
-  std::vector<unsigned> ballots(64, 0);
-  REQUIRE_OK(launch("vote_after_partial", {1, 1, 1}, {64, 1, 1}, Params().add(out.data()).add(ballots.data())));
-  for (int i = 0; i < 64; ++i) {
-    INFO("thread " << i);
-    CHECK(out[i] == (i % 32 == 0 ? -9 : 11));  // any: lane 5 voted yes, lane 0 included
-    CHECK(ballots[i] == 0xaaaaaaaau);
-  }
-}
-
-TEST_CASE("a __managed__ variable is reached through symbol_address like a __device__ one") {
-  unsigned hits = 7;
-  Environment env;
-  env.symbol_address = [&](std::string_view name) -> uint64_t { return name == "m_hits" ? (uint64_t)&hits : 0; };
-  REQUIRE_OK(launch("count_managed", {3, 1, 1}, {50, 1, 1}, Params(), env));
-  CHECK(hits == 157);
-}
-
-TEST_CASE("malloc, free, new and delete in kernels use the environment's device heap") {
-  std::map<uint64_t, std::vector<uint8_t>> blocks;  // what a heap gave out
-  uint64_t freed = 0;
-  Environment env;
-  env.heap_alloc = [&](uint64_t bytes) -> uint64_t {
-    if (bytes > 4096) return 0;  // a full heap
-    std::vector<uint8_t> b(bytes);
-    const uint64_t a = reinterpret_cast<uint64_t>(b.data());
-    blocks[a] = std::move(b);
-    return a;
-  };
-  env.heap_free = [&](uint64_t address) { freed += blocks.erase(address); };
-  constexpr int threads = 8;
-  std::vector<int*> slots(threads, nullptr);
-  std::vector<long long> out(2 * threads, 0);
-  REQUIRE_OK(launch("heap_fill", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(10), env));
-  CHECK(blocks.size() == threads);
-  REQUIRE_OK(launch("heap_sum", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(10).add(out.data()), env));
-  for (int i = 0; i < threads; ++i) {
-    CHECK(out[i] == 10LL * i * 1000 + 45);
-    CHECK(out[threads + i] == i + 7);
-  }
-  CHECK(freed == 2 * threads);  // the malloc'd blocks and the new[]'d ones
-  CHECK(blocks.empty());
-  // A full heap: malloc returns null, as on a GPU.
-  REQUIRE_OK(launch("heap_fill", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(2000), env));
-  for (int* s : slots) CHECK(s == nullptr);
-  // Without a heap the kernel is refused by name before it runs.
-  const Result r = launch("heap_fill", {1, 1, 1}, {threads, 1, 1}, Params().add(slots.data()).add(10));
-  CHECK(r.outcome == Outcome::kUnsupported);
-  CHECK_THAT(r.message, Catch::Contains("malloc"));
-}
-
-TEST_CASE("dp4a and dp2a: packed byte and half dot products, signed and unsigned") {
-  constexpr int n = 16;
-  std::vector<int> a(n), b(n), out(4 * n, 0);
-  for (int i = 0; i < n; ++i) {
-    a[i] = static_cast<int>(0x9d7f80f1u * static_cast<unsigned>(i + 1));
-    b[i] = static_cast<int>(0x12c3ff7eu ^ static_cast<unsigned>(i * 0x01010101));
-  }
-  REQUIRE_OK(launch("dot_products", {1, 1, 1}, {n, 1, 1}, Params().add(a.data()).add(b.data()).add(out.data())));
-  auto sb = [](int v, int k) { return static_cast<int>(static_cast<int8_t>(static_cast<unsigned>(v) >> (8 * k))); };
-  auto ub = [](int v, int k) { return static_cast<int>(static_cast<uint8_t>(static_cast<unsigned>(v) >> (8 * k))); };
-  auto sh = [](int v, int k) { return static_cast<int>(static_cast<int16_t>(static_cast<unsigned>(v) >> (16 * k))); };
-  for (int i = 0; i < n; ++i) {
-    INFO("element " << i);
-    int s4 = 100, lo = -3, hi = 5;
-    unsigned u4 = 7;
-    for (int k = 0; k < 4; ++k) {
-      s4 += sb(a[i], k) * sb(b[i], k);
-      u4 += static_cast<unsigned>(ub(a[i], k) * ub(b[i], k));
-    }
-    for (int k = 0; k < 2; ++k) {
-      lo += sh(a[i], k) * sb(b[i], k);
-      hi += sh(a[i], k) * sb(b[i], 2 + k);
-    }
-    CHECK(out[4 * i] == s4);
-    CHECK(static_cast<unsigned>(out[4 * i + 1]) == u4);
-    CHECK(out[4 * i + 2] == lo);
-    CHECK(out[4 * i + 3] == hi);
-  }
 }
