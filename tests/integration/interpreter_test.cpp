@@ -31,6 +31,14 @@ TEST_CASE("with no plug-in, programs' kernels run from their PTX and compute the
   CHECK_THAT(d.log(), !Catch::Contains("no CPU implementation"));
 }
 
+TEST_CASE("CUB tunes itself for the PTX the interpreter runs, not for a cubin it cannot") {
+  Daemon d(kSlowWatchdog, Plugins::kNone);
+  // sm_90 cubin + compute_75 PTX: reporting ptxVersion 90 (the cubin a GPU
+  // would run) made CUB launch its sm_90 tuning on compute_75 code, and the
+  // scan came out wrong from element 63360 on.
+  require_pass(d.run("alice", "thrust_mixed_archs"), "thrust_algorithms");
+}
+
 TEST_CASE("interpreted kernels print to the program's stdout and fail asserts as CUDA does") {
   Daemon d(kSlowWatchdog, Plugins::kNone);
   const RunResult p = d.run("alice", "printf_program");

@@ -3,7 +3,11 @@
 //   1. cudaFree twice                       -> cudaErrorInvalidValue
 //   2. cudaMemcpy past an allocation's end  -> cudaErrorInvalidValue (nothing written)
 //   3. cudaLaunchKernel on a host function  -> cudaErrorInvalidDeviceFunction
-//   4. with --sim: a kernel the sim plug-in deliberately lacks (not_in_plugin)
+//   4. a block larger than the kernel's __launch_bounds__
+//                                           -> cudaErrorLaunchOutOfResources
+//                                              from the launch or the next sync
+//      (cudaFuncGetAttributes reports the bound as maxThreadsPerBlock)
+//   5. with --sim: a kernel the sim plug-in deliberately lacks (not_in_plugin)
 //                                           -> cudaErrorInvalidDeviceFunction
 //                                              from the launch or the next sync
 // After each: cudaPeekAtLastError reports the error without clearing it (also
@@ -28,6 +32,9 @@ __global__ void not_in_plugin(int* p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) p[i] = -i;
 }
+
+// At most 64 threads a block: a launch of 128 must be refused, not run.
+__global__ void __launch_bounds__(64) bounded(int* p) { p[threadIdx.x] = 1; }
 
 // An ordinary host function: not a registered kernel.
 void host_function(int* p, int value, int n) {
@@ -145,7 +152,38 @@ int main(int argc, char** argv) {
     device_works("launching a host function");
   }
 
-  // 4. A registered kernel the sim backend has no implementation for.
+  // 4. More threads than the kernel's __launch_bounds__ allow. No sticky
+  // error: the device goes on working.
+  {
+    cudaFuncAttributes attr{};
+    CUDA_OK(cudaFuncGetAttributes(&attr, bounded));
+    if (attr.maxThreadsPerBlock != 64)
+      vt::fail("cudaFuncGetAttributes(bounded).maxThreadsPerBlock = %d, expected 64 (__launch_bounds__)",
+               attr.maxThreadsPerBlock);
+    vt::check(true, "cudaFuncGetAttributes(bounded).maxThreadsPerBlock = 64");
+    int* d = nullptr;
+    CUDA_OK(cudaMalloc(&d, 128 * sizeof(int)));
+    CUDA_OK(cudaMemset(d, 0, 128 * sizeof(int)));
+    bounded<<<1, 128>>>(d);
+    const cudaError_t at_launch = cudaPeekAtLastError();
+    const cudaError_t at_sync = cudaDeviceSynchronize();
+    const cudaError_t want = cudaErrorLaunchOutOfResources;
+    if (!((at_launch == want && (at_sync == cudaSuccess || at_sync == want)) ||
+          (at_launch == cudaSuccess && at_sync == want)))
+      vt::fail("bounded<<<1, 128>>>: launch returned %s and synchronize %s; expected %s from one of them",
+               cudaGetErrorName(at_launch), cudaGetErrorName(at_sync), cudaGetErrorName(want));
+    vt::check(true, "bounded<<<1, 128>>> past __launch_bounds__(64) -> %s", cudaGetErrorName(want));
+    expect_last_error(want, "a block past __launch_bounds__");
+    int h[128];
+    CUDA_OK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    bool untouched = true;
+    for (int v : h) untouched = untouched && v == 0;
+    vt::check(untouched, "the refused launch wrote nothing");
+    CUDA_OK(cudaFree(d));
+    device_works("a block past __launch_bounds__");
+  }
+
+  // 5. A registered kernel the sim backend has no implementation for.
   if (sim) {
     int* d = nullptr;
     const int n = 64;

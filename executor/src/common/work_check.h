@@ -24,7 +24,7 @@ template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
 // `Ctx` has allocations (resolve), streams, events, modules, functions (maps
-// by handle); `launch_limits(grid, block, shared_mem)` returns a Status.
+// by handle); `launch_limits(launch, function_state)` returns a Status.
 // Called with the context's lock held.
 template <class Ctx, class LaunchLimits>
 Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
@@ -66,7 +66,7 @@ Status check_work(Ctx& ctx, const WorkOp& op, LaunchLimits&& launch_limits) {
               return Status::kInvalidResourceHandle;
             }
             if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
-            return launch_limits(l.grid, l.block, l.shared_mem);
+            return launch_limits(l, f->second);
           },
           [&](const RecordEvent& r) {
             auto e = ctx.events.find(r.event);

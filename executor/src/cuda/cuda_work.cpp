@@ -31,9 +31,8 @@ Status CudaBackend::accept(const Work& work) {
   if (!ctx) return Status::kInvalidResourceHandle;
   std::lock_guard<std::mutex> lock(ctx->mu);
   // With this GPU's launch limits.
-  return common::accept_work(*ctx, work, [&](const uint32_t* grid, const uint32_t* block,
-                                             uint32_t shared) {
-    return check_launch(device_, grid, block, shared);
+  return common::accept_work(*ctx, work, [&](const Launch& l, const auto&) {
+    return check_launch(device_, l.grid, l.block, l.shared_mem);
   });
 }
 

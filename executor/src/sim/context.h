@@ -60,6 +60,7 @@ struct FunctionState {
   std::string name;  // mangled
   uint32_t param_count = 0;
   uint32_t param_bytes = 0;
+  uint32_t max_threads = 0;  // __launch_bounds__; 0: the device's limit
 };
 
 struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {

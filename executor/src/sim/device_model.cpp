@@ -159,7 +159,8 @@ DeviceInfo make_device_info(const SimConfig& config) {
   return info;
 }
 
-Status check_launch_config(const uint32_t grid[3], const uint32_t block[3], uint32_t shared_mem) {
+Status check_launch_config(const uint32_t grid[3], const uint32_t block[3], uint32_t shared_mem,
+                           uint32_t max_threads) {
   uint64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
     if (grid[i] == 0 || grid[i] > kMaxGridDim[i]) return Status::kInvalidConfiguration;
@@ -168,6 +169,7 @@ Status check_launch_config(const uint32_t grid[3], const uint32_t block[3], uint
   }
   if (threads > kMaxThreadsPerBlock) return Status::kInvalidConfiguration;
   if (shared_mem > kMaxSharedPerBlockOptin) return Status::kInvalidValue;
+  if (max_threads != 0 && threads > max_threads) return Status::kLaunchOutOfResources;
   return Status::kSuccess;
 }
 
@@ -181,15 +183,27 @@ uint64_t modeled_launch_ns(const SimConfig& config, const uint32_t grid[3],
   return ns <= 0.0 ? 0 : static_cast<uint64_t>(ns);
 }
 
-FunctionAttributes function_attributes(const fatbin::Module& image) {
+FunctionAttributes function_attributes(const fatbin::Module& image, uint32_t max_threads) {
   FunctionAttributes a;
-  a.max_threads_per_block = static_cast<int32_t>(kMaxThreadsPerBlock);
+  // Libraries size their launches by it (cuSPARSE's SpMV asks the occupancy
+  // calculator), so a kernel's own bound must show.
+  a.max_threads_per_block = static_cast<int32_t>(
+      max_threads == 0 ? kMaxThreadsPerBlock : std::min<uint32_t>(max_threads, kMaxThreadsPerBlock));
   a.num_regs = 32;
-  // What a GPU of this capability would run from the image (a plug-in runs
-  // whichever it is). An image with no code for it still answers: the sim
-  // does not refuse by architecture.
+  // The code that runs. With PTX that is the interpreter's: the PTX of the
+  // lowest architecture, compiled for the device as a GPU compiles PTX.
+  // Libraries pick their tuning by ptxVersion (CUB's PtxVersion), and the
+  // tuning must match the code: a program built for sm_90 and compute_75
+  // runs compute_75 here, where a GPU would run the sm_90 cubin. Without
+  // PTX, what a GPU of this capability would run (a plug-in runs whichever
+  // it is); an image with no code for it still answers: the sim does not
+  // refuse by architecture.
   fatbin::ImageChoice choice{kComputeCapability, kComputeCapability};
-  (void)fatbin::choose_image(image, kComputeCapability, &choice);
+  if (!image.ptx_archs.empty()) {
+    choice.ptx_version = image.ptx_archs.front();
+  } else {
+    (void)fatbin::choose_image(image, kComputeCapability, &choice);
+  }
   a.ptx_version = static_cast<int32_t>(choice.ptx_version);
   a.binary_version = static_cast<int32_t>(choice.binary_version);
   return a;

@@ -21,13 +21,17 @@ DeviceInfo make_device_info(const SimConfig& config);
 
 // kInvalidConfiguration for a zero or oversized grid/block, kInvalidValue for
 // more dynamic shared memory than a block can have.
-Status check_launch_config(const uint32_t grid[3], const uint32_t block[3], uint32_t shared_mem);
+// `max_threads` is the kernel's __launch_bounds__ (0: none): a block past it
+// fails with kLaunchOutOfResources, as on a GPU.
+Status check_launch_config(const uint32_t grid[3], const uint32_t block[3], uint32_t shared_mem,
+                           uint32_t max_threads = 0);
 
 // kernel_base_ns + ns_per_thread * (all threads of the grid), saturating.
 uint64_t modeled_launch_ns(const SimConfig& config, const uint32_t grid[3], const uint32_t block[3]);
 
 // A kernel's attributes; the PTX and binary versions are what a GPU of this
 // capability would choose from its module's images.
-FunctionAttributes function_attributes(const fatbin::Module& image);
+// `max_threads` is the kernel's __launch_bounds__ (0: none).
+FunctionAttributes function_attributes(const fatbin::Module& image, uint32_t max_threads);
 
 }  // namespace vgpu::executor::sim

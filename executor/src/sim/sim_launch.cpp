@@ -12,6 +12,7 @@
 //   no plug-in implements the kernel, and its
 //   PTX cannot be interpreted                 kInvalidDeviceFunction
 //   the worker cannot be started              kLaunchFailure (logged)
+//   a block larger than __launch_bounds__     kLaunchOutOfResources
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -86,7 +87,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
       } else if (launch.params.size() != f->second.param_bytes) {
         st = Status::kInvalidValue;
       } else {
-        st = check_launch_config(launch.grid, launch.block, launch.shared_mem);
+        st = check_launch_config(launch.grid, launch.block, launch.shared_mem, f->second.max_threads);
       }
       if (!ok(st)) {
         if (ctx.packet.count() > 0) break;

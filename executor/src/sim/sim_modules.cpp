@@ -110,7 +110,8 @@ Status SimBackend::function_get(ContextId id, Handle module, std::string_view na
     return Status::kSuccess;
   }
   const Handle h = ctx->new_handle();
-  ctx->functions.emplace(h, FunctionState{module, k->name, info->param_count, info->param_bytes});
+  ctx->functions.emplace(h, FunctionState{module, k->name, info->param_count, info->param_bytes,
+                                            k->max_threads});
   m->second.functions.emplace(k->name, h);
   *out = h;
   return Status::kSuccess;
@@ -158,7 +159,7 @@ Status SimBackend::func_attributes(ContextId id, Handle function, FunctionAttrib
   if (f == ctx->functions.end()) return Status::kInvalidResourceHandle;
   auto m = ctx->modules.find(f->second.module);
   if (m == ctx->modules.end()) return Status::kInvalidResourceHandle;
-  *out = function_attributes(m->second.image);
+  *out = function_attributes(m->second.image, f->second.max_threads);
   return Status::kSuccess;
 }
 

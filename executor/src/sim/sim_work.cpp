@@ -24,7 +24,9 @@ Status SimBackend::accept(const Work& work) {
   auto ctx = find(work.context);
   if (!ctx) return Status::kInvalidResourceHandle;
   std::lock_guard<std::mutex> lock(ctx->mu);
-  return common::accept_work(*ctx, work, check_launch_config);
+  return common::accept_work(*ctx, work, [](const Launch& l, const FunctionState& f) {
+    return check_launch_config(l.grid, l.block, l.shared_mem, f.max_threads);
+  });
 }
 
 void SimBackend::settle(Context& ctx, const Work& work, bool executed) {

@@ -96,6 +96,7 @@ Error read_images(const std::vector<detail::Entry>& entries, uint16_t kind, deta
     if (e.kind != kind) continue;
     detail::Image image;
     if (Error err = detail::entry_image(e, &image); err != Error::kNone) return err;
+    b->reading_ptx(kind == detail::kKindPtx ? std::max<uint32_t>(e.arch, 1) : 0);
     const Error err = kind == detail::kKindElf ? detail::read_cubin(image.bytes, b)
                                                : detail::read_ptx(image.bytes, b);
     if (err != Error::kNone) return err;

@@ -27,11 +27,17 @@ Error ModuleBuilder::add_kernel(Kernel k) {
     if (!same_layout(had, k)) return Error::kConflict;
     // Only images for sm_90 and later carry cluster dimensions.
     if (had.cluster[0] == 0) std::copy_n(k.cluster, 3, had.cluster);
+    uint32_t& bound_arch = bound_arch_[it->second];
+    if (ptx_arch_ != 0 && (bound_arch == 0 || ptx_arch_ < bound_arch)) {
+      had.max_threads = k.max_threads;
+      bound_arch = ptx_arch_;
+    }
     return Error::kNone;
   }
   // The name is held twice (map key and kernel), plus the parameters.
   if (Error e = charge(2 * k.name.size() + k.params.size() * sizeof(Param)); e != Error::kNone) return e;
   kernels_.emplace(k.name, module_.kernels.size());
+  bound_arch_.push_back(ptx_arch_);
   module_.kernels.push_back(std::move(k));
   return Error::kNone;
 }

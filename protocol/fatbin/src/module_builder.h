@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "bytes.h"
 #include "vgpu/fatbin/fatbin.h"
@@ -26,6 +27,12 @@ class ModuleBuilder {
   // Reserves `bytes` of the budget; kTooLarge when it is spent.
   Error charge(uint64_t bytes);
 
+  // The images that follow are PTX of architecture `arch` (0: cubins).
+  void reading_ptx(uint32_t arch) { ptx_arch_ = arch; }
+  // A kernel's thread bound comes from the PTX of the lowest architecture
+  // that describes it, else from its first cubin: a host without the GPU runs
+  // that PTX, and libraries tune the bound per architecture (cuSPARSE's SpMV:
+  // 512 threads in its sm_90 cubin, 128 in its compute_120 PTX).
   Error add_kernel(Kernel k);
   // A variable of a name already held must agree with it (kConflict), except
   // a file-local one (`local`): nvlink merges each object's locals (printf's
@@ -54,6 +61,8 @@ class ModuleBuilder {
   NameIndex kernels_;    // name -> index in module_.kernels
   NameIndex variables_;  // name -> index in module_.variables
   uint64_t used_ = 0;
+  uint32_t ptx_arch_ = 0;
+  std::vector<uint32_t> bound_arch_;  // per kernel: the PTX arch its max_threads came from, or 0
 };
 
 }  // namespace vgpu::fatbin::detail

@@ -1,5 +1,6 @@
 #include "nv_info.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace vgpu::fatbin::detail {
@@ -13,6 +14,7 @@ constexpr uint8_t kAttrKparamInfo = 0x17;     // SVAL, 12 bytes, one per paramet
 constexpr uint8_t kAttrCbankParamSize = 0x19; // HVAL: total parameter bytes
 constexpr uint8_t kAttrKparamInfoV2 = 0x45;   // SVAL, 12 bytes: kernels with > 4 KB of parameters
 constexpr uint8_t kAttrCtaPerCluster = 0x3d;  // SVAL, 3 x u32: __cluster_dims__
+constexpr uint8_t kAttrMaxThreads = 0x05;     // SVAL, 3 x u32: __launch_bounds__'s block bound
 
 struct ParamRecord {
   uint32_t ordinal = 0;
@@ -58,6 +60,17 @@ Error layout(const std::vector<ParamRecord>& records, bool has_total, uint32_t t
   return Error::kNone;
 }
 
+// x * y * z threads, each at least 1; anything past a block's 1024 is kept
+// as is (it bounds nothing then).
+bool read_thread_bound(Bytes data, uint32_t* out) {
+  uint32_t dims[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i)
+    if (!load_le(data, 4 * i, &dims[i]) || dims[i] == 0 || dims[i] > kMaxThreadBound) return false;
+  const uint64_t n = uint64_t{dims[0]} * dims[1] * dims[2];
+  *out = static_cast<uint32_t>(std::min<uint64_t>(n, kMaxThreadBound));
+  return true;
+}
+
 }  // namespace
 
 Error read_kernel_params(Bytes info, Kernel* k) {
@@ -88,6 +101,8 @@ Error read_kernel_params(Bytes info, Kernel* k) {
       if (!load_le(data, 0, &k->cluster[0]) || !load_le(data, 4, &k->cluster[1]) ||
           !load_le(data, 8, &k->cluster[2]) || !valid_cluster(k->cluster))
         return Error::kBadElf;
+    } else if (attr == kAttrMaxThreads && format == kFmtSval) {
+      if (!read_thread_bound(data, &k->max_threads)) return Error::kBadElf;
     }
   }
   return layout(records, has_total, total, k);

@@ -45,11 +45,25 @@ Error parse_param(PtxLexer& lex, ParamDecl* d) {
 }
 
 // The performance directives between the parameters and the body (.maxntid,
-// .reqntid, .minnctapersm, .reqnctapercluster, ...): only the cluster shape
-// matters here; the rest is the device's business.
+// .reqntid, .minnctapersm, .reqnctapercluster, ...): the cluster shape and
+// the block's thread bound matter here; the rest is the device's business.
 Error parse_directives(PtxLexer& lex, Kernel* k) {
   for (std::string_view t = lex.peek(); !t.empty() && t != "{" && t != ";"; t = lex.peek()) {
     lex.next();
+    if (t == ".maxntid" || t == ".reqntid") {
+      uint64_t threads = 1;
+      for (int i = 0; i < 3; ++i) {
+        uint64_t n = 0;
+        if (!parse_unsigned(lex.next(), &n) || n == 0 || n > kMaxThreadBound) return Error::kBadPtx;
+        threads = std::min<uint64_t>(threads * n, kMaxThreadBound);
+        if (lex.peek() != ",") break;
+        lex.next();
+      }
+      // Both may appear; the smaller bound holds.
+      const auto bound = static_cast<uint32_t>(threads);
+      k->max_threads = k->max_threads == 0 ? bound : std::min(k->max_threads, bound);
+      continue;
+    }
     if (t != ".reqnctapercluster") continue;
     uint32_t dims[3] = {1, 1, 1};
     for (int i = 0; i < 3; ++i) {

@@ -49,6 +49,8 @@ __global__ void interpreted(int* out, int base) {
   out[threadIdx.x] = base + twice[31 - threadIdx.x] + g_counter;
 }
 __global__ void traps() { asm volatile("trap;"); }
+// At most 64 threads a block (its PTX's .maxntid).
+__global__ void __launch_bounds__(64) bounded(int* out) { out[threadIdx.x] = static_cast<int>(threadIdx.x); }
 // The device heap in the worker: a block kept from one launch to the next;
 // one past CUDA's default 8 MiB heap is refused (null).
 extern "C" __global__ void heap_keep(unsigned long long* slot, int bytes) {

@@ -207,6 +207,30 @@ TEST_CASE("sim: a kernel no plug-in implements runs from its PTX; a trap is stic
   CHECK(run(*b, ctx, Synchronize{}).status == Status::kLaunchFailure);
 }
 
+TEST_CASE("sim: a kernel's __launch_bounds__ is its thread limit; a larger block is refused, not run") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const Handle bounded = function(*b, ctx, m, "_Z7boundedPi");
+  FunctionAttributes attr;
+  REQUIRE(b->func_attributes(ctx, bounded, &attr) == Status::kSuccess);
+  CHECK(attr.max_threads_per_block == 64);
+  // The interpreter runs the fixture's compute_90 PTX, compiled for the device.
+  CHECK(attr.ptx_version == 90);
+  CHECK(attr.binary_version == 90);
+
+  const uint64_t out = alloc(*b, ctx, 128 * sizeof(int));
+  REQUIRE(run(*b, ctx, Memset{out, 128 * sizeof(int), 0xff}).status == Status::kSuccess);
+  CHECK(b->accept(Work{ctx, kDefaultStream, launch(bounded, Params(8).at(0, out).take(), 1, 128)}) ==
+        Status::kLaunchOutOfResources);
+  // Not sticky: the bound's own size runs.
+  REQUIRE(run(*b, ctx, launch(bounded, Params(8).at(0, out).take(), 1, 64)).status == Status::kSuccess);
+  int got[128] = {};
+  REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+  for (int t = 0; t < 64; ++t) CHECK(got[t] == t);
+  for (int t = 64; t < 128; ++t) CHECK(got[t] == -1);
+}
+
 TEST_CASE("sim: interpreted kernels share the context's device heap across launches") {
   auto b = make_backend();
   const ContextId ctx = new_context(*b, 1);

@@ -41,6 +41,9 @@ inline constexpr uint32_t kMaxParamBytes = 32764;
 // Blocks in one thread block cluster: 8 portably, 16 where a kernel allows a
 // non-portable size (sm_90).
 inline constexpr uint32_t kMaxPortableClusterBlocks = 8;
+// The largest __launch_bounds__ thread count kept (a block has at most 1024,
+// so anything above bounds nothing).
+inline constexpr uint32_t kMaxThreadBound = 1u << 20;
 inline constexpr uint32_t kMaxClusterBlocks = 16;
 // Each dimension at least 1, at most kMaxClusterBlocks blocks in all.
 inline bool valid_cluster(const uint32_t dims[3]) {
@@ -61,6 +64,13 @@ struct Kernel {
   // the cubin's EIATTR_CTA_PER_CLUSTER, PTX's .reqnctapercluster); all 0
   // when the kernel has none and its launch chooses.
   uint32_t cluster[3] = {0, 0, 0};
+  // Most threads a block of it may have (__launch_bounds__: the cubin's
+  // EIATTR_MAX_THREADS, PTX's .maxntid or .reqntid); 0 when the kernel sets
+  // none and the device's limit applies. Taken from the lowest-architecture
+  // PTX that describes the kernel (what ptx_text() returns, the code a host
+  // without the GPU runs), else from its first cubin: libraries tune it per
+  // architecture.
+  uint32_t max_threads = 0;
 };
 
 struct Variable {
