@@ -9,7 +9,10 @@
 //      around a kernel; pageable copies next to them;
 //   3. more pinned memory than a data area holds (the rest is ordinary);
 //   4. cudaFreeHost while an asynchronous copy into the block is in flight:
-//      the copy lands before the block can be handed out again.
+//      the copy lands before the block can be handed out again;
+//   5. a kernel given cudaMallocHost's pointer itself (zero-copy, as unified
+//      addressing allows), at its start and at an offset, the CPU writing
+//      between launches and reading after each synchronisation.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -125,6 +128,36 @@ int main() {
     CUDA_OK(cudaFreeHost(b));
   }
   vt::check(true, "a copy into a block freed while in flight never reaches the next block");
+
+  // 5. Zero-copy: the kernel reads and writes the pinned block in place.
+  {
+    float* z = nullptr;
+    CUDA_OK(cudaMallocHost(&z, n * sizeof(float)));
+    fill(z, n);
+    scale_add<<<grid_for(n), kBlock>>>(z, 2.0f, 1.0f, n);
+    LAUNCH_OK();
+    CUDA_OK(cudaDeviceSynchronize());
+    check_floats(z, n, 2.0f, 1.0f, "a kernel on cudaMallocHost memory at its host pointer");
+    fill(z, n);  // the CPU writes again; the next launch must see it
+    scale_add<<<grid_for(n - 100), kBlock, 0, s>>>(z + 100, 3.0f, 0.5f, n - 100);
+    LAUNCH_OK();
+    CUDA_OK(cudaStreamSynchronize(s));
+    auto offset_result = [](const float* p, int n, const char* what) {
+      for (int i = 0; i < n; ++i) {
+        const float v = static_cast<float>(i % 1000);
+        const float want = i < 100 ? v : v * 3.0f + 0.5f;
+        if (p[i] != want) vt::fail("%s: element %d is %g, expected %g", what, i, p[i], want);
+      }
+      vt::check(true, "%s: %d elements correct", what, n);
+    };
+    offset_result(z, n, "a kernel on cudaMallocHost memory at an offset (the CPU's writes seen)");
+    // A copy from the block after kernels wrote it carries what they wrote.
+    std::vector<float> back(n);
+    CUDA_OK(cudaMemcpy(d, z, n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(back.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
+    offset_result(back.data(), n, "a copy from the block after the kernel");
+    CUDA_OK(cudaFreeHost(z));
+  }
 
   vt::check(cudaFreeHost(reinterpret_cast<void*>(0x1000)) == cudaErrorInvalidValue,
             "cudaFreeHost of a pointer it never gave is cudaErrorInvalidValue");

@@ -170,6 +170,16 @@ struct HostRange {
   uint64_t device = 0;     // registered with DEVICEMAP: the device address of its base
 };
 bool host_range(const void* p, const void** base, HostRange* out);
+// On a GPU with unified addressing a kernel reaches all page-locked memory at
+// its host pointer (zero-copy). Here pinned memory made without DEVICEMAP
+// lives in the data area, and registered memory is mirrored at another
+// device address (cuMemHostGetDevicePointer), so a kernel given the host
+// pointer would fault. This rewrites each 8-byte word of a kernel's packed
+// parameters that points into such memory to its device address, mirroring
+// the memory first if it is not yet (kept coherent at launches and
+// synchronisations from then on). Pointers the kernel finds in memory are
+// not rewritten. Costs one relaxed load while the program holds no such memory.
+CUresult map_host_pointers(uint8_t* params, size_t size, const char* kernel);
 
 // Logs `what` once and returns CUDA_ERROR_NOT_SUPPORTED: a call (or a mode of
 // one) vgpu refuses by name.

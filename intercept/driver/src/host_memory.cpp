@@ -9,7 +9,10 @@
 // the CPU wrote is there at each launch, and what kernels wrote is there for
 // the CPU after it synchronises. Existing memory registered as mapped is
 // mirrored by device memory at another address, kept coherent the same way
-// (managed::register_host).
+// (managed::register_host). A kernel given a pinned block's host pointer
+// itself, as unified addressing allows, gets that block's device address
+// instead (map_host_pointers).
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -33,6 +36,20 @@ std::map<const void*, HostRange>& ranges() {  // by base address
   static auto* m = new std::map<const void*, HostRange>;  // leaked: used until exit
   return *m;
 }
+// Ranges whose host pointer is not their device address (see
+// map_host_pointers): all but those allocated mapped (managed memory
+// underneath, at the same address). A launch looks at its parameters only while some exist.
+std::atomic<int> indirect_ranges{0};
+bool indirect(const HostRange& r) { return !(r.mapped && r.device == 0); }
+
+void insert_range(const void* base, const HostRange& r) {
+  if (ranges().insert_or_assign(base, r).second && indirect(r))
+    indirect_ranges.fetch_add(1, std::memory_order_relaxed);
+}
+void erase_range(std::map<const void*, HostRange>::iterator it) {
+  if (indirect(it->second)) indirect_ranges.fetch_sub(1, std::memory_order_relaxed);
+  ranges().erase(it);
+}
 
 CUresult host_alloc(void** ptr, size_t size, unsigned flags) {
   if (!ptr) return CUDA_ERROR_INVALID_VALUE;
@@ -44,7 +61,7 @@ CUresult host_alloc(void** ptr, size_t size, unsigned flags) {
     if (CUresult r = managed::allocate(size, &p, true); r != CUDA_SUCCESS) return r;
     *ptr = reinterpret_cast<void*>(p);
     std::lock_guard lock(host_mutex());
-    ranges()[*ptr] = HostRange{size, flags, true, true};
+    insert_range(*ptr, HostRange{size, flags, true, true});
     return CUDA_SUCCESS;
   }
   bool pinned = false;
@@ -62,7 +79,7 @@ CUresult host_alloc(void** ptr, size_t size, unsigned flags) {
     if (posix_memalign(ptr, 4096, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
   }
   std::lock_guard lock(host_mutex());
-  ranges()[*ptr] = HostRange{size, flags, true};
+  insert_range(*ptr, HostRange{size, flags, true});
   return CUDA_SUCCESS;
 }
 
@@ -81,6 +98,27 @@ bool host_range(const void* p, const void** base, HostRange* out) {
   *base = it->first;
   *out = it->second;
   return true;
+}
+
+CUresult map_host_pointers(uint8_t* params, size_t size, const char* kernel) {
+  if (indirect_ranges.load(std::memory_order_relaxed) == 0) return CUDA_SUCCESS;
+  for (size_t off = 0; off + sizeof(uint64_t) <= size; off += sizeof(uint64_t)) {
+    uint64_t word = 0;
+    std::memcpy(&word, params + off, sizeof word);
+    const void* base = nullptr;
+    HostRange r;
+    if (word < 4096 || !host_range(reinterpret_cast<const void*>(word), &base, &r) || !indirect(r)) continue;
+    CUdeviceptr device = 0;
+    if (CUresult e = cuMemHostGetDevicePointer_v2(&device, reinterpret_cast<void*>(word), 0); e != CUDA_SUCCESS)
+      return e;
+    std::memcpy(params + off, &device, sizeof device);
+    intercept::log_once("host-pointer-in-kernel",
+                        "kernel %s is given a pointer to page-locked host memory (zero-copy): vgpu "
+                        "mirrors that memory in device memory, coherent at each launch and "
+                        "synchronisation; pointers a kernel reads from memory are not translated",
+                        kernel);
+  }
+  return CUDA_SUCCESS;
 }
 
 }  // namespace vgpu::driver
@@ -102,7 +140,7 @@ CUresult cuMemFreeHost(void* ptr) {
     if (it == ranges().end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
     const bool managed_underneath = it->second.mapped && it->second.device == 0;
     const bool device_copy = it->second.device != 0;  // mapped when its device pointer was asked
-    ranges().erase(it);
+    erase_range(it);
     owned::remove(owned::Kind::kHostMemory, ptr);
     if (managed_underneath) return managed::release(reinterpret_cast<CUdeviceptr>(ptr));
     if (device_copy) (void)managed::unregister_host(ptr);
@@ -134,6 +172,7 @@ CUresult cuMemHostRegister_v2(void* ptr, size_t size, unsigned flags) {
   }
   std::lock_guard lock(host_mutex());
   auto [it, inserted] = ranges().emplace(ptr, HostRange{size, flags, false, mapped, device});
+  if (inserted) indirect_ranges.fetch_add(1, std::memory_order_relaxed);
   if (!inserted) {  // another thread registered it meanwhile
     if (mapped) (void)managed::unregister_host(ptr);
     return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
@@ -153,7 +192,7 @@ CUresult cuMemHostUnregister(void* ptr) {
     auto it = ranges().find(ptr);
     if (it == ranges().end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     mapped = it->second.mapped;
-    ranges().erase(it);
+    erase_range(it);
     owned::remove(owned::Kind::kHostRegistered, ptr);
   }
   // The device's bytes come back first: what kernels wrote is the program's.

@@ -137,6 +137,8 @@ CUresult launch(CUfunction fn, const Config& given, void** params, void** extra)
     packed = large.data();
   }
   if (CUresult r = pack(*f->layout, params, extra, packed); r != CUDA_SUCCESS) return r;
+  if (CUresult r = map_host_pointers(packed, f->layout->param_bytes, f->layout->name.c_str()); r != CUDA_SUCCESS)
+    return r;
   if (capture::active.load(std::memory_order_relaxed) > 0 && capture::capturing(cfg.stream)) {
     if (cfg.cooperative) return refuse("a cooperative launch into a capturing stream");
     graph::Node node;  // a kernel node of the capture
