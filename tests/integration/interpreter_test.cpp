@@ -22,7 +22,9 @@ TEST_CASE("with no plug-in, programs' kernels run from their PTX and compute the
   Daemon d(kSlowWatchdog, Plugins::kNone);
   for (const std::string path :
        {"class_kernels", "static/class_kernels", "thrust_algorithms", "vector_add", "saxpy", "constant_memory",
-        "struct_param", "streams_events", "static/constant_memory"}) {
+        "struct_param", "streams_events", "static/constant_memory",
+        // Cooperative groups' grid.sync() over the largest resident grid.
+        "cooperative", "static/cooperative"}) {
     SECTION(path) {
       const std::string name = path.substr(path.find('/') + 1);
       require_pass(d.run("alice", path), name);

@@ -102,6 +102,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
         h.cluster[i] = static_cast<uint8_t>(launch.cluster[i]);  // 1..16: the front checked
       }
       h.shared_mem = launch.shared_mem;
+      if (launch.cooperative) h.flags |= wire::kLaunchCooperative;
       h.modeled_ns = modeled_launch_ns(config_, launch.grid, launch.block);
       if (!ctx.packet.add(h, f->second.name, launch.params)) break;  // full: the rest later
       ctx.estimates.push_back(h.modeled_ns);

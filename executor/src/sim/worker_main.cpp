@@ -460,6 +460,7 @@ class Worker {
     l.dynamic_shared = h.shared_mem;
     l.params = params_;
     l.params_size = h.params_bytes;
+    l.cooperative = (h.flags & wire::kLaunchCooperative) != 0;
     ptx::Environment env;
     env.symbol_address = [this, &h](std::string_view variable) -> uint64_t {
       auto it = symbols_.find({h.module, std::string(variable)});

@@ -112,6 +112,8 @@ struct LaunchBatch {  // followed by `count` Launch records
   uint64_t slice_ns = 0;    // stop once this much real time has passed since the batch began
 };
 
+inline constexpr uint8_t kLaunchCooperative = 1;  // every block resident: grid-wide sync works
+
 // Each record: the header, name_bytes of kernel name, params_bytes of params,
 // then zeros up to a multiple of 8 bytes (record_bytes()).
 struct Launch {
@@ -124,7 +126,8 @@ struct Launch {
   uint64_t modeled_ns = 0;
   uint32_t params_bytes = 0;
   uint8_t cluster[3] = {1, 1, 1};  // the thread block cluster's shape (1..16 each)
-  uint8_t reserved = 0;
+  uint8_t flags = 0;               // kLaunchCooperative
+
 };
 
 enum class Outcome : int32_t {

@@ -382,3 +382,20 @@ extern "C" __global__ void dot_products(const int* a, const int* b, int* out) {
   out[4 * i + 2] = __dp2a_lo(a[i], b[i], -3);
   out[4 * i + 3] = __dp2a_hi(a[i], b[i], 5);
 }
+
+// Cooperative groups' grid barrier (%envreg1:%envreg2 workspace, an atomic arrival count, a
+// spin on it): every thread sees every other block's writes after each grid.sync().
+#include <cooperative_groups.h>
+extern "C" __global__ void grid_rotate(int* data, int* out, int rounds) {
+  cooperative_groups::grid_group g = cooperative_groups::this_grid();
+  const unsigned n = static_cast<unsigned>(g.size()), r = static_cast<unsigned>(g.thread_rank());
+  data[r] = static_cast<int>(r);
+  for (int k = 0; k < rounds; ++k) {
+    g.sync();
+    const int next = data[(r + 1) % n];  // another block's thread for the last of each block
+    g.sync();
+    data[r] = next;
+  }
+  g.sync();
+  out[r] = data[r];
+}

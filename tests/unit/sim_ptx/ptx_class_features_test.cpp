@@ -150,3 +150,28 @@ TEST_CASE("dp4a and dp2a: packed byte and half dot products, signed and unsigned
     CHECK(out[4 * i + 3] == hi);
   }
 }
+
+TEST_CASE("cooperative launches: grid.sync() holds every block until all arrive, again and again") {
+  constexpr uint32_t blocks = 6, threads = 96, n = blocks * threads;
+  constexpr int rounds = 5;
+  std::vector<int> data(n, -1), out(n, -1);
+  const Params params = Params().add(data.data()).add(out.data()).add(rounds);
+  Launch l{{blocks, 1, 1}, {threads, 1, 1}, 0, params.bytes.data(), params.bytes.size()};
+  l.cooperative = true;
+  REQUIRE_OK(run(program(), "grid_rotate", l, {}));
+  // Each round moves every value one place down, across block boundaries.
+  for (uint32_t r = 0; r < n; ++r) {
+    INFO("thread " << r);
+    CHECK(out[r] == static_cast<int>((r + rounds) % n));
+  }
+
+  // Not launched cooperatively, the grid has no workspace: cooperative groups traps, as on a GPU.
+  l.cooperative = false;
+  const Result plain = run(program(), "grid_rotate", l, {});
+  CHECK(plain.outcome == Outcome::kTrap);
+
+  // A grid larger than the device holds resident is refused before it runs.
+  Launch big{{1024, 1, 1}, {1024, 1, 1}, 0, params.bytes.data(), params.bytes.size()};
+  big.cooperative = true;
+  CHECK(run(program(), "grid_rotate", big, {}).outcome == Outcome::kBadLaunch);
+}

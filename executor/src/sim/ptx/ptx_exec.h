@@ -48,13 +48,19 @@ struct Context {
   uint32_t ctaid[3] = {0, 0, 0};
   uint32_t threads_per_cta = 0;
   uint64_t clock = 0;
+  // Cooperative launches: the grid's workspace (%envreg1:%envreg2; 0 otherwise, and
+  // cooperative groups' grid.sync() traps), and the backward branches the running CTA may
+  // still take before it yields to the next.
+  uint64_t grid_workspace = 0;
+  uint64_t branch_budget = UINT64_MAX;
   Result result;
 };
 
-enum class Stop : uint8_t { kBarrier, kCollective, kExit, kError };
+enum class Stop : uint8_t { kBarrier, kCollective, kExit, kYield, kError };
 
 // Runs one thread until it reaches a barrier, a warp-collective instruction (left unexecuted at
-// t.pc) or its end; kError after setting c.result.
+// t.pc), its end, or (kYield, at the branch's target) the end of its CTA's branch budget;
+// kError after setting c.result.
 Stop run_thread(Context& c, Thread& t);
 
 // The value of an operand that is not memory (register, immediate, special register, symbol).

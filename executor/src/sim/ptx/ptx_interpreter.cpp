@@ -296,8 +296,11 @@ bool next_group(Context& c, std::vector<Thread>& threads, size_t w, size_t end, 
   return false;
 }
 
-// Runs one CTA to completion; false with c.result set on a trap or an unsupported path.
-bool run_cta(Context& c, std::vector<Thread>& threads) {
+enum class CtaRun { kDone, kYielded, kFailed };
+
+// Runs one CTA to completion, or until its branch budget is spent (kYielded: called again, it
+// goes on where it stopped); kFailed with c.result set on a trap or an unsupported path.
+CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
   std::vector<Thread*> group;
   group.reserve(32);
   for (;;) {
@@ -307,7 +310,8 @@ bool run_cta(Context& c, std::vector<Thread>& threads) {
         case Stop::kBarrier: t.state = ThreadState::kBarrier; break;
         case Stop::kCollective: t.state = ThreadState::kCollective; break;
         case Stop::kExit: t.state = ThreadState::kExited; break;
-        case Stop::kError: return false;
+        case Stop::kYield: return CtaRun::kYielded;  // t stays ready, at its branch target
+        case Stop::kError: return CtaRun::kFailed;
       }
     }
     bool progressed = false;
@@ -325,8 +329,87 @@ bool run_cta(Context& c, std::vector<Thread>& threads) {
       if (next_group(c, threads, w, end, false, group)) { run_collective(c, group); progressed = true; }
     }
     if (progressed) continue;
-    if (!release_barrier(c, threads)) return true;  // every thread exited
+    if (!release_barrier(c, threads)) return CtaRun::kDone;  // every thread exited
   }
+}
+
+// A CTA's threads, fresh at the entry.
+void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t* local) {
+  const Launch& launch = *c.launch;
+  const Function& f = c.p->functions[entry];
+  for (uint32_t i = 0; i < threads.size(); ++i) {
+    Thread& t = threads[i];
+    t.linear = i;
+    t.tid[0] = i % launch.block[0];
+    t.tid[1] = (i / launch.block[0]) % launch.block[1];
+    t.tid[2] = i / (launch.block[0] * launch.block[1]);
+    t.state = ThreadState::kReady;
+    t.carry = false;
+    t.func = entry;
+    t.pc = 0;
+    t.reg_base = 0;
+    t.param_base = 0;
+    t.local_base = 0;
+    t.regs.assign(f.num_regs + 1, 0);
+    if (t.pstack.size() < f.param_area_size) t.pstack.resize(f.param_area_size);
+    t.frames.clear();
+    t.r = t.regs.data();
+    t.local = local + i * c.local_per_thread;
+  }
+}
+
+// Backward branches a cooperative CTA takes before the next one runs: enough that a CTA with
+// work does it in few turns, few enough that one spinning on the grid barrier wastes little.
+constexpr uint64_t kCooperativeSlice = 4096;
+// Shared and local memory of all a cooperative grid's CTAs together (each CTA alone is bounded
+// as any launch's is).
+constexpr uint64_t kMaxCooperativeBytes = 1ull << 30;
+
+// A cooperative grid: every CTA resident, taking turns until all have exited. Each CTA keeps
+// its own shared and local memory, swapped into the context while it runs (a swap keeps the
+// buffers where they are, so the addresses its threads hold stay valid).
+Result run_cooperative(Context& c, uint32_t entry, uint64_t per_cta) {
+  const Launch& launch = *c.launch;
+  const uint64_t count = (uint64_t)launch.grid[0] * launch.grid[1] * launch.grid[2];
+  if ((c.shared_mem.size() + c.local_mem.size()) * count > kMaxCooperativeBytes)
+    return fail(Outcome::kBadLaunch, "a cooperative grid whose CTAs' shared and local memory pass " +
+                                         std::to_string(kMaxCooperativeBytes >> 20) + " MiB");
+  struct Cta {
+    uint32_t id[3];
+    std::vector<uint8_t> shared, local;
+    std::vector<Thread> threads;
+    bool done = false;
+  };
+  std::vector<Cta> ctas;
+  ctas.reserve(count);
+  for (uint32_t z = 0; z < launch.grid[2]; ++z)
+    for (uint32_t y = 0; y < launch.grid[1]; ++y)
+      for (uint32_t x = 0; x < launch.grid[0]; ++x) {
+        Cta& cta = ctas.emplace_back();
+        cta.id[0] = x; cta.id[1] = y; cta.id[2] = z;
+        cta.shared.assign(c.shared_mem.size(), 0);
+        cta.local.assign(c.local_mem.size(), 0);
+        cta.threads.resize(per_cta);
+        start_cta(c, entry, cta.threads, cta.local.data());
+      }
+  // The grid barrier's workspace: {size, arrival counter}, zeroed.
+  uint32_t workspace[4] = {0, 0, 0, 0};
+  c.grid_workspace = (uint64_t)(uintptr_t)workspace;
+  for (size_t live = ctas.size(); live > 0;) {
+    for (Cta& cta : ctas) {
+      if (cta.done) continue;
+      std::copy_n(cta.id, 3, c.ctaid);
+      c.shared_mem.swap(cta.shared);
+      c.local_mem.swap(cta.local);
+      c.branch_budget = kCooperativeSlice;
+      const CtaRun r = run_cta(c, cta.threads);
+      c.shared_mem.swap(cta.shared);
+      c.local_mem.swap(cta.local);
+      if (r == CtaRun::kFailed) return c.result;
+      if (r == CtaRun::kDone) { cta.done = true; --live; }
+    }
+  }
+  return Result{};
 }
 
 }  // namespace
@@ -341,6 +424,8 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   if (per_cta == 0 || per_cta > 1024 || ctas == 0 || launch.grid[1] > 65535 || launch.grid[2] > 65535 || launch.block[2] > 64)
     return fail(Outcome::kBadLaunch, "invalid grid or block dimensions");
   if (launch.dynamic_shared > (1u << 20)) return fail(Outcome::kBadLaunch, "dynamic shared memory too large");
+  if (launch.cooperative && per_cta * ctas > kMaxCooperativeThreads)
+    return fail(Outcome::kBadLaunch, "a cooperative grid of more than " + std::to_string(kMaxCooperativeThreads) + " threads");
 
   Reach reach;
   std::vector<int> state(p.functions.size(), 0);
@@ -395,32 +480,16 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   if (c.local_per_thread * per_cta > kMaxLocalPerCta) return fail(Outcome::kBadLaunch, "local memory too large");
   c.local_mem.assign(std::max<uint64_t>(c.local_per_thread * per_cta, 1), 0);
 
+  if (launch.cooperative) return run_cooperative(c, it->second, per_cta);
   std::vector<Thread> threads(per_cta);
   for (uint32_t z = 0; z < launch.grid[2]; ++z)
     for (uint32_t y = 0; y < launch.grid[1]; ++y)
       for (uint32_t x = 0; x < launch.grid[0]; ++x) {
         c.ctaid[0] = x; c.ctaid[1] = y; c.ctaid[2] = z;
         if (c.shared_size) std::fill(c.shared_mem.begin(), c.shared_mem.end(), 0);
-        for (uint32_t i = 0; i < per_cta; ++i) {
-          Thread& t = threads[i];
-          t.linear = i;
-          t.tid[0] = i % launch.block[0];
-          t.tid[1] = (i / launch.block[0]) % launch.block[1];
-          t.tid[2] = i / (launch.block[0] * launch.block[1]);
-          t.state = ThreadState::kReady;
-          t.carry = false;
-          t.func = it->second;
-          t.pc = 0;
-          t.reg_base = 0;
-          t.param_base = 0;
-          t.local_base = 0;
-          t.regs.assign(entry.num_regs + 1, 0);
-          if (t.pstack.size() < entry.param_area_size) t.pstack.resize(entry.param_area_size);
-          t.frames.clear();
-          t.r = t.regs.data();
-          t.local = c.local_mem.data() + i * c.local_per_thread;
-        }
-        if (!run_cta(c, threads)) return c.result;
+        start_cta(c, it->second, threads, c.local_mem.data());
+        // Not cooperative: the budget is unbounded, so a CTA runs to its end.
+        if (run_cta(c, threads) == CtaRun::kFailed) return c.result;
       }
   return Result{};
 }

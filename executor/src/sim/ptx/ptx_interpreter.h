@@ -48,7 +48,13 @@ struct Launch {
   uint64_t dynamic_shared = 0;   // bytes of `extern __shared__` memory
   const void* params = nullptr;  // the packed parameter buffer (each param at its natural alignment, as CUDA packs them)
   size_t params_size = 0;
+  // cudaLaunchCooperativeKernel: every CTA is resident at once and cooperative groups' grid
+  // barrier works (the CTAs take turns, each until its threads wait or a slice of its loops
+  // is spent). At most kMaxCooperativeThreads threads in all: what the sim's device holds
+  // resident (132 SMs of 2048 threads), and a bound on the worker's memory.
+  bool cooperative = false;
 };
+inline constexpr uint64_t kMaxCooperativeThreads = 132 * 2048;
 
 enum class Outcome { kOk, kUnsupported, kTrap, kBadLaunch };
 struct Result {

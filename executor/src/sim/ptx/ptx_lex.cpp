@@ -78,7 +78,8 @@ std::optional<Special> special_of(std::string_view s) {
       {"%clock", Special::kClock}, {"%clock64", Special::kClock64}, {"%globaltimer", Special::kGlobaltimer},
       {"%lanemask_eq", Special::kLanemaskEq}, {"%lanemask_le", Special::kLanemaskLe},
       {"%lanemask_lt", Special::kLanemaskLt}, {"%lanemask_ge", Special::kLanemaskGe},
-      {"%lanemask_gt", Special::kLanemaskGt}, {"%dynamic_smem_size", Special::kDynamicSmemSize}};
+      {"%lanemask_gt", Special::kLanemaskGt}, {"%dynamic_smem_size", Special::kDynamicSmemSize},
+      {"%envreg1", Special::kEnvreg1}, {"%envreg2", Special::kEnvreg2}};
   for (auto& [n, t] : kSpecials) if (s == n) return t;
   return std::nullopt;
 }

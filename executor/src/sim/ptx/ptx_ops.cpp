@@ -93,6 +93,8 @@ uint64_t special(Context& c, Thread& t, Special s) {
     case Special::kWarpid: return t.linear / 32;
     case Special::kNwarpid: return (c.threads_per_cta + 31) / 32;
     case Special::kSmid: case Special::kGridid: return 0;
+    case Special::kEnvreg1: return c.grid_workspace >> 32;
+    case Special::kEnvreg2: return c.grid_workspace & 0xffffffffu;
     case Special::kNsmid: return 1;
     case Special::kClock: case Special::kClock64: case Special::kGlobaltimer: return c.clock += 16;
     case Special::kLanemaskEq: return 1u << lane;
@@ -547,7 +549,15 @@ Stop run_thread(Context& c, Thread& t) {
           if (atom) write_reg(t, in.ops[0], old, ty);
           break;
         }
-        case Op::kBra: t.pc = (uint32_t)in.target; continue;
+        case Op::kBra:
+          // A loop's branch spends the CTA's slice: a cooperative grid's CTA that spins on
+          // its grid barrier yields to the others (the budget is unbounded otherwise).
+          if ((uint32_t)in.target <= t.pc && --c.branch_budget == 0) {
+            t.pc = (uint32_t)in.target;
+            return Stop::kYield;
+          }
+          t.pc = (uint32_t)in.target;
+          continue;
         case Op::kRet: goto do_ret;
         case Op::kExit: t.state = ThreadState::kExited; return Stop::kExit;
         case Op::kCall: {

@@ -82,6 +82,7 @@ enum class Special : uint8_t {
   kTidX, kTidY, kTidZ, kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY,
   kNctaidZ, kLaneid, kWarpid, kNwarpid, kSmid, kNsmid, kGridid, kClock, kClock64, kGlobaltimer,
   kLanemaskEq, kLanemaskLe, kLanemaskLt, kLanemaskGe, kLanemaskGt, kDynamicSmemSize,
+  kEnvreg1, kEnvreg2,  // the grid's workspace (cooperative groups' grid barrier), high and low half
 };
 
 struct Operand {
