@@ -399,3 +399,16 @@ extern "C" __global__ void grid_rotate(int* data, int* out, int rounds) {
   g.sync();
   out[r] = data[r];
 }
+
+// The last step of NVIDIA's reduction sample (reduce7): only lanes 0..7 shuffle, under their
+// ballot's mask, and their sources 8..31 lie outside it (undefined in PTX; such code relies on
+// them adding nothing).
+extern "C" __global__ void partial_mask_sum(const int* in, int* out) {
+  int v = 0;
+  const unsigned mask = __ballot_sync(0xffffffffu, threadIdx.x < 8);
+  if (threadIdx.x < 8) {
+    v = in[threadIdx.x];
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(mask, v, offset);
+  }
+  if (threadIdx.x == 0) *out = v;
+}

@@ -175,3 +175,11 @@ TEST_CASE("cooperative launches: grid.sync() holds every block until all arrive,
   big.cooperative = true;
   CHECK(run(program(), "grid_rotate", big, {}).outcome == Outcome::kBadLaunch);
 }
+
+TEST_CASE("a shuffle from a lane outside the member mask reads 0, so partial-warp sums come out right") {
+  std::vector<int> in(32);
+  for (int i = 0; i < 32; ++i) in[i] = 1000 * (i + 1);  // lanes 8..31 must not count
+  int out = -1;
+  REQUIRE_OK(launch("partial_mask_sum", {1, 1, 1}, {32, 1, 1}, Params().add(in.data()).add(&out)));
+  CHECK(out == 1000 * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8));
+}

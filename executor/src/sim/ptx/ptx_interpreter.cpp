@@ -226,7 +226,10 @@ void run_collective(Context& c, std::vector<Thread*>& group) {
         default: j = min_lane | ((int)b & ~segmask); ok = j <= max_lane; break;
       }
       if (!ok || j < 0 || j > 31) j = lane;
-      uint64_t v = lane_thread[j] ? a[j] : a[lane];
+      // A source lane outside the member mask is undefined in PTX. Code that shuffles under a
+      // partial mask (NVIDIA's reduction sample, reduce7) expects it to add nothing to a sum:
+      // it reads 0 (the caller's own value, as before, doubled that sample's partial sums).
+      uint64_t v = lane_thread[j] ? a[j] : 0;
       write_reg(*t, in.ops[0], v, Type::kB32);
       write_reg(*t, in.ops[1], ok, Type::kPred);
     }
