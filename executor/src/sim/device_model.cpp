@@ -185,8 +185,8 @@ uint64_t modeled_launch_ns(const SimConfig& config, const uint32_t grid[3],
 
 FunctionAttributes function_attributes(const fatbin::Module& image, uint32_t max_threads) {
   FunctionAttributes a;
-  // Libraries size their launches by it (cuSPARSE's SpMV asks the occupancy
-  // calculator), so a kernel's own bound must show.
+  // The kernel's own bound (__launch_bounds__), as a GPU reports it: the
+  // occupancy calculator and programs that size their blocks read it here.
   a.max_threads_per_block = static_cast<int32_t>(
       max_threads == 0 ? kMaxThreadsPerBlock : std::min<uint32_t>(max_threads, kMaxThreadsPerBlock));
   a.num_regs = 32;

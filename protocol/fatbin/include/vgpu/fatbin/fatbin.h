@@ -41,11 +41,11 @@ inline constexpr uint32_t kMaxParamBytes = 32764;
 // Blocks in one thread block cluster: 8 portably, 16 where a kernel allows a
 // non-portable size (sm_90).
 inline constexpr uint32_t kMaxPortableClusterBlocks = 8;
+inline constexpr uint32_t kMaxClusterBlocks = 16;
 // The largest __launch_bounds__ thread count kept (a block has at most 1024,
 // so anything above bounds nothing).
 inline constexpr uint32_t kMaxThreadBound = 1u << 20;
-inline constexpr uint32_t kMaxClusterBlocks = 16;
-// Each dimension at least 1, at most kMaxClusterBlocks blocks in all.
+// A cluster shape: each dimension at least 1, at most kMaxClusterBlocks blocks in all.
 inline bool valid_cluster(const uint32_t dims[3]) {
   if (dims[0] == 0 || dims[1] == 0 || dims[2] == 0) return false;
   return uint64_t{dims[0]} * dims[1] * dims[2] <= kMaxClusterBlocks;
