@@ -151,6 +151,10 @@ CUresult module_functions(void* module, std::vector<Function*>* out);
 // parses. CUDA_ERROR_INVALID_IMAGE for anything else.
 CUresult image_to_fatbin(const void* image, std::vector<uint8_t>* out);
 
+// The PTX NVRTC compiled `cubin` from, if this process got that cubin from
+// nvrtcGetCUBIN (nvrtc_companion.cpp); empty otherwise.
+std::string jit_ptx_for(const uint8_t* cubin, size_t size);
+
 // ---- streams ------------------------------------------------------------------
 // The host's handle for a stream; the legacy and per-thread default streams
 // are the host's default stream.

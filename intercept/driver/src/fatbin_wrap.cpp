@@ -2,8 +2,10 @@
 // host parses: a registration wrapper (NVIDIA's runtime passes these), a fat
 // binary, a cubin (ELF), or PTX text. A cubin or PTX image becomes a fat
 // binary of one entry (protocol/fatbin/FORMAT.md), so the host has one format
-// to check, and the cuda backend's driver picks from it as from nvcc's.
+// to check, and the cuda backend's driver picks from it as from nvcc's; a
+// cubin NVRTC compiled gets a second entry, the PTX it came from.
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
 
 #include "driver_state.h"
@@ -65,28 +67,45 @@ bool ptx_number(std::string_view ptx, std::string_view directive, unsigned* a, u
   return true;
 }
 
-// A fat binary of one entry: kind 1 (PTX) or 2 (cubin).
-std::vector<uint8_t> single_entry(uint16_t kind, const uint8_t* payload, uint64_t size,
-                                  unsigned major, unsigned minor, unsigned sm) {
-  const uint32_t header = kind == 1 ? 0x50 : 0x40;
-  const uint64_t padded = (size + 7) & ~uint64_t{7};
-  std::vector<uint8_t> out(16 + header + padded, 0);
+// One entry of a fat binary this file writes: kind 1 (PTX) or 2 (cubin).
+struct Entry {
+  uint16_t kind;
+  const uint8_t* payload;
+  uint64_t size;
+  unsigned major, minor, sm;
+};
+
+std::vector<uint8_t> fat_binary(std::initializer_list<Entry> entries) {
+  std::vector<uint8_t> out(16, 0);
   put<uint32_t>(out, 0, kFatbinMagic);
   put<uint16_t>(out, 4, 1);
   put<uint16_t>(out, 6, 16);
-  put<uint64_t>(out, 8, header + padded);
-  const size_t e = 16;
-  put<uint16_t>(out, e + 0, kind);
-  put<uint16_t>(out, e + 2, 0x0101);
-  put<uint32_t>(out, e + 4, header);
-  put<uint64_t>(out, e + 8, padded);
-  put<uint32_t>(out, e + 20, kind == 1 ? 0x40 : 0);  // PTX: an empty options pair
-  put<uint16_t>(out, e + 24, static_cast<uint16_t>(minor));
-  put<uint16_t>(out, e + 26, static_cast<uint16_t>(major));
-  put<uint32_t>(out, e + 28, sm);
-  put<uint64_t>(out, e + 40, 0x11);  // 64-bit, Linux
-  std::memcpy(out.data() + e + header, payload, size);
+  for (const Entry& x : entries) {
+    const uint32_t header = x.kind == 1 ? 0x50 : 0x40;
+    const uint64_t padded = (x.size + 7) & ~uint64_t{7};
+    const size_t e = out.size();
+    out.resize(e + header + padded, 0);
+    put<uint16_t>(out, e + 0, x.kind);
+    put<uint16_t>(out, e + 2, 0x0101);
+    put<uint32_t>(out, e + 4, header);
+    put<uint64_t>(out, e + 8, padded);
+    put<uint32_t>(out, e + 20, x.kind == 1 ? 0x40 : 0);  // PTX: an empty options pair
+    put<uint16_t>(out, e + 24, static_cast<uint16_t>(x.minor));
+    put<uint16_t>(out, e + 26, static_cast<uint16_t>(x.major));
+    put<uint32_t>(out, e + 28, x.sm);
+    put<uint64_t>(out, e + 40, 0x11);  // 64-bit, Linux
+    std::memcpy(out.data() + e + header, x.payload, x.size);
+  }
+  put<uint64_t>(out, 8, out.size() - 16);
   return out;
+}
+
+// PTX text as a fat binary entry, if it declares its version and target.
+bool ptx_entry(std::string_view ptx, Entry* out) {
+  unsigned major = 0, minor = 0, sm = 0, unused = 0;
+  if (!ptx_number(ptx, ".version", &major, &minor) || !ptx_number(ptx, ".target", &sm, &unused)) return false;
+  *out = {1, reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size() + 1, major, minor, sm};
+  return true;
 }
 
 }  // namespace
@@ -116,14 +135,22 @@ CUresult image_to_fatbin(const void* image, std::vector<uint8_t>* out) {
     if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
     const uint32_t flags = read<uint32_t>(p + 0x30);
     const unsigned sm = p[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;  // ELF ABI version
-    *out = single_entry(2, p, size, 1, 8, sm);
+    const Entry cubin{2, p, size, 1, 8, sm};
+    // NVRTC's cubin travels with the PTX it was compiled from, so a host
+    // without the GPU (sim) runs the PTX as it does nvcc's fat binaries.
+    Entry ptx;
+    const std::string companion = jit_ptx_for(p, size);
+    if (!companion.empty() && ptx_entry(companion, &ptx)) {
+      *out = fat_binary({cubin, ptx});
+    } else {
+      *out = fat_binary({cubin});
+    }
     return CUDA_SUCCESS;
   }
   // PTX: text that declares its version and target.
   const std::string_view ptx(reinterpret_cast<const char*>(p), strnlen(reinterpret_cast<const char*>(p), kMaxImage));
-  unsigned major = 0, minor = 0, sm = 0, unused = 0;
-  if (ptx_number(ptx, ".version", &major, &minor) && ptx_number(ptx, ".target", &sm, &unused)) {
-    *out = single_entry(1, p, ptx.size() + 1, major, minor, sm);
+  if (Entry e; ptx_entry(ptx, &e)) {
+    *out = fat_binary({e});
     return CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_IMAGE;
