@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   uint64_t sim_memory_gib = daemon::default_sim_memory_gib(host_bytes);
   executor::CudaConfig cuda;
   double watchdog_s = 10;
+  unsigned sim_threads = 0;
   uint64_t cuda_memory_mib = 0;
   std::string cuda_wait = "spin";
   daemon::SchedulerFlags scheduling_flags;
@@ -116,6 +117,10 @@ int main(int argc, char** argv) {
                  "half the host's memory where that is less)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  app.add_option("--sim-threads", sim_threads,
+                 "CPU threads the sim backend runs an interpreted kernel's blocks on (default: "
+                 "0, every CPU vgpud may use)")
+      ->check(CLI::Range(0, 64));
   app.add_option("--watchdog-s", watchdog_s,
                  "a kernel or copy running longer than this ends its tenant's context")
       ->check(CLI::Range(0.1, 3600.0));
@@ -280,6 +285,7 @@ int main(int argc, char** argv) {
   executor::SimConfig sim;
   sim.device_memory = sim_memory_gib * executor::kGiB;
   sim.watchdog = watchdog;
+  sim.interpreter_threads = sim_threads;
   sim.module_image_limit = module_limit_mib << 20;
   cuda.module_image_limit = module_limit_mib << 20;
   sim.tenant_host_limit = tenant_host_mib << 20;

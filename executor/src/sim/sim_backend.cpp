@@ -1,6 +1,7 @@
 // The sim backend: factory, contexts, memory, streams and events.
 #include "vgpu/executor/sim_backend.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,18 @@ namespace {
 
 constexpr std::chrono::milliseconds kWorkerStartLimit{20000};
 constexpr int32_t kLeastPriority = 0, kGreatestPriority = -5;  // as an H100 reports them
+// More interpreter threads than this gain little: a grid's CTAs are taken in
+// order from one counter, and a worker's memory grows with each thread's CTA.
+constexpr unsigned kMaxInterpreterThreads = 64;
+
+unsigned interpreter_threads(const SimConfig& config) {
+  unsigned n = config.interpreter_threads;
+  if (n == 0) {
+    cpu_set_t cpus;
+    n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? static_cast<unsigned>(CPU_COUNT(&cpus)) : 1;
+  }
+  return std::clamp(n, 1u, kMaxInterpreterThreads);
+}
 
 }  // namespace
 
@@ -38,7 +51,7 @@ Status make_sim_backend(const SimConfig& config, std::unique_ptr<Backend>* out) 
       return Status::kInvalidValue;
     }
     sim::WorkerSpec spec{config.worker_path.empty() ? default_worker_path("vgpu-sim-worker") : config.worker_path,
-                         config.plugin_paths};
+                         config.plugin_paths, interpreter_threads(config)};
     if (access(spec.path.c_str(), X_OK) != 0) {
       spdlog::error("sim: worker executable {} not found or not executable", spec.path);
       return Status::kInitializationError;

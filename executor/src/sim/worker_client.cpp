@@ -93,7 +93,8 @@ Status Worker::start(const WorkerSpec& spec, int memfd, uint64_t base, uint64_t 
 
   std::vector<std::string> argv_s{spec.path};
   if (memfd >= 0) {
-    argv_s.insert(argv_s.end(), {"run", hex(base), hex(span)});
+    argv_s.insert(argv_s.end(),
+                  {"run", hex(base), hex(span), std::to_string(spec.interpreter_threads)});
   } else {
     argv_s.emplace_back("check");
   }

@@ -21,6 +21,7 @@ namespace vgpu::executor::sim {
 struct WorkerSpec {
   std::string path;                  // the vgpu-sim-worker executable
   std::vector<std::string> plugins;  // dlopened by the worker, in order
+  unsigned interpreter_threads = 1;  // host threads for an interpreted grid
 };
 
 struct WorkerSymbol {

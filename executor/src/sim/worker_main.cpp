@@ -70,6 +70,7 @@ struct BatchReply {
 };
 BatchReply g_reply;
 volatile sig_atomic_t g_in_batch = 0;
+unsigned g_interpreter_threads = 1;  // host threads an interpreted grid runs on
 
 bool send_packet(const void* data, size_t size) {
   ssize_t n;
@@ -461,6 +462,7 @@ class Worker {
     l.params = params_;
     l.params_size = h.params_bytes;
     l.cooperative = (h.flags & wire::kLaunchCooperative) != 0;
+    l.host_threads = g_interpreter_threads;
     ptx::Environment env;
     env.symbol_address = [this, &h](std::string_view variable) -> uint64_t {
       auto it = symbols_.find({h.module, std::string(variable)});
@@ -557,18 +559,22 @@ int main(int argc, char** argv) {
   if (argc < 2 || fcntl(wire::kSocketFd, F_GETFD) < 0) {
     std::fprintf(stderr,
                  "vgpu-sim-worker: started by vgpud's sim backend, not by hand\n"
-                 "usage: vgpu-sim-worker run BASE SPAN [PLUGIN...] | check [PLUGIN...]\n");
+                 "usage: vgpu-sim-worker run BASE SPAN THREADS [PLUGIN...] | check [PLUGIN...]\n");
     return 2;
   }
   const bool check = std::strcmp(argv[1], "check") == 0;
   int first_plugin = 2;
   if (!check) {
     uint64_t base = 0, span = 0;
-    if (std::strcmp(argv[1], "run") != 0 || argc < 4 || !parse_hex(argv[2], &base) ||
+    char* end = nullptr;
+    if (std::strcmp(argv[1], "run") != 0 || argc < 5 || !parse_hex(argv[2], &base) ||
         !parse_hex(argv[3], &span)) {
       report_and_exit(false, "bad arguments");
     }
-    first_plugin = 4;
+    const unsigned long threads = std::strtoul(argv[4], &end, 10);
+    if (*end != '\0' || threads == 0 || threads > 1024) report_and_exit(false, "bad thread count");
+    g_interpreter_threads = static_cast<unsigned>(threads);
+    first_plugin = 5;
     void* want = reinterpret_cast<void*>(base);
     void* got = mmap(want, span, PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, wire::kMemFd, 0);

@@ -412,3 +412,54 @@ extern "C" __global__ void partial_mask_sum(const int* in, int* out) {
   }
   if (threadIdx.x == 0) *out = v;
 }
+
+// Each block waits for the block before it to publish its running total (as CUB's decoupled
+// look-back does), then publishes its own: it needs blocks to start in order.
+extern "C" __global__ void chained_blocks(const int* in, volatile int* flags, volatile long long* totals) {
+  __shared__ unsigned long long block_sum;
+  if (threadIdx.x == 0) block_sum = 0;
+  __syncthreads();
+  atomicAdd(&block_sum, static_cast<unsigned long long>(in[blockIdx.x * blockDim.x + threadIdx.x]));
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  long long before = 0;
+  if (blockIdx.x > 0) {
+    while (flags[blockIdx.x - 1] == 0) {
+    }
+    before = totals[blockIdx.x - 1];
+  }
+  totals[blockIdx.x] = before + static_cast<long long>(block_sum);
+  __threadfence();
+  flags[blockIdx.x] = 1;
+}
+
+// Every thread adds to 64-, 32- and 16-bit counters; the 16-bit one shares its word with a
+// neighbour that must keep its value.
+extern "C" __global__ void counters(unsigned long long* wide, int* word, unsigned short* halves, int* after_print) {
+  atomicAdd(wide, 3ull);
+  atomicAdd(word, 1);
+  unsigned short seen = halves[0], assumed;
+  do {
+    assumed = seen;
+    seen = atomicCAS(&halves[0], assumed, static_cast<unsigned short>(assumed + 1));
+  } while (seen != assumed);
+  if (threadIdx.x == 0 && blockIdx.x % 16 == 0) {
+    printf("block %d\n", blockIdx.x);
+    atomicAdd(after_print, 1);
+  }
+}
+
+// Thread 0 waits for a flag the block's last thread sets (a hand-made signal, as a lock or a
+// producer/consumer pair within a block would): the interpreter must let the later thread run.
+extern "C" __global__ void wait_for_later_thread(int* out) {
+  __shared__ volatile int flag;
+  if (threadIdx.x == 0) flag = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    while (flag == 0) {
+    }
+    out[blockIdx.x] = flag;
+  }
+  if (threadIdx.x == blockDim.x - 1) flag = 42 + blockIdx.x;
+  __syncthreads();
+}

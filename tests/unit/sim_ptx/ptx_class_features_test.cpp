@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "ptx/ptx_exec.h"
 #include "ptx_test_support.h"
 
 using namespace vgpu::executor::sim::ptx;
@@ -182,4 +185,103 @@ TEST_CASE("a shuffle from a lane outside the member mask reads 0, so partial-war
   int out = -1;
   REQUIRE_OK(launch("partial_mask_sum", {1, 1, 1}, {32, 1, 1}, Params().add(in.data()).add(&out)));
   CHECK(out == 1000 * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8));
+}
+
+TEST_CASE("CTAs on several host threads: blocks start in order, atomics are atomic, printf is whole") {
+  // More host threads than this machine may have cores: the threads interleave at any point.
+  constexpr unsigned kHostThreads = 4;
+  constexpr uint32_t blocks = 96, threads = 128, n = blocks * threads;
+  static_assert(n >= kParallelThreads);
+  std::vector<int> in(n);
+  for (uint32_t i = 0; i < n; ++i) in[i] = static_cast<int>(i % 1000) - 300;
+  std::vector<int> flags(blocks, 0);
+  std::vector<long long> totals(blocks, -1);
+  Params chain = Params().add(in.data()).add(flags.data()).add(totals.data());
+  Launch l{{blocks, 1, 1}, {threads, 1, 1}, 0, chain.bytes.data(), chain.bytes.size()};
+  l.host_threads = kHostThreads;
+  REQUIRE_OK(run(program(), "chained_blocks", l, {}));
+  long long sum = 0;
+  for (uint32_t b = 0; b < blocks; ++b) {
+    for (uint32_t t = 0; t < threads; ++t) sum += in[b * threads + t];
+    INFO("block " << b);
+    CHECK(totals[b] == sum);
+  }
+
+  for (int round = 0; round < 3; ++round) {
+    unsigned long long wide = 0;
+    int word = 0, printed_blocks = 0;
+    unsigned short halves[2] = {0, 0x5a5a};
+    std::mutex mu;
+    std::vector<std::string> printed;
+    Environment env;
+    env.print = [&](std::string_view s) {
+      // The environment is called one thread at a time: a second caller inside would show.
+      if (!mu.try_lock()) FAIL("two interpreter threads called print at once");
+      printed.emplace_back(s);
+      mu.unlock();
+    };
+    Params p = Params().add(&wide).add(&word).add(&halves[0]).add(&printed_blocks);
+    Launch c{{blocks, 1, 1}, {threads, 1, 1}, 0, p.bytes.data(), p.bytes.size()};
+    c.host_threads = kHostThreads;
+    REQUIRE_OK(run(program(), "counters", c, env));
+    CHECK(wide == 3ull * n);
+    CHECK(word == static_cast<int>(n));
+    CHECK(halves[0] == static_cast<unsigned short>(n));
+    CHECK(halves[1] == 0x5a5a);
+    CHECK(printed.size() == blocks / 16);
+    CHECK(printed_blocks == static_cast<int>(blocks / 16));
+  }
+}
+
+TEST_CASE("a trap in CTAs on several host threads fails the launch with the first CTA's") {
+  std::vector<int> v(128, 1);
+  v[56] = 500;  // assert_kernel checks v[threadIdx.x] < 3: every block traps
+  Params p = Params().add(v.data());
+  Launch l{{64, 1, 1}, {128, 1, 1}, 0, p.bytes.data(), p.bytes.size()};
+  l.host_threads = 3;
+  const Result r = run(program(), "assert_kernel", l, {});
+  CHECK(r.outcome == Outcome::kTrap);
+  CHECK_THAT(r.message, Catch::Contains("block [0,0,0], thread [56,0,0]"));
+}
+
+TEST_CASE("cp.async copies global to shared memory: zero fill, ignore-src, cache hints, groups") {
+  const Program& p = program_sm80();
+  constexpr int n = 1000, threads = 256, blocks = (n + threads - 1) / threads;
+  std::vector<float> in(n), out(blocks * threads, -1.f);
+  for (int i = 0; i < n; ++i) in[i] = static_cast<float>(i) + 0.5f;
+  Params staged = Params().add(in.data()).add(out.data()).add(n);
+  Launch l{{blocks, 1, 1}, {threads, 1, 1}, 0, staged.bytes.data(), staged.bytes.size()};
+  REQUIRE_OK(run(p, "staged_reverse", l, {}));
+  for (int i = 0; i < blocks * threads; ++i) {
+    const int block = i / threads, from = block * threads + (threads - 1 - i % threads);
+    INFO("element " << i);
+    CHECK(out[i] == (from < n ? in[from] * 2 : 0.f));  // past n: the zero-filled slot
+  }
+
+  std::vector<int> tiles(3 * 512), reversed(3 * 512, -1);
+  for (size_t i = 0; i < tiles.size(); ++i) tiles[i] = static_cast<int>(i * 7);
+  Params group = Params().add(tiles.data()).add(reversed.data());
+  Launch g{{3, 1, 1}, {512, 1, 1}, 0, group.bytes.data(), group.bytes.size()};
+  REQUIRE_OK(run(p, "group_copy", g, {}));
+  for (int b = 0; b < 3; ++b)
+    for (int t = 0; t < 512; ++t) CHECK(reversed[b * 512 + t] == tiles[b * 512 + 511 - t]);
+
+  for (int skip : {0, 1}) {
+    struct alignas(16) Quad { int v[4]; };
+    Quad src{{1, 2, 3, 4}}, dst[2] = {{{-1, -1, -1, -1}}, {{-1, -1, -1, -1}}};
+    Params forms = Params().add(&src).add(&dst[0]).add(skip);
+    Launch f{{1, 1, 1}, {1, 1, 1}, 0, forms.bytes.data(), forms.bytes.size()};
+    REQUIRE_OK(run(p, "async_forms", f, {}));
+    INFO("ignore-src " << skip);
+    for (int k = 0; k < 4; ++k) {
+      CHECK(dst[0].v[k] == k + 1);             // with a cache policy
+      CHECK(dst[1].v[k] == (skip ? 0 : k + 1));  // ignore-src set: zeros
+    }
+  }
+}
+
+TEST_CASE("a thread spinning on what a later thread of its block writes lets that thread run") {
+  std::vector<int> out(3, -1);
+  REQUIRE_OK(launch("wait_for_later_thread", {3, 1, 1}, {64, 1, 1}, Params().add(out.data())));
+  CHECK(out == std::vector<int>{42, 43, 44});
 }

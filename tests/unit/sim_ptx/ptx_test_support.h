@@ -19,17 +19,26 @@ namespace vgpu::executor::sim::ptx::test {
 
 inline float fl(int i) { return static_cast<float>(i); }
 
+inline std::unique_ptr<Program> parse_file(const char* path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string why;
+  auto parsed = parse(ss.str(), &why);
+  INFO(path << ": " << why);
+  REQUIRE(parsed);
+  return parsed;
+}
+
+// kernels.cu, as compute_75 PTX.
 inline const Program& program() {
-  static std::unique_ptr<Program> p = [] {
-    std::ifstream f(VGPU_TEST_PTX);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string why;
-    auto parsed = parse(ss.str(), &why);
-    INFO(why);
-    REQUIRE(parsed);
-    return parsed;
-  }();
+  static std::unique_ptr<Program> p = parse_file(VGPU_TEST_PTX);
+  return *p;
+}
+
+// kernels_sm80.cu, as compute_80 PTX.
+inline const Program& program_sm80() {
+  static std::unique_ptr<Program> p = parse_file(VGPU_TEST_PTX_SM80);
   return *p;
 }
 

@@ -57,6 +57,10 @@ struct SimConfig {
   // Host bytes one tenant's modules may hold, all its contexts together (0:
   // no limit); a load past it is refused with kMemoryAllocation.
   uint64_t tenant_host_limit = kDefaultTenantHostLimit;
+  // Host threads a worker's PTX interpreter runs a grid's CTAs on (0: as many
+  // as the CPUs vgpud may use). The scheduler gives the device to one tenant
+  // at a time, so its worker may use them all, as its kernel would a GPU.
+  unsigned interpreter_threads = 0;
 };
 
 // Bytes of device address space a context's slot spans: device_memory rounded

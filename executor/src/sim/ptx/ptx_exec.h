@@ -58,6 +58,24 @@ struct Context {
 
 enum class Stop : uint8_t { kBarrier, kCollective, kExit, kYield, kError };
 
+enum class CtaRun { kDone, kYielded, kFailed };
+
+// Sets a CTA's threads fresh at the entry, each with its frame of `local`.
+void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t* local);
+
+// Runs one CTA (c.ctaid, c.shared_mem, c.local_mem) to completion, or until its branch budget is
+// spent (kYielded: called again, it goes on where it stopped); kFailed with c.result set on a trap
+// or an unsupported path.
+CtaRun run_cta(Context& c, std::vector<Thread>& threads);
+
+// A grid with at least this many threads runs its CTAs on several host threads; below it the
+// threads would cost more than they save.
+constexpr uint64_t kParallelThreads = 4096;
+
+// Runs every CTA of the launch set up in `c` (its symbols, parameters and memory sizes), on
+// `workers` host threads taking CTAs in order; the first failure (lowest CTA) is the result.
+Result run_ctas_in_parallel(const Context& c, uint32_t entry, unsigned workers);
+
 // Runs one thread until it reaches a barrier, a warp-collective instruction (left unexecuted at
 // t.pc), its end, or (kYield, at the branch's target) the end of its CTA's branch budget;
 // kError after setting c.result.

@@ -1,7 +1,8 @@
-// Runs a kernel: validates everything it can reach, lays out its memory, then runs the CTAs one
-// after another. Inside a CTA each thread runs alone until it reaches a barrier, a warp-collective
-// instruction or its end; collectives are then computed per warp, and a barrier is released when
-// no thread can run any more (exited threads no longer count, as on a GPU).
+// Runs a kernel: validates everything it can reach, lays out its memory, then runs the CTAs in
+// the grid's order, one after another or on several host threads (ptx_parallel.cpp). Inside a
+// CTA each thread runs alone until it reaches a barrier, a warp-collective instruction or its
+// end; collectives are then computed per warp, and a barrier is released when no thread can run
+// any more (exited threads no longer count, as on a GPU).
 #include <algorithm>
 #include <set>
 
@@ -12,6 +13,7 @@ namespace {
 
 constexpr uint64_t kRecursiveStackBytes = 64 << 10;  // local stack when the call graph has a cycle
 constexpr uint64_t kMaxLocalPerCta = 1ull << 30;
+constexpr uint64_t kParallelBytes = 256ull << 20;  // CTA memory of all host threads together
 
 Result fail(Outcome o, std::string m) { return Result{o, std::move(m)}; }
 
@@ -299,21 +301,30 @@ bool next_group(Context& c, std::vector<Thread>& threads, size_t w, size_t end, 
   return false;
 }
 
-enum class CtaRun { kDone, kYielded, kFailed };
+// Backward branches a thread takes before the other threads of its CTA get a turn: a thread
+// spinning on what a later thread of its block will write (a hand-made lock or flag) lets that
+// thread run, as a GPU's scheduler does. Large, so that loops that do not wait are not slowed.
+constexpr uint64_t kThreadSlice = 1u << 20;
 
-// Runs one CTA to completion, or until its branch budget is spent (kYielded: called again, it
-// goes on where it stopped); kFailed with c.result set on a trap or an unsupported path.
+}  // namespace
+
 CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
   std::vector<Thread*> group;
   group.reserve(32);
+  const bool cooperative = c.launch->cooperative;
   for (;;) {
+    bool spinning = false;  // a thread gave its turn to the others, still short of a barrier
     for (Thread& t : threads) {
       if (t.state != ThreadState::kReady) continue;
+      if (!cooperative) c.branch_budget = kThreadSlice;
       switch (run_thread(c, t)) {
         case Stop::kBarrier: t.state = ThreadState::kBarrier; break;
         case Stop::kCollective: t.state = ThreadState::kCollective; break;
         case Stop::kExit: t.state = ThreadState::kExited; break;
-        case Stop::kYield: return CtaRun::kYielded;  // t stays ready, at its branch target
+        case Stop::kYield:  // t stays ready, at its branch target
+          if (cooperative) return CtaRun::kYielded;
+          spinning = true;
+          break;
         case Stop::kError: return CtaRun::kFailed;
       }
     }
@@ -324,7 +335,8 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
       // earlier collective) get there first, as on a GPU.
       while (next_group(c, threads, w, end, true, group)) { run_collective(c, group); progressed = true; }
     }
-    if (progressed) continue;
+    // A spinning thread may yet reach the meeting or the barrier: it runs again first.
+    if (progressed || spinning) continue;
     // No meeting is complete (a lane named in a mask never comes: undefined on a GPU). Run one
     // per warp as it stands rather than stop; the barriers come when no collective waits.
     for (size_t w = 0; w < threads.size(); w += 32) {
@@ -336,7 +348,6 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
   }
 }
 
-// A CTA's threads, fresh at the entry.
 void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t* local) {
   const Launch& launch = *c.launch;
   const Function& f = c.p->functions[entry];
@@ -360,6 +371,8 @@ void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t
     t.local = local + i * c.local_per_thread;
   }
 }
+
+namespace {
 
 // Backward branches a cooperative CTA takes before the next one runs: enough that a CTA with
 // work does it in few turns, few enough that one spinning on the grid barrier wastes little.
@@ -484,6 +497,11 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   c.local_mem.assign(std::max<uint64_t>(c.local_per_thread * per_cta, 1), 0);
 
   if (launch.cooperative) return run_cooperative(c, it->second, per_cta);
+  // Each host thread has its CTA's shared and local memory: a recursive kernel's large stacks
+  // use fewer threads rather than more memory.
+  const uint64_t cta_bytes = c.shared_mem.size() + c.local_mem.size();
+  const unsigned workers = (unsigned)std::min({(uint64_t)launch.host_threads, ctas, std::max<uint64_t>(1, kParallelBytes / cta_bytes)});
+  if (workers > 1 && per_cta * ctas >= kParallelThreads) return run_ctas_in_parallel(c, it->second, workers);
   std::vector<Thread> threads(per_cta);
   for (uint32_t z = 0; z < launch.grid[2]; ++z)
     for (uint32_t y = 0; y < launch.grid[1]; ++y)

@@ -1,4 +1,5 @@
-// Runs a kernel of a parsed PTX module over a grid, on the CPU, one CTA after another.
+// Runs a kernel of a parsed PTX module over a grid, on the CPU: CTAs in order, on one or more
+// host threads.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +54,10 @@ struct Launch {
   // is spent). At most kMaxCooperativeThreads threads in all: what the sim's device holds
   // resident (132 SMs of 2048 threads), and a bound on the worker's memory.
   bool cooperative = false;
+  // Host threads the CTAs may run on (a cooperative grid's take turns on one). CTAs start in
+  // order, so one that waits on an earlier CTA's flag (CUB's look-back) sees it set in time;
+  // atomics are atomic across them, and the environment's functions are called one at a time.
+  unsigned host_threads = 1;
 };
 inline constexpr uint64_t kMaxCooperativeThreads = 132 * 2048;
 

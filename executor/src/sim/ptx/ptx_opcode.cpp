@@ -47,6 +47,30 @@ bool decode_opcode(std::string_view text, Instr* in) {
   // __syncwarp: the warp's threads meet there (the interpreter runs them one at a time, so a
   // value one lane stored in shared memory is seen by the others only after it).
   if (text == "bar.warp.sync") { in->op = Op::kWarpSync; return true; }
+  // cp.async: the interpreter copies at once, so a group's commit and wait have nothing to do.
+  // The bulk (TMA) and mbarrier-completed forms are refused by name.
+  if (text == "cp.async.commit_group" || text == "cp.async.wait_group" || text == "cp.async.wait_all") {
+    in->op = Op::kNop;
+    return true;
+  }
+  // A cache policy is an opaque 64-bit value only cache hints read, and caches are not modeled:
+  // any value will do (the first source operand's bits).
+  if (text.starts_with("createpolicy.")) {
+    in->op = Op::kMov;
+    in->type = Type::kB64;
+    return true;
+  }
+  if (text.starts_with("cp.async.ca.") || text.starts_with("cp.async.cg.")) {
+    in->op = Op::kCpAsync;
+    for (size_t at = 11; at != std::string_view::npos;) {
+      const size_t nd = text.find('.', at + 1);
+      const std::string_view m = text.substr(at + 1, nd == std::string_view::npos ? std::string_view::npos : nd - at - 1);
+      at = nd;
+      if (m == "L2::cache_hint") in->flags |= kCacheHint;
+      else if (m != "shared" && m != "shared::cta" && m != "global" && !m.starts_with("L2::")) { in->op = Op::kUnsupported; return false; }
+    }
+    return true;
+  }
   for (auto& o : kOps) if (base == o.name) in->op = o.op;
   if (in->op == Op::kUnsupported) return false;
   if (base == "addc" || base == "subc" || base == "madc") in->flags |= kCarryIn;

@@ -17,8 +17,8 @@ __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
 
-// The host address of a memory operand, checked against the window it lives in.
-uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
+// The host address of a memory operand in `space`, checked against the window it lives in.
+uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes, Space space) {
   uint64_t a = (uint64_t)o.value;
   const Symbol* sym = nullptr;
   if (o.mem_base == 1) a += t.r[o.id];
@@ -37,7 +37,7 @@ uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint6
       default: a += c.sym_value[o.id]; break;
     }
   }
-  switch (in.space) {
+  switch (space) {
     case Space::kShared:
       if (a + bytes > c.shared_size || a + bytes < a) { trap(c, in, "shared memory access out of range"); return nullptr; }
       return c.shared_mem.data() + a;
@@ -50,12 +50,17 @@ uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint6
   }
 }
 
+// The host address of a memory operand in the instruction's state space.
+uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
+  return address_in(c, t, in, o, bytes, in.space);
+}
+
 uint64_t load(const uint8_t* p, int n) { uint64_t v = 0; memcpy(&v, p, n); return v; }
 void store(uint8_t* p, uint64_t v, int n) { memcpy(p, &v, n); }
 
-uint64_t atomic_apply(const Instr& in, uint8_t* p, uint64_t b, uint64_t cval) {
-  int n = type_size(in.type);
-  uint64_t old = load(p, n), nv = old;
+// What an atomic operation leaves in memory that held `old` (n bytes, zero-extended).
+uint64_t atomic_result(const Instr& in, int n, uint64_t old, uint64_t b, uint64_t cval) {
+  uint64_t nv = old;
   Type ty = in.type;
   switch (in.mode) {
     case Mode::kAdd: nv = type_float(ty) ? put_float(get_float(old, ty) + get_float(b, ty), ty) : old + b; break;
@@ -77,8 +82,38 @@ uint64_t atomic_apply(const Instr& in, uint8_t* p, uint64_t b, uint64_t cval) {
     case Mode::kXor: nv = old ^ b; break;
     default: break;
   }
-  store(p, nv, n);
-  return normalize(old, ty);
+  return nv;
+}
+
+// Replaces the n-byte value at p by atomic_result's, atomically: CTAs run on several host
+// threads. A 2-byte value is exchanged within its aligned 4-byte word; a misaligned address (a
+// GPU faults on it) is updated without atomicity.
+template <class W>
+uint64_t exchange_word(W* word, int shift, int n, const Instr& in, uint64_t b, uint64_t cval) {
+  const W field = (W)mask_of(n) << shift;
+  W seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+  for (;;) {
+    const uint64_t old = (uint64_t)((seen & field) >> shift);
+    const W next = (W)((seen & ~field) | (((W)atomic_result(in, n, old, b, cval) << shift) & field));
+    if (__atomic_compare_exchange_n(word, &seen, next, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return old;
+  }
+}
+
+uint64_t atomic_apply(const Instr& in, uint8_t* p, uint64_t b, uint64_t cval) {
+  const int n = type_size(in.type);
+  const uintptr_t a = (uintptr_t)p;
+  uint64_t old;
+  if (n == 8 && a % 8 == 0) {
+    old = exchange_word((uint64_t*)p, 0, 8, in, b, cval);
+  } else if (n == 4 && a % 4 == 0) {
+    old = exchange_word((uint32_t*)p, 0, 4, in, b, cval);
+  } else if (n == 2 && a % 2 == 0) {
+    old = exchange_word((uint32_t*)(a & ~uintptr_t{3}), (int)(a & 2) * 8, 2, in, b, cval);
+  } else {
+    old = load(p, n);
+    store(p, atomic_result(in, n, old, b, cval), n);
+  }
+  return normalize(old, in.type);
 }
 
 uint64_t special(Context& c, Thread& t, Special s) {
@@ -475,6 +510,24 @@ Stop run_thread(Context& c, Thread& t) {
             default: d = f32 ? ::tanhf((float)x) : std::tanh(x); break;
           }
           write_reg(t, in.ops[0], put_float(d, ty), ty);
+          break;
+        }
+        case Op::kCpAsync: {
+          // Copied at once (so the group's wait finds it done): cp-size bytes, of which the
+          // first src-size come from global memory and the rest are zero; ignore-src: all zero.
+          const uint64_t size = (uint64_t)in.ops[2].value;
+          uint64_t from = size;
+          if (in.num_operands - ((in.flags & kCacheHint) ? 1 : 0) == 4) {
+            from = (in.flags & kIgnoreSrc) ? ((V(3) & 1) ? 0 : size) : std::min<uint64_t>(V(3) & 0xffffffffu, size);
+          }
+          uint8_t* dst = address_in(c, t, in, in.ops[0], size, Space::kShared);
+          if (!dst) return Stop::kError;
+          if (from > 0) {
+            const uint8_t* src = address_in(c, t, in, in.ops[1], from, Space::kGlobal);
+            if (!src) return Stop::kError;
+            memcpy(dst, src, from);
+          }
+          memset(dst + from, 0, size - from);
           break;
         }
         case Op::kCopysign: write_reg(t, in.ops[0], put_float(std::copysign(get_float(V(2), ty), get_float(V(1), ty)), ty), ty); break;

@@ -66,6 +66,7 @@ class Parser {
   std::optional<Operand> coordinates_;
   std::string unknown_special_;  // a %name that is neither a register nor a special we know
   std::unordered_map<std::string, uint32_t> module_symbols_;
+  std::vector<bool> predicates_;  // the current function's registers declared .pred
   struct Pending { uint32_t func, instr, op, line; std::string name; };
   std::vector<Pending> pending_;  // symbol/function names used before their declaration
 };
@@ -275,6 +276,7 @@ bool Parser::function(bool is_entry) {
   for (uint32_t id : f.retvals) scope.symbols[p_->symbols[id].name] = id;
   p_->functions[index] = std::move(f);
   cur_func_ = index;
+  predicates_.clear();
   if (!expect("{")) return false;
   bool ok = body(p_->functions[index]);
   scope_ = nullptr;
@@ -315,6 +317,8 @@ bool Parser::reg_decl(Function& f) {
     } else {
       scope_->regs[name] = f.num_regs;
     }
+    predicates_.resize(f.num_regs + count, false);
+    if (ty == Type::kPred) std::fill(predicates_.begin() + f.num_regs, predicates_.end(), true);
     f.num_regs += (uint32_t)count;
   } while (accept(","));
   return expect(";");
@@ -565,6 +569,16 @@ bool Parser::instruction(Function& f) {
   }
   if (!expect(";")) return false;
   in.num_operands = (uint8_t)n;
+  if (in.op == Op::kCpAsync) {
+    // [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy}
+    const uint32_t plain = n - ((in.flags & kCacheHint) ? 1 : 0);
+    if (plain < 3 || plain > 4 || in.ops[0].kind != Operand::kMem || in.ops[1].kind != Operand::kMem || in.ops[2].kind != Operand::kImm)
+      return fail("bad operands of " + std::string(opcode));
+    const uint64_t size = (uint64_t)in.ops[2].value;
+    if (size != 4 && size != 8 && size != 16) return fail("cp.async copies 4, 8 or 16 bytes");
+    const Operand& fourth = in.ops[3];
+    if (plain == 4 && fourth.kind == Operand::kReg && fourth.id < predicates_.size() && predicates_[fourth.id]) in.flags |= kIgnoreSrc;
+  }
   if (!unknown_special_.empty()) {
     in.op = Op::kUnsupported;
     p_->texts[in.text] = "special register " + unknown_special_ + " in " + std::string(opcode);

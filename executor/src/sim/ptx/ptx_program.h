@@ -6,6 +6,7 @@
 //     src/sim/ptx/ptx_opcode.cpp       # dotted opcode -> Op, types, modifiers
 //     src/sim/ptx/ptx_parse.cpp        # PTX text -> decoded instructions
 //     src/sim/ptx/ptx_interpreter.cpp  # a grid of CTAs, threads, barriers, warps
+//     src/sim/ptx/ptx_parallel.cpp     # a grid's CTAs on several host threads
 //     src/sim/ptx/ptx_ops.cpp          # each instruction's semantics
 //     src/sim/ptx/ptx_texture_ops.cpp  # tex, suld, sust on the backend's texture unit
 //     src/sim/ptx/ptx_convert.cpp      # cvt and setp: conversions and comparisons
@@ -51,6 +52,7 @@ enum class Op : uint8_t {
   kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh, kCopysign, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt,
   kBfind, kLop3, kTestp, kAtom, kRed, kBra, kRet, kExit, kCall, kBar, kNop, kTrap, kShfl, kVote,
   kActivemask, kWarpSync, kTex, kSuld, kSust, kMatch, kRedux, kDp4a, kDp2a,
+  kCpAsync,  // cp.async's copy from global to shared memory (its group waits are kNop)
 };
 
 enum class Cmp : uint8_t {
@@ -76,6 +78,8 @@ enum Flag : uint32_t {
   kClamp = 1u << 15, kApprox = 1u << 16, kShiftAmt = 1u << 17,
   kLevel = 1u << 18,         // tex.level: an explicit level of detail
   kBoundaryZero = 1u << 19,  // suld/sust .zero (.clamp is kClamp; neither: .trap)
+  kCacheHint = 1u << 20,     // .L2::cache_hint: the last operand is a cache policy
+  kIgnoreSrc = 1u << 21,     // cp.async's fourth operand is ignore-src (a predicate), not src-size
 };
 
 enum class Special : uint8_t {
