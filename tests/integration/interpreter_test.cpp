@@ -41,6 +41,14 @@ TEST_CASE("CUB tunes itself for the PTX the interpreter runs, not for a cubin it
   require_pass(d.run("alice", "thrust_mixed_archs"), "thrust_algorithms");
 }
 
+TEST_CASE("cuda::barrier and cuda::pipeline built for Hopper run on the interpreter") {
+  Daemon d(kSlowWatchdog, Plugins::kNone);
+  const RunResult r = d.run("alice", "async_copies");
+  require_pass(r, "async_copies");
+  CHECK_THAT(r.output, Catch::Contains("ok   cuda::barrier: a tile copied with memcpy_async"));
+  CHECK_THAT(r.output, Catch::Contains("ok   cuda::pipeline: 8 stages"));
+}
+
 TEST_CASE("interpreted kernels print to the program's stdout and fail asserts as CUDA does") {
   Daemon d(kSlowWatchdog, Plugins::kNone);
   const RunResult p = d.run("alice", "printf_program");

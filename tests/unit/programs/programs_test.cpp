@@ -155,7 +155,7 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
       "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads",
       "cub_tuning", "many_copies", "clusters", "graph_conditionals", "graph_api",
-      "pitched_copies", "class_kernels", "thrust_algorithms", "thrust_mixed_archs"};
+      "pitched_copies", "class_kernels", "thrust_algorithms", "thrust_mixed_archs", "async_copies"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
@@ -195,7 +195,7 @@ TEST_CASE("the plug-in implements every kernel of every program", "[programs]") 
         continue;  // CUB's own: cub_tuning plans with them and never launches them
       else if (p.name == "error_paths" && k->name == "_Z7boundedPi")
         continue;  // launched only past its __launch_bounds__: refused before it could run
-      else if (p.name == "class_kernels" || p.name.starts_with("thrust_"))
+      else if (p.name == "class_kernels" || p.name.starts_with("thrust_") || p.name == "async_copies")
         CHECK(implementation(k->name) == nullptr);  // the sim interprets their PTX
       else
         CHECK(implementation(k->name) != nullptr);

@@ -3,6 +3,7 @@
 // as cuSOLVER ship. Run by ptx_class_features_test.cpp.
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
+#include <cuda/barrier>
 #include <cuda_pipeline.h>
 
 namespace cg = cooperative_groups;
@@ -42,4 +43,64 @@ extern "C" __global__ void async_forms(const int4* in, int4* out, int skip) {
       "  cp.async.wait_all; }\n" ::"r"(dst0), "r"(dst1), "l"(in), "r"(skip));
   out[0] = s[0];
   out[1] = s[1];
+}
+
+// cuda::barrier in shared memory: the block's copy completes on it (cp.async.mbarrier.arrive),
+// every thread arrives and waits (mbarrier.arrive, test_wait), then two more phases in which
+// each thread writes its slot and reads its neighbour's, with no __syncthreads between.
+#pragma nv_diag_suppress static_var_with_dynamic_init
+extern "C" __global__ void barrier_rounds(const int* in, int* out) {
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+  __shared__ int s[256];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&bar, block.size());
+  block.sync();
+  cuda::memcpy_async(block, s, in + blockIdx.x * 256, sizeof(int) * 256, bar);
+  bar.arrive_and_wait();
+  int v = s[255 - threadIdx.x];
+  for (int round = 0; round < 2; ++round) {
+    bar.arrive_and_wait();  // everyone has read s
+    s[threadIdx.x] = v + 1;
+    bar.arrive_and_wait();  // everyone has written s
+    v = s[(threadIdx.x + 1) % blockDim.x];
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
+// The forms the headers leave to hand-written code: pending_count of an arrival's state, a wait
+// on a phase's parity (test_wait and try_wait), and arrive_drop: odd threads leave the barrier,
+// and the phase after completes with the even ones alone.
+__device__ void wait_parity(unsigned bar, unsigned parity, bool try_form) {
+  unsigned done = 0;
+  while (!done) {
+    if (try_form) {
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, 1000; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } else {
+      asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    }
+  }
+}
+
+extern "C" __global__ void barrier_forms(unsigned* pending, int* passed) {
+  __shared__ unsigned long long object;
+  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&object));
+  if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar), "r"(blockDim.x) : "memory");
+  __syncthreads();
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+  unsigned count;
+  asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(count) : "l"(state));
+  pending[threadIdx.x] = count;
+  wait_parity(bar, 0, false);  // phase 0: every thread arrived
+  if (threadIdx.x & 1) {
+    asm volatile("mbarrier.arrive_drop.shared.b64 _, [%0];" ::"r"(bar) : "memory");
+    return;
+  }
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], 1;" ::"r"(bar) : "memory");
+  wait_parity(bar, 1, true);   // phase 1: all arrived, the odd ones for the last time
+  asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(bar) : "memory");
+  wait_parity(bar, 0, false);  // phase 2: the even ones alone complete it
+  passed[threadIdx.x] = 1;
 }

@@ -285,3 +285,62 @@ TEST_CASE("a thread spinning on what a later thread of its block writes lets tha
   REQUIRE_OK(launch("wait_for_later_thread", {3, 1, 1}, {64, 1, 1}, Params().add(out.data())));
   CHECK(out == std::vector<int>{42, 43, 44});
 }
+
+TEST_CASE("mbarrier: cuda::barrier with memcpy_async, parity waits, pending counts, arrive_drop") {
+  const Program& p = program_sm80();
+  constexpr int blocks = 3, threads = 256;
+  std::vector<int> in(blocks * threads), out(blocks * threads, -1);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int>(i * 3);
+  Params rounds = Params().add(in.data()).add(out.data());
+  Launch l{{blocks, 1, 1}, {threads, 1, 1}, 0, rounds.bytes.data(), rounds.bytes.size()};
+  REQUIRE_OK(run(p, "barrier_rounds", l, {}));
+  for (int b = 0; b < blocks; ++b) {
+    for (int t = 0; t < threads; ++t) {
+      // v = reversed copy; then twice: v = neighbour's v + 1.
+      const int from = b * threads + (threads - 1 - (t + 2) % threads);
+      INFO("block " << b << ", thread " << t);
+      CHECK(out[b * threads + t] == in[from] + 2);
+    }
+  }
+
+  constexpr int n = 96;
+  std::vector<unsigned> pending(n, 0);
+  std::vector<int> passed(n, 0);
+  Params forms = Params().add(pending.data()).add(passed.data());
+  Launch f{{1, 1, 1}, {n, 1, 1}, 0, forms.bytes.data(), forms.bytes.size()};
+  REQUIRE_OK(run(p, "barrier_forms", f, {}));
+  // Each arrival saw the count still pending before it: n, n-1, ..., 1 in some order.
+  std::vector<unsigned> sorted = pending;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < n; ++i) CHECK(sorted[i] == static_cast<unsigned>(i + 1));
+  for (int i = 0; i < n; ++i) CHECK(passed[i] == (i % 2 == 0 ? 1 : 0));
+}
+
+TEST_CASE("mbarrier forms the interpreter does not run are refused by name; misuse traps") {
+  const std::string head = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                           ".visible .entry k() {\n.shared .align 8 .b64 bar;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n"
+                           "mov.u32 %r1, bar;\n";
+  auto run_text = [](const std::string& text) {
+    std::string why;
+    auto prog = parse(text, &why);
+    INFO(why);
+    REQUIRE(prog);
+    return run(*prog, "k", Launch{{1, 1, 1}, {32, 1, 1}, 0, nullptr, 0}, {});
+  };
+  // The transaction count of a TMA copy.
+  Result r = run_text(head + "mbarrier.init.shared.b64 [%r1], 1;\n"
+                             "mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r1], 64;\nret;\n}\n");
+  CHECK(r.outcome == Outcome::kUnsupported);
+  CHECK_THAT(r.message, Catch::Contains("mbarrier.arrive.expect_tx.shared.b64"));
+  // An arrival on an object never initialised, and more arrivals than a phase expects.
+  r = run_text(head + "mbarrier.arrive.shared.b64 %rd1, [%r1];\nret;\n}\n");
+  CHECK(r.outcome == Outcome::kTrap);
+  CHECK_THAT(r.message, Catch::Contains("before mbarrier.init"));
+  r = run_text(head + "mbarrier.init.shared.b64 [%r1], 32;\nmbarrier.inval.shared.b64 [%r1];\n"
+                      "mbarrier.arrive.shared.b64 %rd1, [%r1];\nret;\n}\n");
+  CHECK(r.outcome == Outcome::kTrap);
+  CHECK_THAT(r.message, Catch::Contains("after mbarrier.inval"));
+  r = run_text(head + "mbarrier.init.shared.b64 [%r1], 4;\nmbarrier.arrive.shared.b64 %rd1, [%r1], 5;\nret;\n}\n");
+  CHECK(r.outcome == Outcome::kTrap);
+  CHECK_THAT(r.message, Catch::Contains("arrival of 5 where 4 are pending"));
+}

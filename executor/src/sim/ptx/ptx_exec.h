@@ -77,8 +77,8 @@ constexpr uint64_t kParallelThreads = 4096;
 Result run_ctas_in_parallel(const Context& c, uint32_t entry, unsigned workers);
 
 // Runs one thread until it reaches a barrier, a warp-collective instruction (left unexecuted at
-// t.pc), its end, or (kYield, at the branch's target) the end of its CTA's branch budget;
-// kError after setting c.result.
+// t.pc), its end, or kYield: at a branch's target, the end of its CTA's branch budget; after
+// an mbarrier wait, a phase not yet complete. kError after setting c.result.
 Stop run_thread(Context& c, Thread& t);
 
 // The value of an operand that is not memory (register, immediate, special register, symbol).
@@ -97,8 +97,17 @@ inline void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty) {
 // Ends the launch with Outcome::kTrap: `why`, the instruction and its line. Returns false.
 bool trap(Context& c, const Instr& in, const std::string& why);
 
+// The host address of memory operand `o` of `bytes` in `space`, checked against the window it
+// lives in; null after trapping.
+uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes, Space space);
+
 // tex, suld and sust, through the environment's texture unit; false after trapping.
 bool texture_instruction(Context& c, Thread& t, const Instr& in);
+
+// mbarrier.* and cp.async.mbarrier.arrive. kWaiting: a test_wait or try_wait found the phase
+// not complete (its predicate is written false): the thread lets the others of its CTA run.
+enum class Barrier { kDone, kWaiting, kFailed };
+Barrier mbarrier_instruction(Context& c, Thread& t, const Instr& in);
 
 // Device printf: formats vprintf(fmt, args) as printf would.
 std::string format_printf(const char* fmt, const uint8_t* args);

@@ -321,8 +321,10 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
         case Stop::kBarrier: t.state = ThreadState::kBarrier; break;
         case Stop::kCollective: t.state = ThreadState::kCollective; break;
         case Stop::kExit: t.state = ThreadState::kExited; break;
-        case Stop::kYield:  // t stays ready, at its branch target
-          if (cooperative) return CtaRun::kYielded;
+        case Stop::kYield:  // t stays ready, where it stopped
+          // A cooperative CTA whose slice is spent gives the grid a turn; a thread waiting on an
+          // mbarrier (or spending its own slice) gives the other threads of its CTA one.
+          if (cooperative && c.branch_budget == 0) return CtaRun::kYielded;
           spinning = true;
           break;
         case Stop::kError: return CtaRun::kFailed;

@@ -35,6 +35,48 @@ std::optional<Cmp> cmp_of(std::string_view s) {
   return std::nullopt;
 }
 
+// mbarrier.OP{.modifiers}.b64 and cp.async.mbarrier.arrive{.noinc}{.shared}.b64
+// (ptx_mbarrier.cpp). The transaction-count forms (expect_tx, complete_tx: TMA's) and a
+// cluster's shared memory (shared::cluster) are not known, so they are refused by name.
+bool decode_mbarrier(std::string_view text, Instr* in) {
+  static const std::pair<const char*, Mode> kModes[] = {
+      {"init", Mode::kMbInit}, {"arrive", Mode::kMbArrive}, {"arrive_drop", Mode::kMbArriveDrop},
+      {"test_wait", Mode::kMbTestWait}, {"try_wait", Mode::kMbTestWait},
+      {"pending_count", Mode::kMbPendingCount}, {"inval", Mode::kMbInval}};
+  // Orderings and scopes change nothing where a CTA's threads take turns on one host thread.
+  static const char* kIgnored[] = {"b64", "noComplete", "release", "acquire", "relaxed", "cta", "cluster"};
+  constexpr std::string_view kCopies = "cp.async.mbarrier.arrive";
+  const bool copies = text.starts_with(kCopies);
+  std::string_view rest = text.substr(copies ? kCopies.size() : std::string_view("mbarrier").size());
+  in->op = Op::kMbarrier;
+  in->mode = copies ? Mode::kMbCpAsyncArrive : Mode::kNone;
+  in->type = Type::kB64;
+  while (!rest.empty()) {
+    const size_t nd = rest.find('.', 1);
+    const std::string_view m = rest.substr(1, nd == std::string_view::npos ? std::string_view::npos : nd - 1);
+    rest = nd == std::string_view::npos ? std::string_view() : rest.substr(nd);
+    bool known = false;
+    if (in->mode == Mode::kNone) {
+      for (auto& [name, mode] : kModes) if (m == name) { in->mode = mode; known = true; }
+    } else if (m == "parity" && in->mode == Mode::kMbTestWait) {
+      in->flags |= kParity;
+      known = true;
+    } else if (m == "noinc" && copies) {
+      in->flags |= kNoinc;
+      known = true;
+    } else if (m == "shared" || m == "shared::cta") {
+      in->space = Space::kShared;
+      known = true;
+    } else {
+      for (const char* ig : kIgnored) if (m == ig) known = true;
+    }
+    if (!known) break;
+    if (rest.empty()) return in->mode != Mode::kNone;
+  }
+  in->op = Op::kUnsupported;
+  return false;
+}
+
 // Decodes the dotted opcode into the instruction's fields; false for a modifier we do not know
 
 }  // namespace
@@ -60,6 +102,7 @@ bool decode_opcode(std::string_view text, Instr* in) {
     in->type = Type::kB64;
     return true;
   }
+  if (text.starts_with("mbarrier.") || text.starts_with("cp.async.mbarrier.arrive")) return decode_mbarrier(text, in);
   if (text.starts_with("cp.async.ca.") || text.starts_with("cp.async.cg.")) {
     in->op = Op::kCpAsync;
     for (size_t at = 11; at != std::string_view::npos;) {

@@ -17,7 +17,8 @@ __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
 
-// The host address of a memory operand in `space`, checked against the window it lives in.
+}  // namespace
+
 uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes, Space space) {
   uint64_t a = (uint64_t)o.value;
   const Symbol* sym = nullptr;
@@ -49,6 +50,8 @@ uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, ui
       return reinterpret_cast<uint8_t*>(a);
   }
 }
+
+namespace {
 
 // The host address of a memory operand in the instruction's state space.
 uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
@@ -647,6 +650,13 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kTrap: trap(c, in, "trap"); return Stop::kError;
         case Op::kTex: case Op::kSuld: case Op::kSust:
           if (!texture_instruction(c, t, in)) return Stop::kError;
+          break;
+        case Op::kMbarrier:
+          switch (mbarrier_instruction(c, t, in)) {
+            case Barrier::kDone: break;
+            case Barrier::kWaiting: ++t.pc; return Stop::kYield;  // the others run, then it tests again
+            case Barrier::kFailed: return Stop::kError;
+          }
           break;
         case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kWarpSync: case Op::kMatch: case Op::kRedux:
           return Stop::kCollective;

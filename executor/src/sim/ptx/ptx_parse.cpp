@@ -12,6 +12,20 @@ constexpr size_t kMaxText = 256u << 20;
 constexpr uint64_t kMaxRegsPerFunction = 1u << 20;
 constexpr uint64_t kMaxVariableBytes = 1ull << 30;
 
+// The operands each mbarrier form takes (n of them): the object is a memory operand.
+bool mbarrier_operands(const Instr& in) {
+  const uint32_t n = in.num_operands;
+  auto mem = [&](uint32_t k) { return k < n && in.ops[k].kind == Operand::kMem; };
+  switch (in.mode) {
+    case Mode::kMbInit: return n == 2 && mem(0);                           // [a], count
+    case Mode::kMbArrive: case Mode::kMbArriveDrop: return (n == 2 || n == 3) && mem(1);  // state, [a]{, count}
+    case Mode::kMbTestWait: return (n == 3 || n == 4) && mem(1);           // p, [a], state{, hint}
+    case Mode::kMbPendingCount: return n == 2 && !mem(1);                  // count, state
+    case Mode::kMbInval: case Mode::kMbCpAsyncArrive: return n == 1 && mem(0);  // [a]
+    default: return false;
+  }
+}
+
 struct Scope {  // names visible inside one function body
   std::unordered_map<std::string, uint32_t> regs;
   std::unordered_map<std::string, std::pair<uint32_t, uint32_t>> reg_ranges;  // %r<N>: base, N
@@ -579,6 +593,7 @@ bool Parser::instruction(Function& f) {
     const Operand& fourth = in.ops[3];
     if (plain == 4 && fourth.kind == Operand::kReg && fourth.id < predicates_.size() && predicates_[fourth.id]) in.flags |= kIgnoreSrc;
   }
+  if (in.op == Op::kMbarrier && !mbarrier_operands(in)) return fail("bad operands of " + std::string(opcode));
   if (!unknown_special_.empty()) {
     in.op = Op::kUnsupported;
     p_->texts[in.text] = "special register " + unknown_special_ + " in " + std::string(opcode);

@@ -52,7 +52,8 @@ enum class Op : uint8_t {
   kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh, kCopysign, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt,
   kBfind, kLop3, kTestp, kAtom, kRed, kBra, kRet, kExit, kCall, kBar, kNop, kTrap, kShfl, kVote,
   kActivemask, kWarpSync, kTex, kSuld, kSust, kMatch, kRedux, kDp4a, kDp2a,
-  kCpAsync,  // cp.async's copy from global to shared memory (its group waits are kNop)
+  kCpAsync,   // cp.async's copy from global to shared memory (its group waits are kNop)
+  kMbarrier,  // mbarrier.* and cp.async.mbarrier.arrive; Instr::mode says which
 };
 
 enum class Cmp : uint8_t {
@@ -60,7 +61,7 @@ enum class Cmp : uint8_t {
   kNan
 };
 enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
-// Sub-operation of atom/red, shfl, vote, testp, shf.
+// Sub-operation of atom/red, shfl, vote, testp, shf, tex, mbarrier.
 enum class Mode : uint8_t {
   kNone, kAdd, kMin, kMax, kInc, kDec, kExch, kCas, kAnd, kOr, kXor,  // atom/red
   kUp, kDown, kBfly, kIdx,                                            // shfl
@@ -68,6 +69,8 @@ enum class Mode : uint8_t {
   kFinite, kInfinite, kNumber, kNotANumber, kNormal, kSubnormal,      // testp
   kLeft, kRight,                                                      // shf
   kTex1d, kTex2d, kTex3d, kTexA1d, kTexA2d, kTexCube, kTexACube,      // tex/suld/sust geometry
+  kMbInit, kMbArrive, kMbArriveDrop, kMbTestWait, kMbPendingCount,   // mbarrier
+  kMbInval, kMbCpAsyncArrive,
 };
 
 // Instruction modifier bits.
@@ -80,6 +83,8 @@ enum Flag : uint32_t {
   kBoundaryZero = 1u << 19,  // suld/sust .zero (.clamp is kClamp; neither: .trap)
   kCacheHint = 1u << 20,     // .L2::cache_hint: the last operand is a cache policy
   kIgnoreSrc = 1u << 21,     // cp.async's fourth operand is ignore-src (a predicate), not src-size
+  kParity = 1u << 22,        // mbarrier test_wait/try_wait .parity: a phase parity, not a state
+  kNoinc = 1u << 23,         // cp.async.mbarrier.arrive.noinc: an arrival the count expected
 };
 
 enum class Special : uint8_t {
