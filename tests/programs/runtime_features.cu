@@ -281,6 +281,23 @@ int main() {
   fill_index<<<(n + 255) / 256, 256, 64 * 1024>>>(n, dev, 3);
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaDeviceSynchronize());
+  // More dynamic shared memory than the kernel opted in to, or than any block can have, or past
+  // 48 KiB without an opt-in: refused at the launch, as on a GPU, and nothing runs.
+  int optin = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  for (const int bytes : {96 * 1024, optin + 1024}) {
+    fill_index<<<1, 32, bytes>>>(n, dev, 5);
+    const cudaError_t e = cudaGetLastError();
+    vt::check(e == cudaErrorInvalidValue, "a launch asking for %d bytes of shared memory (64 KiB opted in) is refused (%s)",
+              bytes, vt::err_text(e));
+  }
+  scale_rows<<<1, 32, 50 * 1024>>>(nullptr, 0, 0, 0, 1.0f);
+  const cudaError_t no_opt_in = cudaGetLastError();
+  vt::check(no_opt_in == cudaErrorInvalidValue, "50 KiB without an opt-in is refused (%s)", vt::err_text(no_opt_in));
+  CUDA_OK(cudaDeviceSynchronize());
+  int first = -1;
+  CUDA_OK(cudaMemcpy(&first, dev, sizeof first, cudaMemcpyDeviceToHost));
+  vt::check(first == 3, "and none of them ran (the first element is %d, as the launch before left it)", first);
   int blocks = 0, min_grid = 0, best_block = 0;
   CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fill_index, 256, 0));
   CUDA_OK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &best_block, fill_index));

@@ -35,6 +35,18 @@ CUresult check_config(const Config& c) {
   return CUDA_SUCCESS;
 }
 
+// Dynamic shared memory past 48 KiB needs the kernel's opt-in
+// (cudaFuncSetAttribute, at most the device's opt-in maximum), and a launch
+// may ask no more than the kernel opted in to: refused at the launch, as a
+// GPU's driver does (the host would refuse only what no block can have, and
+// only when the kernel's turn came, as an error of a later call). Without
+// the opt-in the bound is 48 KiB less the kernel's static shared memory,
+// which only the host knows: 48 KiB is checked here.
+CUresult check_shared_memory(const Function& f, const Config& c) {
+  const unsigned allowed = f.max_dynamic_shared > 0 ? static_cast<unsigned>(f.max_dynamic_shared) : 48u * 1024;
+  return c.shared_mem > allowed ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
 // The function a handle names, if it is live. Launches check the same handle
 // again and again: the answer is kept per thread until a module is unloaded.
 Function* live_function(CUfunction fn) {
@@ -127,6 +139,7 @@ CUresult launch(CUfunction fn, const Config& given, void** params, void** extra)
   }
   Function* f = live_function(fn);
   if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult r = check_shared_memory(*f, cfg); r != CUDA_SUCCESS) return r;
   if (CUresult r = resolve_cluster(*f, &cfg); r != CUDA_SUCCESS) return r;
   // Most kernels' parameters fit on the stack; CUDA allows 32 KiB.
   uint8_t small[1024];
