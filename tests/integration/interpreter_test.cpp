@@ -46,6 +46,7 @@ TEST_CASE("cuda::barrier and cuda::pipeline built for Hopper run on the interpre
   const RunResult r = d.run("alice", "async_copies");
   require_pass(r, "async_copies");
   CHECK_THAT(r.output, Catch::Contains("ok   cuda::barrier: a tile copied with memcpy_async"));
+  CHECK_THAT(r.output, Catch::Contains("ok   cuda::memcpy_async of a float4 a thread on a cuda::barrier"));
   CHECK_THAT(r.output, Catch::Contains("ok   cuda::pipeline: 8 stages"));
 }
 

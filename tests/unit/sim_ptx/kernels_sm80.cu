@@ -104,3 +104,53 @@ extern "C" __global__ void barrier_forms(unsigned* pending, int* passed) {
   wait_parity(bar, 0, false);  // phase 2: the even ones alone complete it
   passed[threadIdx.x] = 1;
 }
+
+// Bulk copies (Hopper's, written here by hand: nvcc emits them for sm_90) of a block's two
+// tiles into shared memory, each completing on a barrier's transaction count: the first with
+// its bytes expected before the copy (arrive.expect_tx), the second after (expect_tx), as
+// cuda::memcpy_async does. Every thread then reads the tiles reversed.
+extern "C" __global__ void bulk_copies(const int* in, int* out) {
+  __shared__ alignas(16) int tile[2][256];
+  __shared__ unsigned long long object;
+  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&object));
+  const unsigned bytes = blockDim.x * sizeof(int);
+  if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar), "r"(blockDim.x) : "memory");
+  __syncthreads();
+  unsigned long long state;
+  if (threadIdx.x == 0) {
+    const unsigned t0 = static_cast<unsigned>(__cvta_generic_to_shared(&tile[0][0]));
+    const unsigned t1 = static_cast<unsigned>(__cvta_generic_to_shared(&tile[1][0]));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(t0), "l"(in), "r"(bytes), "r"(bar) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(t1), "l"(in + blockDim.x), "r"(bytes), "r"(bar) : "memory");
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+  } else {
+    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+  }
+  unsigned done = 0;
+  while (!done) {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(bar) : "memory");
+  }
+  out[threadIdx.x] = tile[0][blockDim.x - 1 - threadIdx.x];
+  out[blockDim.x + threadIdx.x] = tile[1][blockDim.x - 1 - threadIdx.x];
+}
+
+// A phase whose arrivals are all in waits for its bytes: open after arrive.expect_tx, complete
+// after complete_tx brings the count to zero.
+extern "C" __global__ void bytes_pending(int* out) {
+  __shared__ unsigned long long object;
+  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&object));
+  unsigned done;
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(bar) : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 16;" ::"r"(bar) : "memory");
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+               : "=r"(done) : "r"(bar) : "memory");
+  out[0] = done;
+  asm volatile("mbarrier.complete_tx.shared.b64 [%0], 16;" ::"r"(bar) : "memory");
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+               : "=r"(done) : "r"(bar) : "memory");
+  out[1] = done;
+}

@@ -314,6 +314,24 @@ TEST_CASE("mbarrier: cuda::barrier with memcpy_async, parity waits, pending coun
   std::sort(sorted.begin(), sorted.end());
   for (int i = 0; i < n; ++i) CHECK(sorted[i] == static_cast<unsigned>(i + 1));
   for (int i = 0; i < n; ++i) CHECK(passed[i] == (i % 2 == 0 ? 1 : 0));
+
+  // Bulk copies completing on a barrier's transaction count, the copy before or after the
+  // bytes are expected; a phase waits for its bytes as for its arrivals.
+  std::vector<int> source(2 * threads), copied(2 * threads, -1);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<int>(i * 11 + 5);
+  Params bulk = Params().add(source.data()).add(copied.data());
+  Launch b{{1, 1, 1}, {threads, 1, 1}, 0, bulk.bytes.data(), bulk.bytes.size()};
+  REQUIRE_OK(run(p, "bulk_copies", b, {}));
+  for (int i = 0; i < threads; ++i) {
+    INFO("element " << i);
+    CHECK(copied[i] == source[threads - 1 - i]);                    // expected before the copy
+    CHECK(copied[threads + i] == source[2 * threads - 1 - i]);      // copied before expected
+  }
+  std::vector<int> open_then_complete(2, -1);
+  Params pending_bytes = Params().add(open_then_complete.data());
+  Launch one{{1, 1, 1}, {1, 1, 1}, 0, pending_bytes.bytes.data(), pending_bytes.bytes.size()};
+  REQUIRE_OK(run(p, "bytes_pending", one, {}));
+  CHECK(open_then_complete == std::vector<int>{0, 1});
 }
 
 TEST_CASE("mbarrier forms the interpreter does not run are refused by name; misuse traps") {
@@ -327,11 +345,17 @@ TEST_CASE("mbarrier forms the interpreter does not run are refused by name; misu
     REQUIRE(prog);
     return run(*prog, "k", Launch{{1, 1, 1}, {32, 1, 1}, 0, nullptr, 0}, {});
   };
-  // The transaction count of a TMA copy.
+  // A bulk copy multicast to a cluster's CTAs.
   Result r = run_text(head + "mbarrier.init.shared.b64 [%r1], 1;\n"
-                             "mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r1], 64;\nret;\n}\n");
+                             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                             " [%r1], [%rd1], 16, [%r1], 3;\nret;\n}\n");
   CHECK(r.outcome == Outcome::kUnsupported);
-  CHECK_THAT(r.message, Catch::Contains("mbarrier.arrive.expect_tx.shared.b64"));
+  CHECK_THAT(r.message, Catch::Contains("multicast::cluster"));
+  // A bulk copy of a size that is not a multiple of 16.
+  r = run_text(head + "mbarrier.init.shared.b64 [%r1], 1;\nmov.u64 %rd1, 4096;\n"
+                      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 12, [%r1];\nret;\n}\n");
+  CHECK(r.outcome == Outcome::kTrap);
+  CHECK_THAT(r.message, Catch::Contains("not a multiple of 16"));
   // An arrival on an object never initialised, and more arrivals than a phase expects.
   r = run_text(head + "mbarrier.arrive.shared.b64 %rd1, [%r1];\nret;\n}\n");
   CHECK(r.outcome == Outcome::kTrap);

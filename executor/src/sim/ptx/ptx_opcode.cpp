@@ -35,22 +35,39 @@ std::optional<Cmp> cmp_of(std::string_view s) {
   return std::nullopt;
 }
 
-// mbarrier.OP{.modifiers}.b64 and cp.async.mbarrier.arrive{.noinc}{.shared}.b64
-// (ptx_mbarrier.cpp). The transaction-count forms (expect_tx, complete_tx: TMA's) and a
-// cluster's shared memory (shared::cluster) are not known, so they are refused by name.
+// mbarrier.OP{.modifiers}.b64, cp.async.mbarrier.arrive{.noinc}{.shared}.b64 and the bulk copy
+// that completes on an mbarrier, cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+// (ptx_mbarrier.cpp). Without clusters a CTA's shared::cluster window is its own shared memory.
+// Not known, so refused by name: multicast, remote (mapa) barriers' forms, tensor copies.
 bool decode_mbarrier(std::string_view text, Instr* in) {
   static const std::pair<const char*, Mode> kModes[] = {
       {"init", Mode::kMbInit}, {"arrive", Mode::kMbArrive}, {"arrive_drop", Mode::kMbArriveDrop},
       {"test_wait", Mode::kMbTestWait}, {"try_wait", Mode::kMbTestWait},
-      {"pending_count", Mode::kMbPendingCount}, {"inval", Mode::kMbInval}};
+      {"pending_count", Mode::kMbPendingCount}, {"inval", Mode::kMbInval},
+      {"expect_tx", Mode::kMbExpectTx}, {"complete_tx", Mode::kMbCompleteTx}};
   // Orderings and scopes change nothing where a CTA's threads take turns on one host thread.
   static const char* kIgnored[] = {"b64", "noComplete", "release", "acquire", "relaxed", "cta", "cluster"};
   constexpr std::string_view kCopies = "cp.async.mbarrier.arrive";
+  constexpr std::string_view kBulk = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes";
+  constexpr std::string_view kBulkCta = "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes";
   const bool copies = text.starts_with(kCopies);
-  std::string_view rest = text.substr(copies ? kCopies.size() : std::string_view("mbarrier").size());
+  const bool bulk = text.starts_with(kBulk) || text.starts_with(kBulkCta);
+  std::string_view rest = text.substr(copies ? kCopies.size()
+                                      : bulk ? (text.starts_with(kBulk) ? kBulk.size() : kBulkCta.size())
+                                             : std::string_view("mbarrier").size());
   in->op = Op::kMbarrier;
-  in->mode = copies ? Mode::kMbCpAsyncArrive : Mode::kNone;
+  in->mode = copies ? Mode::kMbCpAsyncArrive : bulk ? Mode::kMbBulkCopy : Mode::kNone;
   in->type = Type::kB64;
+  if (bulk) {
+    in->space = Space::kShared;
+    if (rest.empty()) return true;
+    if (rest == ".L2::cache_hint") {
+      in->flags |= kCacheHint;
+      return true;
+    }
+    in->op = Op::kUnsupported;
+    return false;
+  }
   while (!rest.empty()) {
     const size_t nd = rest.find('.', 1);
     const std::string_view m = rest.substr(1, nd == std::string_view::npos ? std::string_view::npos : nd - 1);
@@ -63,6 +80,9 @@ bool decode_mbarrier(std::string_view text, Instr* in) {
       known = true;
     } else if (m == "noinc" && copies) {
       in->flags |= kNoinc;
+      known = true;
+    } else if (m == "expect_tx" && (in->mode == Mode::kMbArrive || in->mode == Mode::kMbArriveDrop)) {
+      in->flags |= kExpectTx;
       known = true;
     } else if (m == "shared" || m == "shared::cta") {
       in->space = Space::kShared;
@@ -102,7 +122,10 @@ bool decode_opcode(std::string_view text, Instr* in) {
     in->type = Type::kB64;
     return true;
   }
-  if (text.starts_with("mbarrier.") || text.starts_with("cp.async.mbarrier.arrive")) return decode_mbarrier(text, in);
+  if (text.starts_with("mbarrier.") || text.starts_with("cp.async.mbarrier.arrive") ||
+      text.starts_with("cp.async.bulk.shared::c")) {
+    return decode_mbarrier(text, in);
+  }
   if (text.starts_with("cp.async.ca.") || text.starts_with("cp.async.cg.")) {
     in->op = Op::kCpAsync;
     for (size_t at = 11; at != std::string_view::npos;) {

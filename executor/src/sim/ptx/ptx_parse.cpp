@@ -18,7 +18,11 @@ bool mbarrier_operands(const Instr& in) {
   auto mem = [&](uint32_t k) { return k < n && in.ops[k].kind == Operand::kMem; };
   switch (in.mode) {
     case Mode::kMbInit: return n == 2 && mem(0);                           // [a], count
-    case Mode::kMbArrive: case Mode::kMbArriveDrop: return (n == 2 || n == 3) && mem(1);  // state, [a]{, count}
+    case Mode::kMbArrive: case Mode::kMbArriveDrop:  // state, [a]{, count | tx-count}
+      return ((in.flags & kExpectTx) ? n == 3 : (n == 2 || n == 3)) && mem(1);
+    case Mode::kMbExpectTx: case Mode::kMbCompleteTx: return n == 2 && mem(0);  // [a], tx-count
+    case Mode::kMbBulkCopy:  // [dst], [src], size, [mbar]{, cache-policy}
+      return n == ((in.flags & kCacheHint) ? 5u : 4u) && mem(0) && mem(1) && mem(3);
     case Mode::kMbTestWait: return (n == 3 || n == 4) && mem(1);           // p, [a], state{, hint}
     case Mode::kMbPendingCount: return n == 2 && !mem(1);                  // count, state
     case Mode::kMbInval: case Mode::kMbCpAsyncArrive: return n == 1 && mem(0);  // [a]

@@ -70,7 +70,8 @@ enum class Mode : uint8_t {
   kLeft, kRight,                                                      // shf
   kTex1d, kTex2d, kTex3d, kTexA1d, kTexA2d, kTexCube, kTexACube,      // tex/suld/sust geometry
   kMbInit, kMbArrive, kMbArriveDrop, kMbTestWait, kMbPendingCount,   // mbarrier
-  kMbInval, kMbCpAsyncArrive,
+  kMbInval, kMbCpAsyncArrive, kMbExpectTx, kMbCompleteTx,
+  kMbBulkCopy,  // cp.async.bulk global -> shared, completing on an mbarrier's transaction count
 };
 
 // Instruction modifier bits.
@@ -85,6 +86,7 @@ enum Flag : uint32_t {
   kIgnoreSrc = 1u << 21,     // cp.async's fourth operand is ignore-src (a predicate), not src-size
   kParity = 1u << 22,        // mbarrier test_wait/try_wait .parity: a phase parity, not a state
   kNoinc = 1u << 23,         // cp.async.mbarrier.arrive.noinc: an arrival the count expected
+  kExpectTx = 1u << 24,      // mbarrier.arrive.expect_tx: the last operand is a transaction count
 };
 
 enum class Special : uint8_t {
