@@ -10,6 +10,8 @@
 //      default pool's attributes;
 //   5. cudaFuncSetAttribute (dynamic shared memory above 48 KiB),
 //      occupancy, limits, a peer copy on the one device, peer access refused;
+//      a device heap larger than CUDA's default 8 MiB holds what a kernel
+//      mallocs past it, and its size is fixed once a kernel used it;
 //   6. mapped pinned memory: a kernel writes through the device pointer of
 //      cudaHostAllocMapped memory, and of cudaMallocHost memory (mapped too,
 //      with unified addressing), the CPU reads it after a synchronize;
@@ -36,6 +38,20 @@ __global__ void scale_rows(float* base, size_t pitch, int width, int height, flo
 __global__ void fill_index(int n, int* out, int offset) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = i + offset;
+}
+
+// Each thread takes `bytes` of the device heap and writes its ends; got[t]
+// is 3 when thread t's block was there whole.
+__global__ void heap_blocks(int bytes, int* got) {
+  char* p = static_cast<char*>(malloc(bytes));
+  got[threadIdx.x] = 0;
+  if (p) {
+    p[0] = 1;
+    p[bytes - 1] = 2;
+    got[threadIdx.x] = p[0] + p[bytes - 1];
+  }
+  __syncthreads();  // every block held at once
+  free(p);
 }
 
 namespace {
@@ -310,6 +326,26 @@ int main() {
   CUDA_OK(cudaDeviceGetLimit(&fifo, cudaLimitPrintfFifoSize));
   vt::check(heap == (32u << 20) && fifo == (4u << 20), "limits read back (heap %zu, printf FIFO %zu)",
             heap, fifo);
+  {
+    // 16 blocks of 1 MiB at once: twice CUDA's default heap, half this one.
+    int* got = nullptr;
+    CUDA_OK(cudaMalloc(&got, 16 * sizeof(int)));
+    heap_blocks<<<1, 16>>>(1 << 20, got);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    int held[16] = {};
+    CUDA_OK(cudaMemcpy(held, got, sizeof held, cudaMemcpyDeviceToHost));
+    int whole = 0;
+    for (int v : held) whole += v == 3;
+    vt::check(whole == 16, "a 32 MiB device heap holds 16 blocks of 1 MiB at once (%d did)", whole);
+    const cudaError_t again = cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20);
+    vt::check(again == cudaErrorInvalidValue, "the heap's size is fixed once a kernel used it (%s)",
+              vt::err_text(again));
+    cudaGetLastError();
+    CUDA_OK(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
+    vt::check(heap == (32u << 20), "and stays 32 MiB (%zu)", heap);
+    CUDA_OK(cudaFree(got));
+  }
   int* dev2 = nullptr;
   CUDA_OK(cudaMalloc(&dev2, n * sizeof(int)));
   CUDA_OK(cudaMemcpyPeer(dev2, 0, dev, 0, n * sizeof(int)));

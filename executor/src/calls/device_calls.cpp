@@ -74,6 +74,14 @@ Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceResetRequest&,
   return queue(h, kDefaultStream, Reset{});
 }
 
+Outcome CallHandler::handle(const vgpu_msg_header& h, const DeviceSetHeapSizeRequest& r,
+                            std::span<const uint8_t>) {
+  // A heap of no bytes would make every kernel malloc fail; CUDA's driver
+  // never grants one. The backend checks the size against the tenant's room.
+  if (r.bytes == 0) return Outcome::failure(Status::kInvalidValue);
+  return queue(h, kDefaultStream, SetHeapSize{r.bytes});
+}
+
 Outcome CallHandler::handle(const vgpu_msg_header&, const TenantUsageRequest&,
                             std::span<const uint8_t>) {
   TenantUsageReply rep{};

@@ -31,8 +31,9 @@ void Context::forget_user_state(TenantLedger& ledger) {
 }
 
 void Context::forget_device_state(TenantLedger& ledger) {
-  ledger.release(tenant, charged);
+  ledger.release(tenant, charged);  // the heap's charge with the rest
   charged = 0;
+  heap_bytes = kDefaultHeapBytes;   // a fresh worker's context has the default heap
   allocations.clear();
   events.clear();
   streams.clear();

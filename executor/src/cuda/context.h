@@ -81,6 +81,9 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   uint64_t generation = 1;                // bumped whenever the worker is replaced or lost
   common::AllocationMap allocations;
   uint64_t charged = 0;  // bytes charged to the tenant for this context
+  // The device heap's size in the worker's context (cudaLimitMallocHeapSize);
+  // its charge above the default is in `charged`.
+  uint64_t heap_bytes = kDefaultHeapBytes;
 
   // Records an allocation the worker made, whose charge (reserved_size(size))
   // the caller has already reserved from the ledger. False if it overlaps a

@@ -102,6 +102,8 @@ class CudaBackend final : public Backend {
   ExecResult run_rows(Context& ctx, const CopyRows& copy);
   ExecResult run_worker(Context& ctx, const wire::Request& request, std::span<const uint8_t> tail,
                         std::string_view what);
+  // cudaLimitMallocHeapSize in the worker's context, charged (cuda_work.cpp).
+  Status set_heap_size(Context& ctx, uint64_t bytes);
   void settle(Context& ctx, const Work& work, bool executed);
   // Batches (cuda_batch.cpp): the launches at the front of `works` packed
   // for one request; a request sent and its reply applied; the items of a

@@ -9,6 +9,7 @@
 
 #include "common/rows_copy.h"
 #include "common/context_tables.h"
+#include "common/heap_charge.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
 #include "launch_limits.h"
@@ -149,7 +150,36 @@ ExecResult CudaBackend::run_rows(Context& ctx, const CopyRows& c) {
   return total;
 }
 
+Status CudaBackend::set_heap_size(Context& ctx, uint64_t bytes) {
+  Call call;
+  uint64_t from = 0;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (Status s = begin(ctx, &call); !ok(s)) return s;
+    if (bytes == ctx.heap_bytes) return Status::kSuccess;
+    from = ctx.heap_bytes;
+    // Charged before the driver grows it: a tenant never holds more than its room.
+    if (!common::recharge_heap(ledger_, ctx.tenant, from, std::max(from, bytes), &ctx.charged)) {
+      return Status::kMemoryAllocation;
+    }
+  }
+  wire::Request req;
+  req.op = wire::Op::kSetHeapSize;
+  req.a = bytes;
+  const auto a = call.worker->control(req, {}, -1, call_deadline());
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  const Status st = absorb(ctx, call, a, Status::kLaunchFailure, "setting the device heap's size");
+  if (call.generation != ctx.generation) return st;  // the worker is gone, and the charge with it
+  // The size asked for, charged; or, if the driver refused, the size before
+  // (what was reserved above goes back).
+  const uint64_t now = ok(st) ? bytes : from;
+  common::recharge_heap(ledger_, ctx.tenant, std::max(from, bytes), now, &ctx.charged);  // gives back only
+  ctx.heap_bytes = now;
+  return st;
+}
+
 ExecResult CudaBackend::run(Context& ctx, const Work& work) {
+  if (const SetHeapSize* h = std::get_if<SetHeapSize>(&work.op)) return {set_heap_size(ctx, h->bytes), 0};
   // What the worker must run (req.op stays unset when nothing is), checked
   // again under the lock: accept() checked at queue time, a fault or reset
   // may have come since.
@@ -276,8 +306,9 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
             // synchronization has nothing left to wait for.
             [](const WaitEvent&) { return Status::kSuccess; },
             [](const Synchronize&) { return Status::kSuccess; },
-            // execute() resets before it gets here; reaching here is a dispatch error.
+            // execute() resets, and run() sets the heap, before they get here.
             [](const Reset&) { return Status::kNotSupported; },
+            [](const SetHeapSize&) { return Status::kNotSupported; },
             // No catch-all: a work type added without a handler does not compile.
         },
         work.op);

@@ -64,7 +64,8 @@ namespace vgpu::executor::cuda {
   X(cuLaunchKernelEx, false)            \
   X(cuFuncSetAttribute, false)          \
   X(cuTexObjectCreate, false)           \
-  X(cuTexObjectDestroy, false)
+  X(cuTexObjectDestroy, false)         \
+  X(cuCtxSetLimit, false)
 
 struct DriverApi {
 #define VGPU_CUDA_DECLARE(name, required) decltype(&::name) name = nullptr;

@@ -414,6 +414,11 @@ CUresult Engine::texture_destroy(uint64_t handle) {
   return note(api_.cuTexObjectDestroy(handle));
 }
 
+CUresult Engine::set_heap_size(uint64_t bytes) {
+  if (!api_.cuCtxSetLimit) return CUDA_ERROR_NOT_SUPPORTED;
+  return note(api_.cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, bytes));
+}
+
 CUresult Engine::unload_module(uint64_t module) {
   CUmodule m = nullptr;
   {

@@ -145,6 +145,9 @@ class Engine {
   // the context's); *handle is the driver's value, which kernels take.
   CUresult texture_create(const CUDA_RESOURCE_DESC& res, const CUDA_TEXTURE_DESC& tex, uint64_t* handle);
   CUresult texture_destroy(uint64_t handle);
+  // cudaLimitMallocHeapSize. The driver refuses a change once a kernel used
+  // the heap (CUDA_ERROR_INVALID_VALUE).
+  CUresult set_heap_size(uint64_t bytes);
   CUresult unload_module(uint64_t module);
   // cudaDeviceReset on a healthy context: frees what alloc() gave, destroys
   // events, restores every variable's initial bytes.

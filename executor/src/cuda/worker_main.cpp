@@ -196,6 +196,9 @@ class Server {
       case wire::Op::kUnloadModule:  // a module whose load the daemon abandoned
         r = engine_.unload_module(req.a);
         break;
+      case wire::Op::kSetHeapSize:
+        r = engine_.set_heap_size(req.a);
+        break;
       case wire::Op::kEventElapsed: {
         float ms = 0;
         r = engine_.event_elapsed(req.a, req.b, &ms);

@@ -54,6 +54,7 @@ enum class Op : uint32_t {
   kEventCreate = 15,     // a = event, value = CU_EVENT_* flags
   kEventElapsed = 16,    // a = start, b = end                -> a = elapsed ns (int64)
   kTextureCreate = 17,   // tail: CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC -> a = the driver's CUtexObject
+  kSetHeapSize = 18,     // a = bytes (CU_LIMIT_MALLOC_HEAP_SIZE)
   // work
   // The copies move rows when Request::rows.width is not 0 (RowShape):
   // `size` bytes are rows of that width, packed in the staging area.

@@ -79,6 +79,11 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   uint64_t charged = 0;  // bytes charged to the tenant for this context
   uint64_t symbols_version = 1;  // bumped when the set of variables changes
   uint64_t textures_version = 1;  // bumped when the set of texture objects changes
+  // The device heap's size (cudaLimitMallocHeapSize), sent with each batch;
+  // its charge above the default is in `charged`. Fixed once the worker
+  // reports a kernel used the heap.
+  uint64_t heap_bytes = kDefaultHeapBytes;
+  bool heap_used = false;
 
   // Memory. alloc charges the tenant (cap, device) and backs the range;
   // kMemoryAllocation and nothing changed if it cannot.

@@ -9,7 +9,8 @@ DeviceHeap::~DeviceHeap() {
 }
 
 uint64_t DeviceHeap::allocate(uint64_t bytes) {
-  if (bytes == 0 || bytes > capacity_ - in_use_) return 0;
+  used_ = true;
+  if (bytes == 0 || in_use_ > capacity_ || bytes > capacity_ - in_use_) return 0;
   // glibc's calloc aligns to 16 bytes on 64-bit hosts, as CUDA's malloc does.
   void* p = std::calloc(1, static_cast<size_t>(bytes));
   if (!p) return 0;
@@ -20,6 +21,7 @@ uint64_t DeviceHeap::allocate(uint64_t bytes) {
 }
 
 void DeviceHeap::release(uint64_t address) {
+  used_ = true;
   auto it = blocks_.find(address);
   if (it == blocks_.end()) return;
   in_use_ -= it->second;

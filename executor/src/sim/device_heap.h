@@ -1,8 +1,9 @@
 // The device heap of one context on the sim backend: what `malloc`, `free`,
 // `new` and `delete` in an interpreted kernel get. It lives in the worker
 // (a context's own process), outlives launches as CUDA's heap does, and is
-// bounded like CUDA's default heap (cudaLimitMallocHeapSize, 8 MiB): past
-// it, malloc returns null, as on a GPU whose heap is full. Blocks are zeroed
+// bounded like CUDA's heap (cudaLimitMallocHeapSize, 8 MiB unless the
+// program sets it): past it, malloc returns null, as on a GPU whose heap is
+// full. Blocks are zeroed
 // and 16-byte aligned. Only the kernels of this context can reach them; the
 // host's copy calls cannot, as CUDA's cannot.
 #pragma once
@@ -29,10 +30,15 @@ class DeviceHeap {
   void release(uint64_t address);
 
   uint64_t in_use() const { return in_use_; }
+  // Whether a kernel has called malloc or free: CUDA fixes the heap's size then.
+  bool used() const { return used_; }
+  // A new size; blocks already given keep theirs.
+  void set_capacity(uint64_t bytes) { capacity_ = bytes; }
 
  private:
   uint64_t capacity_;
   uint64_t in_use_ = 0;
+  bool used_ = false;
   std::unordered_map<uint64_t, uint64_t> blocks_;  // address -> bytes
 };
 

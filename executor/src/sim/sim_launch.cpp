@@ -64,7 +64,6 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   uint64_t symbols_version = 0;
   std::vector<wire::Texture> textures;
   uint64_t textures_version = 0;
-  ctx.packet.clear({wire::Op::kLaunchBatch, 0, budget_ns, watchdog_ns, kBatchSliceNs});
   ctx.estimates.clear();
   // Modules of this batch whose PTX a fresh or running worker lacks.
   if (!ctx.worker) ctx.worker_modules.clear();
@@ -76,6 +75,7 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
       for (size_t i = 0; i < works.size(); ++i) results[i] = {ctx.fault, 0};
       return works.size();
     }
+    ctx.packet.clear({wire::Op::kLaunchBatch, 0, budget_ns, watchdog_ns, kBatchSliceNs, ctx.heap_bytes});
     // Each launch is checked as it goes in; the first that fails ends the
     // batch before it, or fails alone if it is the first.
     for (const Work* w : works) {
@@ -164,6 +164,14 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
   // What they printed goes to the program (never to the daemon's log).
   if (!reply.printed.empty()) ctx.output.keep(1, reply.printed);
   if (!reply.errors.empty()) ctx.output.keep(2, reply.errors);
+  // Once a kernel has used the device heap, its size is fixed (SetHeapSize).
+  for (const wire::LaunchDone& done : reply.done) {
+    if (done.flags & wire::kHeapUsed) {
+      std::lock_guard<std::mutex> lock(ctx.mu);
+      ctx.heap_used = true;
+      break;
+    }
+  }
 
   // The launches the worker reported, then (if it died) the one it died in.
   const size_t reported = reply.kind == WorkerReply::Kind::kDone ? reply.done.size()

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/context_tables.h"
+#include "common/heap_charge.h"
 #include "common/rows_copy.h"
 #include "device_model.h"
 #include "dma_copy.h"
@@ -176,6 +177,15 @@ Status SimBackend::run(Context& ctx, const WorkOp& op) {
           [&](const UnloadModule& u) {
             if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
             ctx.unload(ledger_, u.module);
+            return Status::kSuccess;
+          },
+          [&](const SetHeapSize& h) {
+            if (h.bytes == ctx.heap_bytes) return Status::kSuccess;
+            if (ctx.heap_used) return Status::kInvalidValue;  // as CUDA, once a kernel used it
+            if (!common::recharge_heap(ledger_, ctx.tenant, ctx.heap_bytes, h.bytes, &ctx.charged)) {
+              return Status::kMemoryAllocation;
+            }
+            ctx.heap_bytes = h.bytes;  // the next batch carries it to the worker
             return Status::kSuccess;
           },
           // Work runs in order and to completion: nothing is left to wait for.

@@ -371,6 +371,8 @@ class Worker {
     }
     if (pos != n) protocol_error("bad batch length");
 
+    // The backend changes the heap's size only while no kernel has used it.
+    if (!heap_.used() && b.heap_bytes != 0) heap_.set_capacity(b.heap_bytes);
     g_reply.head = wire::BatchDone{};
     g_in_batch = 1;
     const uint64_t start = now_ns();
@@ -379,6 +381,7 @@ class Worker {
     uint64_t began = start;
     for (uint32_t i = 0; i < b.count; ++i) {
       wire::LaunchDone done = run(bytes + offsets_[i]);
+      if (heap_.used()) done.flags |= wire::kHeapUsed;
       const uint64_t ended = now_ns();
       done.ran_ns = ended - began;
       began = ended;

@@ -34,7 +34,7 @@
 
 namespace vgpu::executor::sim::wire {
 
-inline constexpr uint32_t kVersion = 6;
+inline constexpr uint32_t kVersion = 7;
 inline constexpr int kSocketFd = 3;
 inline constexpr int kMemFd = 4;
 inline constexpr uint32_t kMaxNameBytes = 16384;
@@ -110,6 +110,8 @@ struct LaunchBatch {  // followed by `count` Launch records
   uint64_t budget_ns = 0;   // stop once the launches' modeled time reaches this
   uint64_t watchdog_ns = 0;  // a launch modeled past this faults the context: stop after it
   uint64_t slice_ns = 0;    // stop once this much real time has passed since the batch began
+  uint64_t heap_bytes = 0;  // the device heap's size (cudaLimitMallocHeapSize); the backend
+                            // changes it only while no kernel has used the heap
 };
 
 inline constexpr uint8_t kLaunchCooperative = 1;  // every block resident: grid-wide sync works
@@ -139,11 +141,13 @@ enum class Outcome : int32_t {
   kTrap = 5,              // the interpreted kernel executed `trap`
 };
 
+inline constexpr uint32_t kHeapUsed = 1;  // LaunchDone::flags: a kernel has used the device heap
+
 struct LaunchDone {
   Op op = Op::kLaunchDone;
   Outcome outcome = Outcome::kOk;
   int32_t plugin_rc = 0;
-  uint32_t reserved = 0;
+  uint32_t flags = 0;  // kHeapUsed
   uint64_t modeled_ns = 0;
   uint64_t ran_ns = 0;  // real time the CPU implementation took, measured in the worker
 };
@@ -184,7 +188,7 @@ static_assert(std::is_trivially_copyable_v<Launch> && sizeof(Launch) == 64);
 static_assert(std::is_trivially_copyable_v<Texture> && sizeof(Texture) <= kMaxMessageBytes);
 static_assert(std::is_trivially_copyable_v<PtxChunk> && sizeof(PtxChunk) == 32);
 static_assert(std::is_trivially_copyable_v<LaunchDone> && sizeof(LaunchDone) == 32);
-static_assert(std::is_trivially_copyable_v<LaunchBatch> && sizeof(LaunchBatch) == 32);
+static_assert(std::is_trivially_copyable_v<LaunchBatch> && sizeof(LaunchBatch) == 40);
 static_assert(std::is_trivially_copyable_v<BatchDone> && sizeof(BatchDone) == 16);
 
 constexpr size_t record_bytes(size_t name_bytes, size_t params_bytes) {

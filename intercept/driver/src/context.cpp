@@ -346,6 +346,14 @@ CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   if (limit < 0 || limit >= 16) return CUDA_ERROR_INVALID_VALUE;
   Context* c = current_context();
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  if (limit == CU_LIMIT_MALLOC_HEAP_SIZE && value != c->limits[limit]) {
+    // The heap is on the host (the GPU's, or the sim worker's), charged to
+    // the tenant there, which also refuses a change once a kernel used it.
+    Connection& conn = Connection::instance();
+    Connection::Lock lock(conn);
+    proto::DeviceSetHeapSizeReply rep{};
+    if (const Status s = conn.call(proto::DeviceSetHeapSizeRequest{value}, {}, &rep); !ok(s)) return to_cu(s);
+  }
   c->limits[limit] = value;
   return CUDA_SUCCESS;
 }

@@ -292,6 +292,31 @@ TEST_CASE("cuda backend: what kernels print is kept for their own context's prog
   CHECK(gpu->take_device_output(a.id, 3, buf, &bytes, &dropped) == Status::kInvalidValue);
 }
 
+TEST_CASE("cuda backend: the device heap's size is the driver's, charged to the tenant, and fixed once used") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  const uint64_t before = gpu->tenant_memory(1).used;  // the module's variables
+  REQUIRE(run(*gpu, a.id, SetHeapSize{32ull << 20}).status == Status::kSuccess);
+  CHECK(gpu->tenant_memory(1).used == before + (24ull << 20));  // above CUDA's default 8 MiB
+  REQUIRE(run(*gpu, a.id, SetHeapSize{16ull << 20}).status == Status::kSuccess);
+  CHECK(gpu->tenant_memory(1).used == before + (8ull << 20));  // a smaller heap gives bytes back
+  gpu->set_memory_cap(1, before + (16ull << 20));
+  CHECK(run(*gpu, a.id, SetHeapSize{64ull << 20}).status == Status::kMemoryAllocation);
+  CHECK(gpu->tenant_memory(1).used == before + (8ull << 20));  // nothing charged
+  gpu->set_memory_cap(1, 0);
+  // A kernel uses the heap: the driver refuses another size from then on
+  // (the fake, as a GPU's), and the bytes reserved for it go back.
+  REQUIRE(run(*gpu, a.id, launch(gpu.function(a, kUseHeap), Params{}.at(0, int32_t{64}).bytes)).status ==
+          Status::kSuccess);
+  CHECK(run(*gpu, a.id, SetHeapSize{32ull << 20}).status == Status::kInvalidValue);
+  CHECK(gpu->tenant_memory(1).used == before + (8ull << 20));
+  CHECK(run(*gpu, a.id, SetHeapSize{16ull << 20}).status == Status::kSuccess);  // the size it has
+  gpu.context(2);
+  CHECK(gpu->tenant_memory(2).used < (1u << 20));  // another tenant's heap is its own default
+  gpu->destroy_context(a.id);
+  CHECK(gpu->tenant_memory(1).used == 0);
+}
+
 TEST_CASE("cuda backend: kernels are timed with events; guest events time what ran between") {
   FakeGpu gpu;
   auto a = gpu.context(1);

@@ -34,6 +34,9 @@ __global__ void trap_now() { __trap(); }
 
 __global__ void crash() {}
 
+// Uses the device heap: its size is fixed from then on.
+__global__ void use_heap(int bytes) { free(malloc(bytes)); }
+
 __global__ void takes_pair(Pair p, int* out) { *out = p.y + static_cast<int>(p.x); }
 
 // printf("say %d thread %d\n", tag, threadIdx.x): the fake driver prints

@@ -41,6 +41,7 @@ inline constexpr const char* kCrash = "_Z5crashv";
 inline constexpr const char* kPair = "_Z10takes_pair4PairPi";
 inline constexpr const char* kSay = "_Z3sayi";
 inline constexpr const char* kTexRead = "_Z8tex_readyiiPf";
+inline constexpr const char* kUseHeap = "_Z8use_heapi";
 inline constexpr const char* kPaired = "_Z6pairedPi";
 
 // A config that runs the real worker over the FAKE driver library.

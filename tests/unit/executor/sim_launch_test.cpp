@@ -255,6 +255,54 @@ TEST_CASE("sim: interpreted kernels share the context's device heap across launc
   CHECK(get(*b, ctx, &first, block, sizeof first) != Status::kSuccess);
 }
 
+TEST_CASE("sim: a program's heap size (cudaLimitMallocHeapSize) is the worker's, charged, and fixed once used") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const uint64_t slot = alloc(*b, ctx, 8), out = alloc(*b, ctx, 3 * sizeof(int));
+  const uint64_t before = b->tenant_memory(1).used;
+
+  SECTION("a larger heap holds what the default could not") {
+    REQUIRE(run(*b, ctx, SetHeapSize{32ull << 20}).status == Status::kSuccess);
+    CHECK(b->tenant_memory(1).used == before + (24ull << 20));  // above CUDA's default 8 MiB
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, 1 << 20).take()))
+                .status == Status::kSuccess);
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"),
+                                Params(24).at(0, slot).at(8, 1 << 20).at(16, out).take()))
+                .status == Status::kSuccess);
+    int got[3] = {};
+    REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+    CHECK(got[0] == 11);
+    CHECK(got[2] == 0);  // 9 MiB: inside the 32 MiB heap
+    // A kernel used the heap: its size is fixed, as in CUDA.
+    CHECK(run(*b, ctx, SetHeapSize{64ull << 20}).status == Status::kInvalidValue);
+    CHECK(run(*b, ctx, SetHeapSize{32ull << 20}).status == Status::kSuccess);
+    CHECK(b->tenant_memory(1).used == before + (24ull << 20));
+    // A reset keeps it (the modules stay loaded too).
+    REQUIRE(run(*b, ctx, Reset{}).status == Status::kSuccess);
+    CHECK(run(*b, ctx, SetHeapSize{64ull << 20}).status == Status::kInvalidValue);
+    b->destroy_context(ctx);
+    CHECK(b->tenant_memory(1).used == 0);
+  }
+  SECTION("a heap past the tenant's room is refused, and nothing changes") {
+    b->set_memory_cap(1, before + (16ull << 20));
+    CHECK(run(*b, ctx, SetHeapSize{64ull << 20}).status == Status::kMemoryAllocation);
+    CHECK(b->tenant_memory(1).used == before);
+    REQUIRE(run(*b, ctx, SetHeapSize{16ull << 20}).status == Status::kSuccess);  // 8 MiB more fits
+    CHECK(b->tenant_memory(1).used == before + (8ull << 20));
+    REQUIRE(run(*b, ctx, SetHeapSize{4ull << 20}).status == Status::kSuccess);  // smaller: all given back
+    CHECK(b->tenant_memory(1).used == before);
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, 1 << 20).take()))
+                .status == Status::kSuccess);
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"),
+                                Params(24).at(0, slot).at(8, 1 << 20).at(16, out).take()))
+                .status == Status::kSuccess);
+    int got[3] = {};
+    REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+    CHECK(got[2] == 1);  // 9 MiB: past the 4 MiB heap
+  }
+}
+
 TEST_CASE("sim: a plug-in that faults loses its own context only; the error is sticky") {
   // A crash, not a hang: the worker's report of it (slow under
   // AddressSanitizer on a loaded machine) must never meet the watchdog.

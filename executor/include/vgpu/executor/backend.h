@@ -97,10 +97,18 @@ struct DestroyTexture { Handle texture; };  // a texture or surface object
 struct UnloadModule { Handle module; };
 struct Synchronize {};  // completes once everything queued before it has
 struct Reset {};        // Synchronize, then free all memory, streams, events
+// cudaLimitMallocHeapSize: the device heap's size from here on (the front
+// checked it is not 0). The default heap (kDefaultHeapBytes) costs the tenant
+// nothing; a larger one is charged as device memory (kMemoryAllocation, and
+// nothing changed, past its room). Once a kernel of the context has used
+// the heap, only its current size is accepted (kInvalidValue), as in CUDA.
+// A reset keeps it; a context whose worker was lost gets the default back.
+struct SetHeapSize { uint64_t bytes; };
+inline constexpr uint64_t kDefaultHeapBytes = 8ull << 20;
 
 using WorkOp = std::variant<CopyHtoD, CopyDtoH, CopyDtoD, CopyRows, Memset, Launch, RecordEvent, WaitEvent,
                             Free, DestroyStream, DestroyEvent, DestroyTexture, UnloadModule,
-                            Synchronize, Reset>;
+                            Synchronize, Reset, SetHeapSize>;
 
 struct Work {
   ContextId context = 0;

@@ -29,6 +29,7 @@ void reset(const Knobs& knobs) {
   s.registered.clear();
   s.knobs = knobs;
   s.stats = Stats{};
+  s.heap_used = false;
   s.initialized = false;
   s.sticky = s.pending = CUDA_SUCCESS;
   s.hung = false;

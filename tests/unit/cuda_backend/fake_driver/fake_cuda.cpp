@@ -551,7 +551,9 @@ CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
     s.stats.modeled_kernel_ns += cost;
     model(s, timeline::Engine::kCompute, st, cost);
     auto has = [&](const char* word) { return name.find(word) != std::string::npos; };
-    if (has("fill") && buf.size() >= 16) {
+    if (has("heap")) {
+      s.heap_used = true;
+    } else if (has("fill") && buf.size() >= 16) {
       uintptr_t p = 0;
       int32_t value = 0, n = 0;
       std::memcpy(&p, buf.data(), 8);
@@ -626,6 +628,15 @@ CUresult cuTexObjectCreate(CUtexObject* out, const CUDA_RESOURCE_DESC* res, cons
   *out = s.next_texture++;
   s.textures[*out] = *res;
   ++s.stats.live_textures;
+  return CUDA_SUCCESS;
+}
+
+// As a GPU's driver: the heap's size is fixed once a kernel used it.
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  FAKE_GUARD
+  if (limit != CU_LIMIT_MALLOC_HEAP_SIZE) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+  if (s.heap_used && value != s.stats.heap_bytes) return CUDA_ERROR_INVALID_VALUE;
+  s.stats.heap_bytes = value;
   return CUDA_SUCCESS;
 }
 

@@ -16,6 +16,8 @@
 //   fault(...)                       sticky CUDA_ERROR_ILLEGAL_ADDRESS at the next wait
 //   trap(...)                        sticky CUDA_ERROR_LAUNCH_FAILED at the next wait
 //   crash(...)                       raises SIGSEGV in the calling process
+//   ...heap...(...)                  uses the device heap: cuCtxSetLimit cannot change its
+//                                    size from then on
 //   work(unsigned long long ns)      takes ns of modeled time (below), not slept in the
 //                                    launch (the first parameter must be an 8-byte unsigned)
 //   anything else                    does nothing, successfully
@@ -94,6 +96,7 @@ struct Stats {
   int64_t live_textures = 0;
   uint64_t last_launch_param_bytes = 0;
   uint64_t modeled_kernel_ns = 0;  // this process's share of kernel_busy_ns
+  uint64_t heap_bytes = 8u << 20;  // CU_LIMIT_MALLOC_HEAP_SIZE
 };
 
 // Resets every knob and all state (no live objects, no sticky error, an idle

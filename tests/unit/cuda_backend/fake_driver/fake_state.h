@@ -46,6 +46,7 @@ struct State {
   bool initialized = false;
   CUresult sticky = CUDA_SUCCESS;   // reported by every call once set
   CUresult pending = CUDA_SUCCESS;  // a faulting kernel's error, until the next wait
+  bool heap_used = false;  // a heap() kernel ran: the heap's size is fixed
   std::string printf_fifo;  // what kernels printed, written to stdout at the next wait (as a GPU's driver does)
   std::map<CUtexObject, CUDA_RESOURCE_DESC> textures;
   CUtexObject next_texture = 0x1000;
