@@ -50,6 +50,11 @@ TEST_CASE("thread block clusters: ranks and compiled-in shapes and distributed s
   run_both_ways(d, "clusters");
 }
 
+TEST_CASE("tensor cores through wmma: a half GEMM scaled over fragments, int8, bf16, tf32 and double tiles") {
+  Daemon d;
+  run_both_ways(d, "tensor_cores");
+}
+
 TEST_CASE("CUB and thrust tune by the code the device runs: built for sm_75, planned on a newer GPU") {
   Daemon d;
   run_both_ways(d, "cub_tuning");

@@ -4,8 +4,8 @@
 //    static_runtime, which must not have it), and a fat binary.
 // 2. Every kernel in every program (read from the binaries' cubins) has an
 //    implementation vgpu_sim_<mangled name> in the plug-in, except
-//    not_in_plugin, which must not have one, and class_kernels', thrust_algorithms' and
-//    async_copies' kernels and runtime_features' heap_blocks,
+//    not_in_plugin, which must not have one, and class_kernels', thrust_algorithms',
+//    async_copies' and tensor_cores' kernels and runtime_features' heap_blocks,
 //    which the sim runs from their PTX (a plug-in would hide the interpreter); and the plug-in implements no
 //    kernel that no program has (a renamed kernel shows up on both sides).
 // 3. The implementations, called directly on host memory with parameter
@@ -156,7 +156,8 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "unsupported_call", "alloc",      "pinned_memory",  "managed_memory", "runtime_features",
       "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads",
       "cub_tuning", "many_copies", "clusters", "graph_conditionals", "graph_api",
-      "pitched_copies", "class_kernels", "thrust_algorithms", "thrust_mixed_archs", "async_copies"};
+      "pitched_copies", "class_kernels", "thrust_algorithms", "thrust_mixed_archs", "async_copies",
+      "tensor_cores"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
@@ -197,6 +198,7 @@ TEST_CASE("the plug-in implements every kernel of every program", "[programs]") 
       else if (p.name == "error_paths" && k->name == "_Z7boundedPi")
         continue;  // launched only past its __launch_bounds__: refused before it could run
       else if (p.name == "class_kernels" || p.name.starts_with("thrust_") || p.name == "async_copies" ||
+               p.name == "tensor_cores" ||
                (p.name == "runtime_features" && k->name == "_Z11heap_blocksiPi"))
         CHECK(implementation(k->name) == nullptr);  // the sim interprets their PTX
       else

@@ -154,3 +154,122 @@ extern "C" __global__ void bytes_pending(int* out) {
                : "=r"(done) : "r"(bar) : "memory");
   out[1] = done;
 }
+
+// Tensor cores through nvcuda::wmma (ptx_wmma.cpp). Each kernel is one warp's tile.
+#include <cuda_bf16.h>
+#include <mma.h>
+namespace wmma = nvcuda::wmma;
+
+// d = alpha * a * b + beta * c, 16x16x16: a row-major, b column-major (f16), an f32 accumulator;
+// c read row-major, d written column-major, every stride 16. The scaling is element-wise code
+// over two accumulator fragments, as NVIDIA's samples write it.
+extern "C" __global__ void wmma_f16_scaled(const __half* a, const __half* b, const float* c, float* d, float alpha,
+                                           float beta) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc, fc;
+  wmma::fill_fragment(acc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::load_matrix_sync(fc, c, 16, wmma::mem_row_major);
+  for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = alpha * acc.x[i] + beta * fc.x[i];
+  wmma::store_matrix_sync(d, acc, 16, wmma::mem_col_major);
+}
+
+// 32x8x16 with an f16 accumulator, through shared memory with a stride of 24 halves (a tile
+// of a wider matrix); the second warp of the block does the same into its own half of d.
+extern "C" __global__ void wmma_f16_shared(const __half* a, const __half* b, __half* d) {
+  __shared__ __half sa[32 * 24], sb[16 * 24];
+  const int warp = threadIdx.x / 32;
+  for (int i = threadIdx.x; i < 32 * 16; i += blockDim.x) sa[(i / 16) * 24 + i % 16] = a[i];
+  for (int i = threadIdx.x; i < 16 * 8; i += blockDim.x) sb[(i / 8) * 24 + i % 8] = b[i];
+  __syncthreads();
+  wmma::fragment<wmma::matrix_a, 32, 8, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 32, 8, 16, __half, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 32, 8, 16, __half> acc;
+  wmma::fill_fragment(acc, __float2half(warp + 1.0f));
+  wmma::load_matrix_sync(fa, sa, 24);
+  wmma::load_matrix_sync(fb, sb, 24);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(d + warp * 32 * 8, acc, 8, wmma::mem_row_major);
+}
+
+// 8x32x16 in bf16 with an f32 accumulator loaded from c.
+extern "C" __global__ void wmma_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, const float* c, float* d) {
+  wmma::fragment<wmma::matrix_a, 8, 32, 16, __nv_bfloat16, wmma::col_major> fa;
+  wmma::fragment<wmma::matrix_b, 8, 32, 16, __nv_bfloat16, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 8, 32, 16, float> acc;
+  wmma::load_matrix_sync(fa, a, 8);
+  wmma::load_matrix_sync(fb, b, 32);
+  wmma::load_matrix_sync(acc, c, 32, wmma::mem_row_major);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(d, acc, 32, wmma::mem_row_major);
+}
+
+// 16x16x8 in tf32: the inputs rounded to tf32 first (__float_to_tf32), as NVIDIA's sample does.
+extern "C" __global__ void wmma_tf32(const float* a, const float* b, float* d) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+  wmma::load_matrix_sync(fa, a, 8);
+  wmma::load_matrix_sync(fb, b, 8);
+  for (int i = 0; i < fa.num_elements; ++i) fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
+  for (int i = 0; i < fb.num_elements; ++i) fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
+  wmma::fill_fragment(acc, 0.0f);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);
+}
+
+// 8x8x4 in double.
+extern "C" __global__ void wmma_f64(const double* a, const double* b, double* d) {
+  wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc;
+  wmma::fill_fragment(acc, 0.5);
+  wmma::load_matrix_sync(fa, a, 4);
+  wmma::load_matrix_sync(fb, b, 8);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(d, acc, 8, wmma::mem_row_major);
+}
+
+// 16x16x16 in signed 8-bit integers with a saturating int accumulator.
+extern "C" __global__ void wmma_s8(const signed char* a, const signed char* b, const int* c, int* d) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, signed char, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, signed char, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, int> acc;
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::load_matrix_sync(acc, c, 16, wmma::mem_row_major);
+  wmma::mma_sync(acc, fa, fb, acc, true);
+  wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);
+}
+
+// A 4-bit integer product: not run (refused by name).
+extern "C" __global__ void wmma_s4(const void* a, const void* b, int* d) {
+  using namespace wmma::experimental;
+  wmma::fragment<wmma::matrix_a, 8, 8, 32, precision::s4, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 8, 8, 32, precision::s4, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 8, 8, 32, int> acc;
+  wmma::fill_fragment(acc, 0);
+  wmma::load_matrix_sync(fa, a, 32);
+  wmma::load_matrix_sync(fb, b, 32);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(d, acc, 8, wmma::mem_row_major);
+}
+
+// bfloat16 arithmetic as cuda_bf16.h compiles it for compute_80 (fma.rn.bf16 for +, -, *).
+extern "C" __global__ void bf16_math(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* out,
+                                     __nv_bfloat162* pairs, float* f) {
+  const int i = threadIdx.x;
+  const __nv_bfloat16 x = a[i], y = b[i];
+  out[i * 6 + 0] = x + y;
+  out[i * 6 + 1] = x * y;
+  out[i * 6 + 2] = x - y;
+  out[i * 6 + 3] = __hfma(x, y, x);
+  out[i * 6 + 4] = __hmax(x, y);
+  out[i * 6 + 5] = -x;
+  f[i] = __bfloat162float(x) + (x < y ? 100.f : 0.f);
+  const __nv_bfloat162 p = __floats2bfloat162_rn(__bfloat162float(x), __bfloat162float(y) + 0.3f);
+  pairs[i] = __hfma2(p, p, p);
+}

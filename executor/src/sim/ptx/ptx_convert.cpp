@@ -84,6 +84,11 @@ static uint64_t float_to_int(double d, uint32_t flags, Type to) {
 }
 
 uint64_t convert(const Instr& in, uint64_t v) {
+  if (in.flags & kToTf32) {
+    const uint32_t bits = (uint32_t)v;
+    if ((bits & 0x7f800000u) == 0x7f800000u) return bits;  // infinities and NaNs stay
+    return (bits + 0x1000u) & 0xffffe000u;  // half of tf32's last place: ties round away from zero
+  }
   Type to = in.type, from = in.type2;
   int fn = type_size(from);
   if (!type_float(from) && !type_float(to)) {  // integer -> integer

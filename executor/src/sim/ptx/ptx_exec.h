@@ -109,6 +109,11 @@ bool texture_instruction(Context& c, Thread& t, const Instr& in);
 enum class Barrier { kDone, kWaiting, kFailed };
 Barrier mbarrier_instruction(Context& c, Thread& t, const Instr& in);
 
+// wmma (ptx_wmma.cpp): why an instruction cannot run ("" if it can); and one run by the lanes
+// of a warp that all reached it (false after trapping).
+std::string wmma_refusal(const Program& p, const Instr& in);
+bool wmma_instruction(Context& c, std::vector<Thread*>& group);
+
 // Device printf: formats vprintf(fmt, args) as printf would.
 std::string format_printf(const char* fmt, const uint8_t* args);
 

@@ -73,7 +73,7 @@ bool half_ok(Op op) {
   }
 }
 bool half2_ok(const Instr& in) {
-  if (in.type2 == Type::kF16x2) return false;  // e.g. cvt from f16x2
+  if (type_pair(in.type2)) return false;  // e.g. cvt from f16x2
   if (in.op == Op::kCvt) return in.type2 == Type::kF32 && (in.flags & kRn) && in.num_operands == 3;
   switch (in.op) {
     case Op::kLd: case Op::kSt: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kFma: case Op::kAbs:
@@ -88,6 +88,7 @@ bool half2_ok(const Instr& in) {
 std::string refusal(const Program& p, const Instr& in, const Environment& env) {
   if (in.op == Op::kUnsupported) return "instruction " + p.texts[in.text];
   if (in.op == Op::kTex || in.op == Op::kSuld || in.op == Op::kSust) return texture_refusal(p, in, env);
+  if (in.op == Op::kWmma) return wmma_refusal(p, in);
   if (in.op == Op::kCall) {
     const Function& g = p.functions[in.ops[1].id];
     const bool heap = (g.name == "malloc" || g.name == "free") && env.heap_alloc && env.heap_free;
@@ -106,9 +107,10 @@ std::string refusal(const Program& p, const Instr& in, const Environment& env) {
                        in.mode == Mode::kAnd || in.mode == Mode::kOr || in.mode == Mode::kXor;
     if (!integer || !known) return "instruction " + p.texts[in.text];
   }
-  if (in.type == Type::kF16 && !half_ok(in.op)) return "instruction " + p.texts[in.text] + " (f16 arithmetic)";
-  if ((in.type == Type::kF16x2 || in.type2 == Type::kF16x2) && !half2_ok(in))
-    return "instruction " + p.texts[in.text] + " (f16x2 arithmetic)";
+  if ((in.type == Type::kF16 || in.type == Type::kBF16) && !half_ok(in.op))
+    return "instruction " + p.texts[in.text] + " (16-bit float arithmetic)";
+  if ((type_pair(in.type) || type_pair(in.type2)) && !half2_ok(in))
+    return "instruction " + p.texts[in.text] + " (packed 16-bit float arithmetic)";
   return "";
 }
 
@@ -157,15 +159,17 @@ std::string resolve_variable(Context& c, uint32_t id, int depth) {
   return "";
 }
 
-// Computes one warp-collective instruction for the threads of a warp that stopped at it.
-void run_collective(Context& c, std::vector<Thread*>& group) {
+// Computes one warp-collective instruction for the threads of a warp that stopped at it; false
+// after trapping.
+bool run_collective(Context& c, std::vector<Thread*>& group) {
   const Thread& first = *group[0];
   const Instr& in = c.p->functions[first.func].code[first.pc];
+  if (in.op == Op::kWmma && !wmma_instruction(c, group)) return false;
   uint32_t mask = 0;
   Thread* lane_thread[32] = {};
   for (Thread* t : group) { mask |= 1u << (t->linear % 32); lane_thread[t->linear % 32] = t; }
-  if (in.op == Op::kWarpSync) {
-    // Nothing to compute: the lanes just all got here.
+  if (in.op == Op::kWarpSync || in.op == Op::kWmma) {
+    // Nothing (more) to compute: the lanes just all got here.
   } else if (in.op == Op::kActivemask) {
     for (Thread* t : group) write_reg(*t, in.ops[0], mask, Type::kB32);
   } else if (in.op == Op::kVote) {
@@ -237,6 +241,7 @@ void run_collective(Context& c, std::vector<Thread*>& group) {
     }
   }
   for (Thread* t : group) { ++t->pc; t->state = ThreadState::kReady; }
+  return true;
 }
 
 // Every live thread waits at a barrier: computes bar.red's reductions over the waiting threads,
@@ -267,6 +272,7 @@ bool release_barrier(Context& c, std::vector<Thread>& threads) {
 // The lanes a warp-synchronous instruction names as taking part (its membermask); 0 for
 // activemask and the pre-Volta forms, which take whichever lanes are there.
 uint32_t member_mask(Context& c, Thread& t, const Instr& in) {
+  if (in.op == Op::kWmma) return ~0u;  // .sync.aligned: the whole warp
   const bool has_mask = in.op == Op::kWarpSync || (in.op == Op::kVote && in.num_operands == 3) ||
                         (in.op == Op::kShfl && in.num_operands == 6) || (in.op == Op::kMatch && in.num_operands == 4) ||
                         (in.op == Op::kRedux && in.num_operands == 3);
@@ -335,7 +341,10 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
       const size_t end = std::min(threads.size(), w + 32);
       // Only a meeting every named lane has reached runs: lanes still short of it (at an
       // earlier collective) get there first, as on a GPU.
-      while (next_group(c, threads, w, end, true, group)) { run_collective(c, group); progressed = true; }
+      while (next_group(c, threads, w, end, true, group)) {
+        if (!run_collective(c, group)) return CtaRun::kFailed;
+        progressed = true;
+      }
     }
     // A spinning thread may yet reach the meeting or the barrier: it runs again first.
     if (progressed || spinning) continue;
@@ -343,7 +352,10 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
     // per warp as it stands rather than stop; the barriers come when no collective waits.
     for (size_t w = 0; w < threads.size(); w += 32) {
       const size_t end = std::min(threads.size(), w + 32);
-      if (next_group(c, threads, w, end, false, group)) { run_collective(c, group); progressed = true; }
+      if (next_group(c, threads, w, end, false, group)) {
+        if (!run_collective(c, group)) return CtaRun::kFailed;
+        progressed = true;
+      }
     }
     if (progressed) continue;
     if (!release_barrier(c, threads)) return CtaRun::kDone;  // every thread exited

@@ -62,7 +62,7 @@ std::optional<Type> type_of(std::string_view s) {
       {"b16", Type::kB16}, {"u16", Type::kU16}, {"s16", Type::kS16}, {"f16", Type::kF16},
       {"b32", Type::kB32}, {"u32", Type::kU32}, {"s32", Type::kS32}, {"f32", Type::kF32},
       {"b64", Type::kB64}, {"u64", Type::kU64}, {"s64", Type::kS64}, {"f64", Type::kF64},
-      {"f16x2", Type::kF16x2}};
+      {"f16x2", Type::kF16x2}, {"bf16", Type::kBF16}, {"bf16x2", Type::kBF16x2}};
   for (auto& [n, t] : kTypes) if (s == n) return t;
   return std::nullopt;
 }

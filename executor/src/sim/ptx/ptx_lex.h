@@ -25,5 +25,7 @@ std::optional<Special> special_of(std::string_view s);  // "%tid.x" -> Special::
 // Decodes a dotted opcode ("ld.global.nc.v2.f64") into the instruction's fields; false for an
 // opcode or modifier we do not know (the instruction is then Op::kUnsupported).
 bool decode_opcode(std::string_view text, Instr* in);
+// wmma.load/store/mma (ptx_wmma.cpp): false for a form it does not run.
+bool decode_wmma(std::string_view text, Instr* in);
 
 }  // namespace vgpu::executor::sim::ptx

@@ -122,6 +122,15 @@ bool decode_opcode(std::string_view text, Instr* in) {
     in->type = Type::kB64;
     return true;
   }
+  if (text.starts_with("wmma.")) return decode_wmma(text, in);
+  // wmma::__float_to_tf32, for tf32 tensor-core fragments.
+  if (text == "cvt.rna.tf32.f32" || text == "cvt.rna.satfinite.tf32.f32") {
+    in->op = Op::kCvt;
+    in->type = Type::kB32;
+    in->type2 = Type::kF32;
+    in->flags |= kToTf32;
+    return true;
+  }
   if (text.starts_with("mbarrier.") || text.starts_with("cp.async.mbarrier.arrive") ||
       text.starts_with("cp.async.bulk.shared::c")) {
     return decode_mbarrier(text, in);

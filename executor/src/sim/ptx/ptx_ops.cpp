@@ -324,8 +324,8 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kAdd: case Op::kSub: {
           uint64_t a = V(1), b = V(2), r;
           bool add = in.op == Op::kAdd;
-          if (ty == Type::kF16x2) {
-            r = per_half(a, b, 0, in.flags & kSat, [add](float x, float y, float) { return add ? x + y : x - y; });
+          if (type_pair(ty)) {
+            r = per_half(ty, a, b, 0, in.flags & kSat, [add](float x, float y, float) { return add ? x + y : x - y; });
           } else if (type_float(ty)) {
             double x = get_float(a, ty), y = get_float(b, ty), d = add ? x + y : x - y;
             if (in.flags & kSat) d = std::isnan(d) ? 0 : std::clamp(d, 0.0, 1.0);
@@ -346,8 +346,8 @@ Stop run_thread(Context& c, Thread& t) {
         }
         case Op::kMul: case Op::kMad: {
           uint64_t a = V(1), b = V(2), r;
-          if (ty == Type::kF16x2) {  // mul only: PTX has no mad.f16x2
-            write_reg(t, in.ops[0], per_half(a, b, 0, in.flags & kSat, [](float x, float y, float) { return x * y; }), ty);
+          if (type_pair(ty)) {  // mul only: PTX has no mad.f16x2
+            write_reg(t, in.ops[0], per_half(ty, a, b, 0, in.flags & kSat, [](float x, float y, float) { return x * y; }), ty);
             break;
           } else if (type_float(ty)) {
             if (in.op == Op::kMul) r = put_float(get_float(a, ty) * get_float(b, ty), ty);
@@ -386,8 +386,8 @@ Stop run_thread(Context& c, Thread& t) {
           break;
         }
         case Op::kFma: {
-          if (ty == Type::kF16x2) {
-            write_reg(t, in.ops[0], per_half(V(1), V(2), V(3), in.flags & kSat, [](float x, float y, float z) { return std::fmaf(x, y, z); }), ty);
+          if (type_pair(ty)) {
+            write_reg(t, in.ops[0], per_half(ty, V(1), V(2), V(3), in.flags & kSat, [](float x, float y, float z) { return std::fmaf(x, y, z); }), ty);
             break;
           }
           uint64_t r = ty == Type::kF32 ? bits_f32(std::fmaf(as_f32(V(1)), as_f32(V(2)), as_f32(V(3))))
@@ -414,8 +414,8 @@ Stop run_thread(Context& c, Thread& t) {
         }
         case Op::kAbs: case Op::kNeg: {
           uint64_t a = V(1), r;
-          uint64_t sign = ty == Type::kF16x2 ? 0x80008000ull : 1ull << (n * 8 - 1);
-          if (type_float(ty) || ty == Type::kF16x2) r = in.op == Op::kAbs ? (a & ~sign) : (a ^ sign);
+          uint64_t sign = type_pair(ty) ? 0x80008000ull : 1ull << (n * 8 - 1);
+          if (type_float(ty) || type_pair(ty)) r = in.op == Op::kAbs ? (a & ~sign) : (a ^ sign);
           else r = in.op == Op::kAbs ? (uint64_t)std::llabs(sx(a, n)) : (uint64_t)(0 - a);
           write_reg(t, in.ops[0], r, ty);
           break;
@@ -423,7 +423,7 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kMin: case Op::kMax: {
           uint64_t a = V(1), b = V(2), r;
           bool mn = in.op == Op::kMin;
-          if (ty == Type::kF16x2) r = per_half(a, b, 0, false, [mn](float x, float y, float) { return mn ? std::fmin(x, y) : std::fmax(x, y); });
+          if (type_pair(ty)) r = per_half(ty, a, b, 0, false, [mn](float x, float y, float) { return mn ? std::fmin(x, y) : std::fmax(x, y); });
           else if (type_float(ty)) r = put_float(mn ? std::fmin(get_float(a, ty), get_float(b, ty)) : std::fmax(get_float(a, ty), get_float(b, ty)), ty);
           else if (type_signed(ty)) r = (uint64_t)(mn ? std::min(sx(a, n), sx(b, n)) : std::max(sx(a, n), sx(b, n)));
           else r = mn ? std::min(a & mask_of(n), b & mask_of(n)) : std::max(a & mask_of(n), b & mask_of(n));
@@ -481,8 +481,9 @@ Stop run_thread(Context& c, Thread& t) {
           break;
         }
         case Op::kCvt:
-          if (ty == Type::kF16x2) {  // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower
-            write_reg(t, in.ops[0], (uint64_t)float_to_half(as_f32(V(1))) << 16 | float_to_half(as_f32(V(2))), ty);
+          if (type_pair(ty)) {  // cvt.rn.{b}f16x2.f32 d, a, b: a to the upper half, b to the lower
+            const Type lane = ty == Type::kBF16x2 ? Type::kBF16 : Type::kF16;
+            write_reg(t, in.ops[0], put_float(as_f32(V(1)), lane) << 16 | put_float(as_f32(V(2)), lane), ty);
             break;
           }
           write_reg(t, in.ops[0], convert(in, V(1)), ty);
@@ -659,6 +660,7 @@ Stop run_thread(Context& c, Thread& t) {
           }
           break;
         case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kWarpSync: case Op::kMatch: case Op::kRedux:
+        case Op::kWmma:
           return Stop::kCollective;
         case Op::kUnsupported:
           c.result.outcome = Outcome::kUnsupported;

@@ -9,6 +9,7 @@
 //     src/sim/ptx/ptx_parallel.cpp     # a grid's CTAs on several host threads
 //     src/sim/ptx/ptx_ops.cpp          # each instruction's semantics
 //     src/sim/ptx/ptx_texture_ops.cpp  # tex, suld, sust on the backend's texture unit
+//     src/sim/ptx/ptx_wmma.cpp         # wmma: a warp's matrix fragments (tensor cores)
 //     src/sim/ptx/ptx_convert.cpp      # cvt and setp: conversions and comparisons
 //     src/sim/ptx/ptx_printf.cpp)      # device printf's argument buffer, formatted
 //   target_include_directories(vgpu_sim_ptx PUBLIC src/sim)
@@ -30,18 +31,24 @@ namespace vgpu::executor::sim::ptx {
 enum class Type : uint8_t {
   kNone, kPred, kB8, kU8, kS8, kB16, kU16, kS16, kF16, kB32, kU32, kS32, kF32, kB64, kU64, kS64, kF64,
   kF16x2,  // two halves in 32 bits, computed lane by lane
+  kBF16,    // bfloat16: an f32's upper 16 bits
+  kBF16x2,  // two of them in 32 bits, computed lane by lane
 };
 // Inline: the interpreter asks for every instruction it runs.
 inline constexpr int type_size(Type t) {  // bytes; .pred counts as 1
-  constexpr int8_t kSize[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 4};
+  constexpr int8_t kSize[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 4, 2, 4};
   return kSize[static_cast<uint8_t>(t)];
 }
 inline constexpr bool type_signed(Type t) {
   return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64;
 }
-inline constexpr bool type_float(Type t) { return t == Type::kF16 || t == Type::kF32 || t == Type::kF64; }
+inline constexpr bool type_float(Type t) {
+  return t == Type::kF16 || t == Type::kF32 || t == Type::kF64 || t == Type::kBF16;
+}
+// Two 16-bit floats in 32 bits (f16x2, bf16x2).
+inline constexpr bool type_pair(Type t) { return t == Type::kF16x2 || t == Type::kBF16x2; }
 static_assert(type_size(Type::kF64) == 8 && type_size(Type::kPred) == 1 && type_size(Type::kF16) == 2 &&
-              type_size(Type::kF16x2) == 4);
+              type_size(Type::kF16x2) == 4 && type_size(Type::kBF16) == 2 && type_size(Type::kBF16x2) == 4);
 
 enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kConst, kParam };
 
@@ -54,6 +61,7 @@ enum class Op : uint8_t {
   kActivemask, kWarpSync, kTex, kSuld, kSust, kMatch, kRedux, kDp4a, kDp2a,
   kCpAsync,   // cp.async's copy from global to shared memory (its group waits are kNop)
   kMbarrier,  // mbarrier.* and cp.async.mbarrier.arrive; Instr::mode says which
+  kWmma,      // wmma.load/store/mma (ptx_wmma.cpp): its shape, layout and types packed in Instr::flags
 };
 
 enum class Cmp : uint8_t {
@@ -72,6 +80,7 @@ enum class Mode : uint8_t {
   kMbInit, kMbArrive, kMbArriveDrop, kMbTestWait, kMbPendingCount,   // mbarrier
   kMbInval, kMbCpAsyncArrive, kMbExpectTx, kMbCompleteTx,
   kMbBulkCopy,  // cp.async.bulk global -> shared, completing on an mbarrier's transaction count
+  kWmmaLoadA, kWmmaLoadB, kWmmaLoadC, kWmmaStore, kWmmaMma,          // wmma
 };
 
 // Instruction modifier bits.
@@ -87,6 +96,7 @@ enum Flag : uint32_t {
   kParity = 1u << 22,        // mbarrier test_wait/try_wait .parity: a phase parity, not a state
   kNoinc = 1u << 23,         // cp.async.mbarrier.arrive.noinc: an arrival the count expected
   kExpectTx = 1u << 24,      // mbarrier.arrive.expect_tx: the last operand is a transaction count
+  kToTf32 = 1u << 25,        // cvt.rna.tf32.f32: an f32 rounded (to nearest, ties away) to tf32's 10 mantissa bits
 };
 
 enum class Special : uint8_t {

@@ -26,26 +26,36 @@ inline uint64_t bits_f64(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
 
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);  // round to nearest even
+inline float bf16_to_float(uint16_t b) { return as_f32((uint64_t)b << 16); }
+inline uint16_t float_to_bf16(float f) {  // round to nearest even; a NaN stays a NaN
+  const uint32_t x = (uint32_t)bits_f32(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
 
-// A float-typed value (f16/f32/f64) as a double, and back.
+// A float-typed value (f16/bf16/f32/f64) as a double, and back.
 inline double get_float(uint64_t v, Type ty) {
-  return ty == Type::kF32 ? as_f32(v) : ty == Type::kF64 ? as_f64(v) : half_to_float((uint16_t)v);
+  return ty == Type::kF32 ? as_f32(v) : ty == Type::kF64 ? as_f64(v)
+       : ty == Type::kBF16 ? bf16_to_float((uint16_t)v) : half_to_float((uint16_t)v);
 }
 inline uint64_t put_float(double d, Type ty) {
-  return ty == Type::kF32 ? bits_f32((float)d) : ty == Type::kF64 ? bits_f64(d) : float_to_half((float)d);
+  return ty == Type::kF32 ? bits_f32((float)d) : ty == Type::kF64 ? bits_f64(d)
+       : ty == Type::kBF16 ? float_to_bf16((float)d) : float_to_half((float)d);
 }
 
 
-// An f16x2 operation: `f` on each 16-bit lane of a, b and c, computed in float and rounded back
-// to half (saturated to [0, 1] with .sat).
+// An f16x2 or bf16x2 operation (`pair`): `f` on each 16-bit lane of a, b and c, computed in
+// float and rounded back to the lane's type (saturated to [0, 1] with .sat).
 template <typename F>
-uint64_t per_half(uint64_t a, uint64_t b, uint64_t c, bool sat, F f) {
+uint64_t per_half(Type pair, uint64_t a, uint64_t b, uint64_t c, bool sat, F f) {
+  const Type lane_type = pair == Type::kBF16x2 ? Type::kBF16 : Type::kF16;
   uint64_t r = 0;
   for (int lane = 0; lane < 2; ++lane) {
     const int s = 16 * lane;
-    float v = f(half_to_float((uint16_t)(a >> s)), half_to_float((uint16_t)(b >> s)), half_to_float((uint16_t)(c >> s)));
+    float v = f((float)get_float((a >> s) & 0xffff, lane_type), (float)get_float((b >> s) & 0xffff, lane_type),
+                (float)get_float((c >> s) & 0xffff, lane_type));
     if (sat) v = v != v ? 0.0f : v < 0 ? 0.0f : v > 1 ? 1.0f : v;
-    r |= (uint64_t)float_to_half(v) << s;
+    r |= put_float(v, lane_type) << s;
   }
   return r;
 }
