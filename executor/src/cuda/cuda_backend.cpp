@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/backend_stats.h"
+#include "common/heap_charge.h"
 #include "common/worker_path.h"
 #include "cu_status.h"
 #include "cuda_backend_impl.h"
@@ -257,7 +258,7 @@ uint64_t CudaBackend::context_bytes(ContextId id) const {
   auto ctx = find(id);
   if (!ctx) return 0;
   std::lock_guard<std::mutex> lock(ctx->mu);
-  return ctx->allocations.reserved_bytes();
+  return ctx->allocations.reserved_bytes() + common::heap_charge(ctx->heap_bytes);  // the heap is its memory too
 }
 
 BackendStats CudaBackend::stats() const { return common::collect_stats(contexts_.all(), ledger_); }

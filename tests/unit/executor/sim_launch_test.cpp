@@ -263,8 +263,10 @@ TEST_CASE("sim: a program's heap size (cudaLimitMallocHeapSize) is the worker's,
   const uint64_t before = b->tenant_memory(1).used;
 
   SECTION("a larger heap holds what the default could not") {
+    const uint64_t process = b->context_bytes(ctx);
     REQUIRE(run(*b, ctx, SetHeapSize{32ull << 20}).status == Status::kSuccess);
     CHECK(b->tenant_memory(1).used == before + (24ull << 20));  // above CUDA's default 8 MiB
+    CHECK(b->context_bytes(ctx) == process + (24ull << 20));     // the process's, in vgpu-smi
     REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, 1 << 20).take()))
                 .status == Status::kSuccess);
     REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"),

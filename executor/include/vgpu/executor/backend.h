@@ -194,8 +194,9 @@ class Backend {
   // --- tenant limits ---
   virtual void set_memory_cap(TenantId tenant, uint64_t bytes) = 0;  // 0: none
   virtual TenantMemory tenant_memory(TenantId tenant) const = 0;
-  // Device memory the context's live allocations are charged (one guest
-  // process's: vgpu-smi's process list); 0 for a context that is gone.
+  // Device memory the context's live allocations, and its device heap above
+  // CUDA's default, are charged (one guest process's: vgpu-smi's process
+  // list); 0 for a context that is gone.
   virtual uint64_t context_bytes(ContextId ctx) const = 0;
 
   // --- immediate calls ---
