@@ -235,6 +235,12 @@ size_t SimBackend::run_launches(Context& ctx, std::span<const Work* const> works
                      ctx.tenant, kernel_name(ctx, *works[i]));
         st = fault(ctx, Status::kLaunchFailure);
         break;
+      case wire::Outcome::kIllegalAddress:
+        modeled = 0;
+        spdlog::info("sim: context {} (tenant {}): kernel {} used a null pointer; context faulted", ctx.id,
+                     ctx.tenant, kernel_name(ctx, *works[i]));
+        st = fault(ctx, Status::kIllegalAddress);
+        break;
       case wire::Outcome::kPluginError:
         modeled = 0;
         spdlog::warn("sim: context {}: kernel {} failed (plug-in returned {}); context faulted",

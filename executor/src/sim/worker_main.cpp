@@ -389,7 +389,9 @@ class Worker {
       std::atomic_signal_fence(std::memory_order_seq_cst);  // the record before the count
       g_reply.head.count = i + 1;
       modeled += done.modeled_ns;
+      // A launch that faults the context ends the batch: the rest must not run on it.
       if (done.outcome == wire::Outcome::kPluginError || done.outcome == wire::Outcome::kAssert ||
+          done.outcome == wire::Outcome::kTrap || done.outcome == wire::Outcome::kIllegalAddress ||
           done.modeled_ns > b.watchdog_ns)
         break;
       if (modeled >= b.budget_ns || ended - start >= b.slice_ns) break;
@@ -501,12 +503,14 @@ class Worker {
     switch (r.outcome) {
       case ptx::Outcome::kOk:
         return wire::Outcome::kOk;
+      case ptx::Outcome::kIllegalAddress:
       case ptx::Outcome::kTrap:
-        // A failed assert prints CUDA's message; a plain trap says so.
+        // A failed assert prints CUDA's message; a plain trap or a null pointer says so.
         if (printed_ + r.message.size() + 1 <= wire::kMaxPrintfPerBatch) {
           printed_ += r.message.size() + 1;
           asserts_.append(r.message).append("\n");
         }
+        if (r.outcome == ptx::Outcome::kIllegalAddress) return wire::Outcome::kIllegalAddress;
         return r.message.find("Assertion") != std::string::npos ? wire::Outcome::kAssert
                                                                 : wire::Outcome::kTrap;
       case ptx::Outcome::kUnsupported:

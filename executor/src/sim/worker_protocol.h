@@ -139,6 +139,7 @@ enum class Outcome : int32_t {
   kBadRequest = 3,        // malformed message
   kAssert = 4,            // a device assert failed (device_assert)
   kTrap = 5,              // the interpreted kernel executed `trap`
+  kIllegalAddress = 6,    // the interpreted kernel read or wrote through a null pointer
 };
 
 inline constexpr uint32_t kHeapUsed = 1;  // LaunchDone::flags: a kernel has used the device heap

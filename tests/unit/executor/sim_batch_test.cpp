@@ -32,6 +32,7 @@ struct Fixture {
   Work crash(uint64_t where) { return Work{ctx, kDefaultStream, launch(fn("_Z5crashPi"), Params(8).at(0, where).take())}; }
   Work fail() { return Work{ctx, kDefaultStream, launch(fn("_Z4failv"), {})}; }
   Work no_impl() { return Work{ctx, kDefaultStream, launch(fn("_Z7no_impli"), Params(4).take())}; }
+  Work traps() { return Work{ctx, kDefaultStream, launch(fn("_Z5trapsv"), {})}; }
 
   // Accepts all and runs them as a batch; the results of those that ran.
   // The worker also ends a batch after 1 ms of real time, which a loaded
@@ -116,6 +117,18 @@ TEST_CASE("sim batch: a kernel without an implementation fails alone") {
   CHECK(results[1].status == Status::kInvalidDeviceFunction);
   CHECK(results[2].status == Status::kSuccess);
   CHECK(f.value() == 44);
+}
+
+TEST_CASE("sim batch: an interpreted kernel's trap ends the batch and faults the context") {
+  Fixture f;
+  std::vector<Work> works;
+  works.push_back(f.bump(1));
+  works.push_back(f.traps());
+  for (int i = 0; i < 5; ++i) works.push_back(f.bump(1));
+  const auto results = f.run_batch(works);
+  REQUIRE(results.size() == 2);  // the rest did not run
+  CHECK(results[0].status == Status::kSuccess);
+  CHECK(results[1].status == Status::kLaunchFailure);
 }
 
 TEST_CASE("sim batch: a plug-in error ends the batch and faults the context") {

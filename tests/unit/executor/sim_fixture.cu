@@ -49,6 +49,8 @@ __global__ void interpreted(int* out, int base) {
   out[threadIdx.x] = base + twice[31 - threadIdx.x] + g_counter;
 }
 __global__ void traps() { asm volatile("trap;"); }
+// Reads through the pointer table[0]: a null one is an illegal address, as on a GPU.
+__global__ void reads_through(int** table, int* out) { out[threadIdx.x] = table[0][threadIdx.x + 1]; }
 // At most 64 threads a block (its PTX's .maxntid).
 __global__ void __launch_bounds__(64) bounded(int* out) { out[threadIdx.x] = static_cast<int>(threadIdx.x); }
 // The device heap in the worker: a block kept from one launch to the next;

@@ -207,6 +207,19 @@ TEST_CASE("sim: a kernel no plug-in implements runs from its PTX; a trap is stic
   CHECK(run(*b, ctx, Synchronize{}).status == Status::kLaunchFailure);
 }
 
+TEST_CASE("sim: an interpreted kernel reading through a null pointer gets cudaErrorIllegalAddress, sticky") {
+  auto b = make_backend();
+  const ContextId ctx = new_context(*b, 1);
+  const Handle m = load_fixture(*b, ctx);
+  const uint64_t table = alloc(*b, ctx, 8), out = alloc(*b, ctx, 32 * sizeof(int));
+  const uint64_t null = 0;
+  REQUIRE(put(*b, ctx, table, &null, sizeof null) == Status::kSuccess);
+  const Handle reads = function(*b, ctx, m, "_Z13reads_throughPPiS_");
+  CHECK(run(*b, ctx, launch(reads, Params(16).at(0, table).at(8, out).take(), 1, 32)).status ==
+        Status::kIllegalAddress);
+  CHECK(run(*b, ctx, Synchronize{}).status == Status::kIllegalAddress);
+}
+
 TEST_CASE("sim: a kernel's __launch_bounds__ is its thread limit; a larger block is refused, not run") {
   auto b = make_backend();
   const ContextId ctx = new_context(*b, 1);

@@ -265,6 +265,15 @@ TEST_CASE("unsupported instruction is refused before running") {
   CHECK(out[0] == 0xAB);
 }
 
+TEST_CASE("a load or store through a null pointer is an illegal address, named with its instruction") {
+  std::vector<float> b(64, 1.0f), c(64, -1.0f);
+  // vector_add(a, b, c, n) with a null: its first load faults, at a small address past null.
+  const Result r = launch("vector_add", {1, 1, 1}, {64, 1, 1},
+                          Params().add(static_cast<float*>(nullptr)).add(b.data()).add(c.data()).add(64));
+  CHECK(r.outcome == Outcome::kIllegalAddress);
+  CHECK_THAT(r.message, Catch::Contains("illegal address") && Catch::Contains("ld.global"));
+}
+
 TEST_CASE("nanosleep is a hint: it returns at once") {
   // CUB's decoupled look-back scan backs off with it while it waits for an earlier block, which
   // this interpreter has always finished (blocks run in order).

@@ -61,7 +61,7 @@ struct Launch {
 };
 inline constexpr uint64_t kMaxCooperativeThreads = 132 * 2048;
 
-enum class Outcome { kOk, kUnsupported, kTrap, kBadLaunch };
+enum class Outcome { kOk, kUnsupported, kTrap, kBadLaunch, kIllegalAddress };
 struct Result {
   Outcome outcome = Outcome::kOk;
   std::string message;
@@ -74,7 +74,9 @@ struct Result {
 // feature the interpreter does not implement; it is checked for the entry and every .func it can
 // call before anything runs, so a kernel runs completely or not at all. kTrap: `trap`, a failed
 // assert (message: file, line, function, block, thread, expression), an out-of-range shared or
-// local access, or a call chain deeper than the interpreter's limit.
+// local access, or a call chain deeper than the interpreter's limit. kIllegalAddress: a global
+// or generic access in the first page (a null pointer, or a member of one); any other wild
+// pointer faults the process that runs the interpreter, as a GPU's access faults its context.
 Result run(const Program& p, std::string_view entry, const Launch& launch, const Environment& env);
 
 }  // namespace vgpu::executor::sim::ptx

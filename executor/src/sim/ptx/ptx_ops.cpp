@@ -46,7 +46,11 @@ uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, ui
       if (a + bytes > c.local_per_thread || a + bytes < a) { trap(c, in, "local memory access out of range"); return nullptr; }
       return t.local + a;
     default:
-      if (a < 4096) { trap(c, in, "invalid address " + std::to_string(a)); return nullptr; }
+      if (a < 4096) {  // a null pointer, or a member of one: a GPU's illegal address
+        trap(c, in, "illegal address " + std::to_string(a));
+        c.result.outcome = Outcome::kIllegalAddress;
+        return nullptr;
+      }
       return reinterpret_cast<uint8_t*>(a);
   }
 }
