@@ -1,6 +1,7 @@
 // The sim backend's modules and kernels: a real fat binary, the test
 // plug-in's CPU implementations run in a worker process, faults that stay
 // inside their context, the watchdog and the modeled duration.
+#include <array>
 #include <atomic>
 #include <thread>
 
@@ -274,19 +275,25 @@ TEST_CASE("sim: a program's heap size (cudaLimitMallocHeapSize) is the worker's,
   const Handle m = load_fixture(*b, ctx);
   const uint64_t slot = alloc(*b, ctx, 8), out = alloc(*b, ctx, 3 * sizeof(int));
   const uint64_t before = b->tenant_memory(1).used;
+  // heap_keep takes 1 MiB of the heap; heap_read reads and frees it, then
+  // tries 9 MiB: got[2] is 1 when that failed.
+  auto keep_then_read = [&] {
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, 1 << 20).take()))
+                .status == Status::kSuccess);
+    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"),
+                                Params(24).at(0, slot).at(8, 1 << 20).at(16, out).take()))
+                .status == Status::kSuccess);
+    std::array<int, 3> got{};
+    REQUIRE(get(*b, ctx, got.data(), out, sizeof got) == Status::kSuccess);
+    return got;
+  };
 
   SECTION("a larger heap holds what the default could not") {
     const uint64_t process = b->context_bytes(ctx);
     REQUIRE(run(*b, ctx, SetHeapSize{32ull << 20}).status == Status::kSuccess);
     CHECK(b->tenant_memory(1).used == before + (24ull << 20));  // above CUDA's default 8 MiB
     CHECK(b->context_bytes(ctx) == process + (24ull << 20));     // the process's, in vgpu-smi
-    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, 1 << 20).take()))
-                .status == Status::kSuccess);
-    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"),
-                                Params(24).at(0, slot).at(8, 1 << 20).at(16, out).take()))
-                .status == Status::kSuccess);
-    int got[3] = {};
-    REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+    const std::array<int, 3> got = keep_then_read();
     CHECK(got[0] == 11);
     CHECK(got[2] == 0);  // 9 MiB: inside the 32 MiB heap
     // A kernel used the heap: its size is fixed, as in CUDA.
@@ -307,13 +314,7 @@ TEST_CASE("sim: a program's heap size (cudaLimitMallocHeapSize) is the worker's,
     CHECK(b->tenant_memory(1).used == before + (8ull << 20));
     REQUIRE(run(*b, ctx, SetHeapSize{4ull << 20}).status == Status::kSuccess);  // smaller: all given back
     CHECK(b->tenant_memory(1).used == before);
-    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_keep"), Params(12).at(0, slot).at(8, 1 << 20).take()))
-                .status == Status::kSuccess);
-    REQUIRE(run(*b, ctx, launch(function(*b, ctx, m, "heap_read"),
-                                Params(24).at(0, slot).at(8, 1 << 20).at(16, out).take()))
-                .status == Status::kSuccess);
-    int got[3] = {};
-    REQUIRE(get(*b, ctx, got, out, sizeof got) == Status::kSuccess);
+    const std::array<int, 3> got = keep_then_read();
     CHECK(got[2] == 1);  // 9 MiB: past the 4 MiB heap
   }
 }
