@@ -104,6 +104,17 @@ bool types_fit(uint32_t shape, MType in, MType acc) {
   }
 }
 
+// Whether an A or B (`input`), or a C or D fragment of type t exists in the shape: some
+// product of the shape has it.
+bool fragment_fits(uint32_t shape, MType t, bool input) {
+  constexpr MType kInputs[] = {MType::kF16, MType::kBF16, MType::kTF32, MType::kF64, MType::kS8, MType::kU8};
+  constexpr MType kAccumulators[] = {MType::kF16, MType::kF32, MType::kF64, MType::kS32};
+  for (MType a : kInputs)
+    for (MType c : kAccumulators)
+      if (types_fit(shape, a, c) && (input ? a : c) == t) return true;
+  return false;
+}
+
 double bf16_to_double(uint16_t b) { return as_f32(uint64_t(b) << 16); }
 
 // An element's bits (as they sit in memory and in registers) as a number, and back.
@@ -277,14 +288,7 @@ bool decode_wmma(std::string_view text, Instr* in) {
   } else {
     if (types.size() != 1) return false;
     f.t = types[0];
-    const bool input = in->mode == Mode::kWmmaLoadA || in->mode == Mode::kWmmaLoadB;
-    const bool fits = input ? types_fit(f.shape, f.t, f.t == MType::kS8 || f.t == MType::kU8 ? MType::kS32
-                                                    : f.t == MType::kBF16 || f.t == MType::kTF32 ? MType::kF32 : f.t)
-                            : f.t == MType::kF16 || f.t == MType::kF32 ? types_fit(f.shape, MType::kF16, f.t) ||
-                                                                             types_fit(f.shape, MType::kTF32, f.t)
-                            : f.t == MType::kS32 ? types_fit(f.shape, MType::kS8, f.t)
-                            : f.t == MType::kF64 && types_fit(f.shape, MType::kF64, f.t);
-    if (!fits) return false;
+    if (!fragment_fits(f.shape, f.t, in->mode == Mode::kWmmaLoadA || in->mode == Mode::kWmmaLoadB)) return false;
   }
   in->op = Op::kWmma;
   in->flags = pack(f);
