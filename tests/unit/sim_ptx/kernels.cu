@@ -463,3 +463,32 @@ extern "C" __global__ void wait_for_later_thread(int* out) {
   if (threadIdx.x == blockDim.x - 1) flag = 42 + blockIdx.x;
   __syncthreads();
 }
+
+// Warp-synchronous code from before __syncwarp (Professional CUDA C's reduceUnrollWarp8, and
+// many course reductions): the last 32 partial sums are folded through a volatile pointer with
+// no barrier, relying on each lane's access landing before the next access of any lane.
+extern "C" __global__ void reduce_unrolled_last_warp(const int* in, int* out, unsigned n) {
+  unsigned tid = threadIdx.x;
+  unsigned idx = blockIdx.x * blockDim.x * 8 + threadIdx.x;
+  int* idata = const_cast<int*>(in) + blockIdx.x * blockDim.x * 8;
+  if (idx + 7 * blockDim.x < n) {
+    int sum = 0;
+    for (int k = 0; k < 8; ++k) sum += in[idx + k * blockDim.x];
+    const_cast<int*>(in)[idx] = sum;
+  }
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 32; stride >>= 1) {
+    if (tid < stride) idata[tid] += idata[tid + stride];
+    __syncthreads();
+  }
+  if (tid < 32) {
+    volatile int* vmem = idata;
+    vmem[tid] += vmem[tid + 32];
+    vmem[tid] += vmem[tid + 16];
+    vmem[tid] += vmem[tid + 8];
+    vmem[tid] += vmem[tid + 4];
+    vmem[tid] += vmem[tid + 2];
+    vmem[tid] += vmem[tid + 1];
+  }
+  if (tid == 0) out[blockIdx.x] = idata[0];
+}

@@ -286,6 +286,17 @@ TEST_CASE("a thread spinning on what a later thread of its block writes lets tha
   CHECK(out == std::vector<int>{42, 43, 44});
 }
 
+TEST_CASE("warp-synchronous volatile code: every lane's access lands before the next one") {
+  constexpr unsigned blocks = 6, threads = 128, n = blocks * threads * 8;
+  std::vector<int> in(n), out(blocks, 0);
+  for (unsigned i = 0; i < n; ++i) in[i] = static_cast<int>(i % 97) - 40;
+  std::vector<int> want(blocks, 0);
+  for (unsigned i = 0; i < n; ++i) want[i / (threads * 8)] += in[i];
+  REQUIRE_OK(launch("reduce_unrolled_last_warp", {blocks, 1, 1}, {threads, 1, 1},
+                    Params().add(in.data()).add(out.data()).add(n)));
+  CHECK(out == want);
+}
+
 TEST_CASE("mbarrier: cuda::barrier with memcpy_async, parity waits, pending counts, arrive_drop") {
   const Program& p = program_sm80();
   constexpr int blocks = 3, threads = 256;

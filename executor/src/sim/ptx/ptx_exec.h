@@ -78,7 +78,9 @@ Result run_ctas_in_parallel(const Context& c, uint32_t entry, unsigned workers);
 
 // Runs one thread until it reaches a barrier, a warp-collective instruction (left unexecuted at
 // t.pc), its end, or kYield: at a branch's target, the end of its CTA's branch budget; after
-// an mbarrier wait, a phase not yet complete. kError after setting c.result.
+// an mbarrier wait, a phase not yet complete; after a volatile load or store (warp-synchronous
+// code such as an unrolled last warp of a reduction relies on the other lanes having made the
+// same access before the next one: each lane makes one per turn). kError after setting c.result.
 Stop run_thread(Context& c, Thread& t);
 
 // The value of an operand that is not memory (register, immediate, special register, symbol).

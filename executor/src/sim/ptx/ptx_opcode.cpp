@@ -211,6 +211,7 @@ bool decode_opcode(std::string_view text, Instr* in) {
     if (m == "const") { in->space = Space::kConst; continue; }
     if (m == "param") { in->space = Space::kParam; continue; }
     if (m == "v2") { in->vec = 2; continue; } if (m == "v4") { in->vec = 4; continue; }
+    if (m == "volatile") { in->flags |= kVolatile; continue; }
     static const std::pair<const char*, uint32_t> kFlags[] = {
         {"hi", kHi}, {"lo", kLo}, {"wide", kWide}, {"sat", kSat}, {"cc", kCarryOut}, {"rn", kRn},
         {"rz", kRz}, {"rm", kRm}, {"rp", kRp}, {"rni", kRni}, {"rzi", kRzi}, {"rmi", kRmi},
@@ -219,7 +220,7 @@ bool decode_opcode(std::string_view text, Instr* in) {
     for (auto& [n, f] : kFlags) if (m == n) { in->flags |= f; found = true; }
     if (found) continue;
     // Qualifiers that change nothing for a one-thread-at-a-time interpreter on coherent memory.
-    static const char* kIgnored[] = {"L1", "L2", "ftz", "full", "uni", "nc", "sync", "aligned", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "volatile", "cta", "gpu", "sys", "gl", "noftz", "arrive", "red", "L1::evict_last", "L1::evict_first", "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged", "L2::evict_first", "L2::evict_last", "L2::evict_normal"};
+    static const char* kIgnored[] = {"L1", "L2", "ftz", "full", "uni", "nc", "sync", "aligned", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "cta", "gpu", "sys", "gl", "noftz", "arrive", "red", "L1::evict_last", "L1::evict_first", "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "L1::evict_normal", "L1::evict_unchanged", "L2::evict_first", "L2::evict_last", "L2::evict_normal"};
     for (const char* ig : kIgnored) if (m == ig) found = true;
     if (found) continue;
     in->op = Op::kUnsupported;

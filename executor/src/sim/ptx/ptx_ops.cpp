@@ -312,6 +312,7 @@ Stop run_thread(Context& c, Thread& t) {
           } else {
             write_reg(t, in.ops[0], load(a, n), ty);
           }
+          if (in.flags & kVolatile) { ++t.pc; return Stop::kYield; }
           break;
         }
         case Op::kSt: {
@@ -323,6 +324,7 @@ Stop run_thread(Context& c, Thread& t) {
           } else {
             store(a, V(1), n);
           }
+          if (in.flags & kVolatile) { ++t.pc; return Stop::kYield; }
           break;
         }
         case Op::kAdd: case Op::kSub: {

@@ -97,6 +97,7 @@ enum Flag : uint32_t {
   kNoinc = 1u << 23,         // cp.async.mbarrier.arrive.noinc: an arrival the count expected
   kExpectTx = 1u << 24,      // mbarrier.arrive.expect_tx: the last operand is a transaction count
   kToTf32 = 1u << 25,        // cvt.rna.tf32.f32: an f32 rounded (to nearest, ties away) to tf32's 10 mantissa bits
+  kVolatile = 1u << 26,      // ld/st .volatile: the other threads of the CTA run before the thread goes on
 };
 
 enum class Special : uint8_t {
