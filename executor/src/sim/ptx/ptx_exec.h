@@ -86,13 +86,13 @@ Stop run_thread(Context& c, Thread& t);
 // The value of an operand that is not memory (register, immediate, special register, symbol).
 // Inline for the common operands: the interpreter reads two or three per instruction.
 uint64_t operand_value_slow(Context& c, Thread& t, const Operand& o);
-inline uint64_t operand_value(Context& c, Thread& t, const Operand& o) {
+[[gnu::always_inline]] inline uint64_t operand_value(Context& c, Thread& t, const Operand& o) {
   if (o.kind == Operand::kReg && !o.negate) return t.r[o.id];
   if (o.kind == Operand::kImm) return (uint64_t)o.value;
   return operand_value_slow(c, t, o);
 }
 // Stores a value into a destination register, normalized for the type (sign- or zero-extended).
-inline void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty) {
+[[gnu::always_inline]] inline void write_reg(Thread& t, const Operand& o, uint64_t v, Type ty) {
   if (o.kind == Operand::kReg) t.r[o.id] = normalize(v, ty);
 }
 

@@ -19,6 +19,9 @@ __extension__ typedef unsigned __int128 u128;
 
 }  // namespace
 
+// Addresses below this are a null pointer or a member of one: a GPU's illegal address.
+constexpr uint64_t kNullPage = 4096;
+
 uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes, Space space) {
   uint64_t a = (uint64_t)o.value;
   const Symbol* sym = nullptr;
@@ -46,7 +49,7 @@ uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, ui
       if (a + bytes > c.local_per_thread || a + bytes < a) { trap(c, in, "local memory access out of range"); return nullptr; }
       return t.local + a;
     default:
-      if (a < 4096) {  // a null pointer, or a member of one: a GPU's illegal address
+      if (a < kNullPage) {  // a null pointer, or a member of one: a GPU's illegal address
         trap(c, in, "illegal address " + std::to_string(a));
         c.result.outcome = Outcome::kIllegalAddress;
         return nullptr;
@@ -58,12 +61,47 @@ uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, ui
 namespace {
 
 // The host address of a memory operand in the instruction's state space.
-uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
+// The common cases inline, as address_in has them: a global or generic address in a register
+// is the host address the kernel holds; a shared one, an offset in the CTA's shared memory.
+inline uint8_t* address(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes) {
+  if (o.mem_base == 1) {
+    const uint64_t a = t.r[o.id] + (uint64_t)o.value;
+    if (in.space == Space::kGlobal || in.space == Space::kGeneric) {
+      if (a >= kNullPage) return reinterpret_cast<uint8_t*>(a);
+    } else if (in.space == Space::kShared) {
+      if (a + bytes <= c.shared_size && a + bytes >= a) return c.shared_mem.data() + a;
+    }
+  }
   return address_in(c, t, in, o, bytes, in.space);
 }
 
-uint64_t load(const uint8_t* p, int n) { uint64_t v = 0; memcpy(&v, p, n); return v; }
-void store(uint8_t* p, uint64_t v, int n) { memcpy(p, &v, n); }
+// One fixed-size copy per width: a memcpy of a variable size compiles to `rep movs`, slow to
+// start for the one to eight bytes a register takes.
+template <int N>
+uint64_t load_n(const uint8_t* p) {
+  if constexpr (N == 1) return *p;
+  else if constexpr (N == 2) { uint16_t v; memcpy(&v, p, 2); return v; }
+  else if constexpr (N == 4) { uint32_t v; memcpy(&v, p, 4); return v; }
+  else { uint64_t v; memcpy(&v, p, 8); return v; }
+}
+uint64_t load(const uint8_t* p, int n) {
+  switch (n) {
+    case 1: return load_n<1>(p);
+    case 2: return load_n<2>(p);
+    case 4: return load_n<4>(p);
+    case 8: return load_n<8>(p);
+    default: { uint64_t v = 0; memcpy(&v, p, (size_t)n); return v; }
+  }
+}
+void store(uint8_t* p, uint64_t v, int n) {
+  switch (n) {
+    case 1: *p = (uint8_t)v; break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case 8: memcpy(p, &v, 8); break;
+    default: memcpy(p, &v, (size_t)n); break;
+  }
+}
 
 // What an atomic operation leaves in memory that held `old` (n bytes, zero-extended).
 uint64_t atomic_result(const Instr& in, int n, uint64_t old, uint64_t b, uint64_t cval) {

@@ -34,11 +34,11 @@ enum class Type : uint8_t {
   kBF16,    // bfloat16: an f32's upper 16 bits
   kBF16x2,  // two of them in 32 bits, computed lane by lane
 };
+// Bytes of each type; .pred counts as 1. At namespace scope, so that it is one table in memory:
+// inside the function the compiler rebuilds it on the stack at every instruction interpreted.
+inline constexpr int8_t kTypeSizes[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 4, 2, 4};
 // Inline: the interpreter asks for every instruction it runs.
-inline constexpr int type_size(Type t) {  // bytes; .pred counts as 1
-  constexpr int8_t kSize[] = {0, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 4, 2, 4};
-  return kSize[static_cast<uint8_t>(t)];
-}
+inline constexpr int type_size(Type t) { return kTypeSizes[static_cast<uint8_t>(t)]; }
 inline constexpr bool type_signed(Type t) {
   return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64;
 }
