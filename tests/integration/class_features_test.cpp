@@ -55,6 +55,16 @@ TEST_CASE("tensor cores through wmma: a half GEMM scaled over fragments, int8, b
   run_both_ways(d, "tensor_cores");
 }
 
+TEST_CASE("dynamic parallelism: child grids per block, a launch tree with printf, a recursive sum, device streams and errors") {
+  Daemon d;
+  run_both_ways(d, "dynamic_parallelism");
+}
+
+TEST_CASE("separate compilation: two objects' kernels call across them, share a variable and print") {
+  Daemon d;
+  run_both_ways(d, "separate_compilation");
+}
+
 TEST_CASE("CUB and thrust tune by the code the device runs: built for sm_75, planned on a newer GPU") {
   Daemon d;
   run_both_ways(d, "cub_tuning");

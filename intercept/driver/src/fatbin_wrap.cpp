@@ -4,8 +4,10 @@
 // binary of one entry (protocol/fatbin/FORMAT.md), so the host has one format
 // to check, and the cuda backend's driver picks from it as from nvcc's; a
 // cubin NVRTC compiled gets a second entry, the PTX it came from.
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "driver_state.h"
@@ -108,6 +110,45 @@ bool ptx_entry(std::string_view ptx, Entry* out) {
   return true;
 }
 
+// The entries of fat binary `fat` (checked against its bounds): each entry's header and
+// payload, as they lie.
+std::vector<std::span<const uint8_t>> entries_of(std::span<const uint8_t> fat) {
+  std::vector<std::span<const uint8_t>> out;
+  if (fat.size() < 16 || read<uint32_t>(fat.data()) != kFatbinMagic) return out;
+  const uint64_t end = std::min<uint64_t>(fat.size(), 16 + read<uint64_t>(fat.data() + 8));
+  for (uint64_t at = 16; at + 16 <= end;) {
+    const uint64_t header = read<uint32_t>(fat.data() + at + 4);
+    const uint64_t payload = read<uint64_t>(fat.data() + at + 8);
+    if (header < 16 || header > end - at || payload > end - at - header) break;
+    out.push_back(fat.subspan(at, header + payload));
+    at += header + payload;
+  }
+  return out;
+}
+
+// A program built with -rdc=true registers nvlink's fat binary (linked cubins, no PTX) and,
+// beside it, each object's own: their PTX entries join the module, so that a host without the
+// GPU (sim) interprets the kernels, and kernels launched from the device find their code.
+CUresult add_prelinked_ptx(const void* wrapper, std::vector<uint8_t>* out) {
+  std::vector<std::span<const uint8_t>> objects;
+  if (fatbin::locate_prelinked(wrapper, &objects) != fatbin::Error::kNone || objects.empty())
+    return CUDA_SUCCESS;
+  if (out->size() < 16) out->assign(16, 0);  // an empty linked image: its header only
+  out->resize(std::min<uint64_t>(out->size(), 16 + read<uint64_t>(out->data() + 8)));  // entries end here
+  put<uint32_t>(*out, 0, kFatbinMagic);
+  put<uint16_t>(*out, 4, 1);
+  put<uint16_t>(*out, 6, 16);
+  for (std::span<const uint8_t> object : objects) {
+    for (std::span<const uint8_t> entry : entries_of(object)) {
+      if (read<uint16_t>(entry.data()) != 1) continue;  // PTX only: the cubins are nvlink's
+      if (out->size() + entry.size() > fatbin::kMaxTotalImageBytes) return CUDA_ERROR_INVALID_IMAGE;
+      out->insert(out->end(), entry.begin(), entry.end());
+    }
+  }
+  put<uint64_t>(*out, 8, out->size() - 16);
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 CUresult image_to_fatbin(const void* image, std::vector<uint8_t>* out) {
@@ -122,7 +163,7 @@ CUresult image_to_fatbin(const void* image, std::vector<uint8_t>* out) {
       return CUDA_ERROR_INVALID_IMAGE;
     }
     out->assign(fat.begin(), fat.end());
-    return CUDA_SUCCESS;
+    return add_prelinked_ptx(image, out);
   }
   if (magic == kFatbinMagic) {
     const uint64_t size = 16 + read<uint64_t>(p + 8);

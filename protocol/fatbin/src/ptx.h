@@ -25,7 +25,9 @@ Error read_ptx(Bytes image, ModuleBuilder* out);
 Error parse_entry(PtxLexer& lex, Kernel* out);
 
 // After the `.global` / `.const` token: one declaration through its `;`.
-// Adds it to `out` unless `declaration_only` (an .extern) or not a variable.
-Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, ModuleBuilder* out);
+// Adds it to `out` unless `declaration_only` (an .extern) or not a variable;
+// without `visible` (.visible, .weak, .common) as the object's own name, which
+// another image of the module may also hold (ModuleBuilder::add_variable's local).
+Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, bool visible, ModuleBuilder* out);
 
 }  // namespace vgpu::fatbin::detail

@@ -19,6 +19,7 @@ Error read_ptx(Bytes image, ModuleBuilder* out) {
 
   uint64_t braces = 0, parens = 0;
   bool external = false;  // after .extern: a declaration, defined elsewhere
+  bool visible = false;   // after .visible: a name other objects (and the host) link to
   for (std::string_view t = lex.next(); !t.empty(); t = lex.next()) {
     const char c = t[0];
     if (t.size() == 1 && (c == '{' || c == '(')) {
@@ -33,7 +34,7 @@ Error read_ptx(Bytes image, ModuleBuilder* out) {
     }
     if (braces != 0 || parens != 0) continue;
     if (c != '.') {
-      external = false;
+      external = visible = false;
       continue;
     }
     if (t == ".entry") {
@@ -41,12 +42,14 @@ Error read_ptx(Bytes image, ModuleBuilder* out) {
       if (Error e = parse_entry(lex, &k); e != Error::kNone) return e;
       if (Error e = out->add_kernel(std::move(k)); e != Error::kNone) return e;
     } else if (t == ".global" || t == ".const") {
-      if (Error e = parse_variable(lex, t == ".const", external, out); e != Error::kNone) return e;
+      if (Error e = parse_variable(lex, t == ".const", external, visible, out); e != Error::kNone) return e;
     }
     if (t == ".extern") {
       external = true;
-    } else if (t != ".visible" && t != ".weak" && t != ".common") {
-      external = false;
+    } else if (t == ".visible" || t == ".weak" || t == ".common") {
+      visible = true;
+    } else {
+      external = visible = false;
     }
   }
   return braces == 0 && parens == 0 ? Error::kNone : Error::kBadPtx;

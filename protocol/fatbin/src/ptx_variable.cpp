@@ -121,7 +121,7 @@ Error parse_initializer(PtxLexer& lex, const VarDecl& d, ModuleBuilder* budget,
 
 }  // namespace
 
-Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, ModuleBuilder* out) {
+Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, bool visible, ModuleBuilder* out) {
   VarDecl d;
   if (Error e = parse_declarator(lex, &d); e != Error::kNone) return e;
   if (d.opaque) return skip_to_semicolon(lex);
@@ -151,7 +151,9 @@ Error parse_variable(PtxLexer& lex, bool constant, bool declaration_only, Module
     init.resize(v.size, 0);
     v.init = std::move(init);
   }
-  return out->add_variable(std::move(v));
+  // Without .visible the name is the object's own (a static variable, printf's $str): after
+  // nvlink merged objects, the linked cubin may hold another of that name.
+  return out->add_variable(std::move(v), !visible);
 }
 
 }  // namespace vgpu::fatbin::detail

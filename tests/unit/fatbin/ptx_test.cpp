@@ -162,10 +162,10 @@ TEST_CASE("a kernel with more than kMaxParams parameters is refused", "[fatbin][
 }
 
 TEST_CASE("images that disagree are a conflict", "[fatbin][ptx]") {
-  const std::string a = ".entry k(.param .u32 x) {}\n.global .u32 v;";
-  const std::string same = ".entry k(.param .u32 x) {}\n.global .u32 v = 1;";  // init may differ
+  const std::string a = ".entry k(.param .u32 x) {}\n.visible .global .u32 v;";
+  const std::string same = ".entry k(.param .u32 x) {}\n.visible .global .u32 v = 1;";  // init may differ
   const std::string other_kernel = ".entry k(.param .u64 x) {}";
-  const std::string other_var = ".const .u32 v;";
+  const std::string other_var = ".visible .const .u32 v;";
   auto two = [](const std::string& x, const std::string& y) {
     return make_fatbin({EntrySpec{1, {x.begin(), x.end()}}, EntrySpec{1, {y.begin(), y.end()}}});
   };
@@ -175,6 +175,13 @@ TEST_CASE("images that disagree are a conflict", "[fatbin][ptx]") {
   CHECK(m.find_variable("v")->init.empty());  // the first description is kept
   CHECK(parse(two(a, other_kernel), &m) == Error::kConflict);
   CHECK(parse(two(a, other_var), &m) == Error::kConflict);
+
+  // Without .visible a name is its object's own (printf's $str, a static variable): two
+  // objects of one program (-rdc=true) may each have one, of different sizes.
+  const std::string own_a = ".global .align 1 .b8 $str[4] = {104, 105, 10, 0};";
+  const std::string own_b = ".global .align 1 .b8 $str[7] = {104, 101, 108, 108, 111, 10, 0};";
+  REQUIRE(parse(two(own_a, own_b), &m) == Error::kNone);
+  CHECK(m.find_variable("$str")->size == 4);  // the first
 }
 
 TEST_CASE("container: headers, entry kinds, trailing bytes", "[fatbin][container]") {

@@ -157,7 +157,7 @@ TEST_CASE("programs are built with the shared CUDA runtime", "[programs]") {
       "printf_program", "graphs", "assert_program", "textures", "cooperative", "threads",
       "cub_tuning", "many_copies", "clusters", "graph_conditionals", "graph_api",
       "pitched_copies", "class_kernels", "thrust_algorithms", "thrust_mixed_archs", "async_copies",
-      "tensor_cores"};
+      "tensor_cores", "dynamic_parallelism", "separate_compilation"};
   std::set<std::string> listed;
   for (const auto& p : programs()) listed.insert(p.name);
   REQUIRE(listed == expected);
@@ -198,7 +198,7 @@ TEST_CASE("the plug-in implements every kernel of every program", "[programs]") 
       else if (p.name == "error_paths" && k->name == "_Z7boundedPi")
         continue;  // launched only past its __launch_bounds__: refused before it could run
       else if (p.name == "class_kernels" || p.name.starts_with("thrust_") || p.name == "async_copies" ||
-               p.name == "tensor_cores" ||
+               p.name == "tensor_cores" || p.name == "dynamic_parallelism" || p.name == "separate_compilation" ||
                (p.name == "runtime_features" && k->name == "_Z11heap_blocksiPi"))
         CHECK(implementation(k->name) == nullptr);  // the sim interprets their PTX
       else

@@ -1,8 +1,11 @@
 // Internal to the interpreter: the state of a launch, of a CTA and of one thread.
 #pragma once
 
+#include <atomic>
 #include <cstring>
 #include <deque>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "ptx_interpreter.h"
@@ -33,6 +36,35 @@ struct Thread {
   std::vector<Frame> frames;
 };
 
+// Grids a running grid launched from the device (dynamic parallelism: ptx_device_launch.cpp),
+// shared by the host threads that run its CTAs. They run after it, in launch order: a parent
+// cannot wait for its children since CUDA 12 (no device-side cudaDeviceSynchronize), so
+// running them once it has finished is a schedule a GPU could have chosen.
+struct ChildLaunch {
+  uint32_t entry = 0;
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  uint32_t dynamic_shared = 0;
+  std::vector<uint8_t> params;  // the parameter buffer the parent filled
+};
+// What every grid of one host launch holds in parameter buffers together: the bound on the
+// worker's memory however the launches nest.
+struct LaunchBudget {
+  std::atomic<uint64_t> bytes{0}, count{0};
+};
+struct DeviceLaunches {
+  explicit DeviceLaunches(LaunchBudget* b, uint32_t d) : budget(b), depth(d) {}
+  ~DeviceLaunches() { budget->bytes -= bytes; budget->count -= count; }  // what is left goes back
+  DeviceLaunches(const DeviceLaunches&) = delete;
+  DeviceLaunches& operator=(const DeviceLaunches&) = delete;
+  std::mutex mu;
+  LaunchBudget* budget;
+  std::unordered_map<uint64_t, ChildLaunch> buffers;  // handed out, not launched yet (by address)
+  std::vector<ChildLaunch> launched;                  // in launch order
+  uint64_t bytes = 0, count = 0;  // this grid's part of the budget
+  uint32_t depth = 0;             // of the grid that launches these (0: launched by the host)
+  uint32_t last_error = 0;        // a cudaError_t for the device's cudaGetLastError
+};
+
 struct Context {
   const Program* p;
   const Launch* launch;
@@ -53,6 +85,7 @@ struct Context {
   // still take before it yields to the next.
   uint64_t grid_workspace = 0;
   uint64_t branch_budget = UINT64_MAX;
+  DeviceLaunches* children = nullptr;
   Result result;
 };
 
@@ -115,6 +148,26 @@ Barrier mbarrier_instruction(Context& c, Thread& t, const Instr& in);
 // of a warp that all reached it (false after trapping).
 std::string wmma_refusal(const Program& p, const Instr& in);
 bool wmma_instruction(Context& c, std::vector<Thread*>& group);
+
+// A kernel's address as a value (`mov.u64 %rd, kernel`): what the device runtime's launch calls
+// take, outside any address a kernel can reach.
+inline constexpr uint64_t kFunctionAddressBase = 0xfff0000000000000ull;
+inline uint64_t function_address(uint32_t id) { return kFunctionAddressBase | id; }
+
+// The device runtime's calls (cudadevrt's __cudaCDP2* and cudaGetParameterBuffer/LaunchDevice
+// names, as `-rdc=true` code calls them): true if `name` is one the interpreter runs.
+bool device_runtime_function(std::string_view name);
+// Runs one: `slots` are the call's parameters (`sizes` their bytes), `ret` its return slot
+// (null if none). false after setting c.result.
+bool device_runtime_call(Context& c, Thread& t, const Function& callee, const std::vector<const uint8_t*>& slots,
+                         const std::vector<uint64_t>& sizes, uint8_t* ret, uint64_t ret_size);
+// Runs the grids a finished grid launched, each with its own children after it; the first
+// failure is the result.
+Result run_children(const Program& p, const Environment& env, unsigned host_threads, DeviceLaunches& children);
+// run() for the kernel p.functions[entry] at nesting depth `depth` (0: launched by the host),
+// its device launches' parameters counted in `budget`.
+Result run_grid(const Program& p, uint32_t entry, const Launch& launch, const Environment& env, uint32_t depth,
+                LaunchBudget& budget);
 
 // Device printf: formats vprintf(fmt, args) as printf would.
 std::string format_printf(const char* fmt, const uint8_t* args);

@@ -92,7 +92,7 @@ std::string refusal(const Program& p, const Instr& in, const Environment& env) {
   if (in.op == Op::kCall) {
     const Function& g = p.functions[in.ops[1].id];
     const bool heap = (g.name == "malloc" || g.name == "free") && env.heap_alloc && env.heap_free;
-    if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail" && !heap)
+    if (!g.has_body && g.name != "vprintf" && g.name != "__assertfail" && !heap && !device_runtime_function(g.name))
       return "call of external function " + g.name;
   }
   const bool no_mode = in.mode == Mode::kNone;
@@ -144,7 +144,11 @@ std::string resolve_variable(Context& c, uint32_t id, int depth) {
   if (c.sym_value[id] != 0) return "";
   if (!s.unsupported.empty()) return s.unsupported;
   if (depth > 16) return "initializer chain too deep at " + s.name;
-  uint64_t a = c.env->symbol_address ? c.env->symbol_address(s.name) : 0;
+  // A name with '$' is the compiler's (printf's $str), which no host code can name: the module
+  // may hold another of that name from another object (nvlink merges them), so the kernel gets
+  // its own copy of what its PTX says.
+  const bool compilers = s.name.find('$') != std::string::npos && s.has_init;
+  uint64_t a = c.env->symbol_address && !compilers ? c.env->symbol_address(s.name) : 0;
   if (a != 0) { c.sym_value[id] = a; return ""; }
   if (!s.has_init) return "no address for module variable " + s.name;
   c.own_copies.emplace_back(std::max<uint64_t>(s.size, 1) + 16, 0);
@@ -442,13 +446,21 @@ Result run_cooperative(Context& c, uint32_t entry, uint64_t per_cta) {
   return Result{};
 }
 
+Result run_ctas(Context& c, uint32_t entry_id, uint64_t per_cta);
+
 }  // namespace
 
 Result run(const Program& p, std::string_view entry_name, const Launch& launch, const Environment& env) {
   auto it = p.function_index.find(std::string(entry_name));
   if (it == p.function_index.end() || !p.functions[it->second].is_entry || !p.functions[it->second].has_body)
     return fail(Outcome::kBadLaunch, "no kernel named " + std::string(entry_name));
-  const Function& entry = p.functions[it->second];
+  LaunchBudget budget;
+  return run_grid(p, it->second, launch, env, 0, budget);
+}
+
+Result run_grid(const Program& p, uint32_t entry_id, const Launch& launch, const Environment& env, uint32_t depth,
+                LaunchBudget& budget) {
+  const Function& entry = p.functions[entry_id];
   uint64_t per_cta = (uint64_t)launch.block[0] * launch.block[1] * launch.block[2];
   uint64_t ctas = (uint64_t)launch.grid[0] * launch.grid[1] * launch.grid[2];
   if (per_cta == 0 || per_cta > 1024 || ctas == 0 || launch.grid[1] > 65535 || launch.grid[2] > 65535 || launch.block[2] > 64)
@@ -460,7 +472,7 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   Reach reach;
   std::vector<int> state(p.functions.size(), 0);
   std::vector<uint64_t> memo(p.functions.size(), 0);
-  reach.stack_bytes = stack_of(p, it->second, state, memo, reach, 0);
+  reach.stack_bytes = stack_of(p, entry_id, state, memo, reach, 0);
   if (std::string u = unsupported_in(p, reach, env); !u.empty()) return fail(Outcome::kUnsupported, "unsupported " + u);
 
   Context c;
@@ -470,6 +482,8 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   c.entry = &entry;
   c.threads_per_cta = (uint32_t)per_cta;
   c.sym_value.assign(p.symbols.size(), 0);
+  DeviceLaunches children(&budget, depth);
+  c.children = &children;
 
   // Parameters: an aligned copy of the packed buffer.
   uint64_t params_needed = 0;
@@ -510,23 +524,35 @@ Result run(const Program& p, std::string_view entry_name, const Launch& launch, 
   if (c.local_per_thread * per_cta > kMaxLocalPerCta) return fail(Outcome::kBadLaunch, "local memory too large");
   c.local_mem.assign(std::max<uint64_t>(c.local_per_thread * per_cta, 1), 0);
 
-  if (launch.cooperative) return run_cooperative(c, it->second, per_cta);
+  Result r = launch.cooperative ? run_cooperative(c, entry_id, per_cta) : run_ctas(c, entry_id, per_cta);
+  if (r.outcome != Outcome::kOk) return r;
+  return run_children(p, env, launch.host_threads, children);
+}
+
+namespace {
+
+// Every CTA of a launch that is not cooperative: on several host threads when it is large.
+Result run_ctas(Context& c, uint32_t entry_id, uint64_t per_cta) {
+  const Launch& launch = *c.launch;
+  const uint64_t ctas = (uint64_t)launch.grid[0] * launch.grid[1] * launch.grid[2];
   // Each host thread has its CTA's shared and local memory: a recursive kernel's large stacks
   // use fewer threads rather than more memory.
   const uint64_t cta_bytes = c.shared_mem.size() + c.local_mem.size();
   const unsigned workers = (unsigned)std::min({(uint64_t)launch.host_threads, ctas, std::max<uint64_t>(1, kParallelBytes / cta_bytes)});
-  if (workers > 1 && per_cta * ctas >= kParallelThreads) return run_ctas_in_parallel(c, it->second, workers);
+  if (workers > 1 && per_cta * ctas >= kParallelThreads) return run_ctas_in_parallel(c, entry_id, workers);
   std::vector<Thread> threads(per_cta);
   for (uint32_t z = 0; z < launch.grid[2]; ++z)
     for (uint32_t y = 0; y < launch.grid[1]; ++y)
       for (uint32_t x = 0; x < launch.grid[0]; ++x) {
         c.ctaid[0] = x; c.ctaid[1] = y; c.ctaid[2] = z;
         if (c.shared_size) std::fill(c.shared_mem.begin(), c.shared_mem.end(), 0);
-        start_cta(c, it->second, threads, c.local_mem.data());
+        start_cta(c, entry_id, threads, c.local_mem.data());
         // Not cooperative: the budget is unbounded, so a CTA runs to its end.
         if (run_cta(c, threads) == CtaRun::kFailed) return c.result;
       }
   return Result{};
 }
+
+}  // namespace
 
 }  // namespace vgpu::executor::sim::ptx

@@ -206,6 +206,7 @@ uint64_t operand_value_slow(Context& c, Thread& t, const Operand& o) {
       if (s.kind == SymbolKind::kFuncParam) return (uint64_t)(t.pstack.data() + t.param_base + s.offset) + o.value;
       return c.sym_value[o.id] + o.value;
     }
+    case Operand::kFunc: return function_address(o.id);
     default: return 0;
   }
 }
@@ -259,9 +260,27 @@ std::string read_string(uint64_t addr) {
   return std::string(s, strnlen(s, 1 << 16));
 }
 
-// vprintf, __assertfail, malloc and free: the only external functions a kernel may call.
+// vprintf, __assertfail, malloc and free, and the device runtime's calls (ptx_device_launch.cpp):
+// the only external functions a kernel may call.
 bool builtin_call(Context& c, Thread& t, const Instr& in, const Function& callee) {
   const Program& p = *c.p;
+  if (device_runtime_function(callee.name)) {
+    std::vector<const uint8_t*> slots;
+    std::vector<uint64_t> sizes;
+    for (int64_t i = 0; i < in.ops[2].value; ++i) {
+      const Symbol& s = p.symbols[p.vector_elements[in.ops[2].id + i].id];
+      slots.push_back(param_slot(t, s, t.param_base));
+      sizes.push_back(s.size);
+    }
+    uint8_t* ret = nullptr;
+    uint64_t ret_size = 0;
+    if (in.ops[0].kind == Operand::kSym) {
+      const Symbol& r = p.symbols[in.ops[0].id];
+      ret = param_slot(t, r, t.param_base);
+      ret_size = r.size;
+    }
+    return device_runtime_call(c, t, callee, slots, sizes, ret, ret_size);
+  }
   std::vector<uint64_t> args;
   for (int64_t i = 0; i < in.ops[2].value; ++i) {
     const Symbol& s = p.symbols[p.vector_elements[in.ops[2].id + i].id];

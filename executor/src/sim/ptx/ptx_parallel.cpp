@@ -42,6 +42,7 @@ Context thread_context(const Context& c, const Environment* env) {
   w.launch = c.launch;
   w.env = env;
   w.entry = c.entry;
+  w.children = c.children;  // locked where it is used
   w.sym_value = c.sym_value;  // addresses into c's copies, which outlive the run
   w.params = c.params;
   w.shared_size = c.shared_size;

@@ -2,6 +2,7 @@
 // checked, and a failure is a message with a line number, never a crash.
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 
 #include "ptx_lex.h"
 
@@ -87,6 +88,7 @@ class Parser {
   std::vector<bool> predicates_;  // the current function's registers declared .pred
   struct Pending { uint32_t func, instr, op, line; std::string name; };
   std::vector<Pending> pending_;  // symbol/function names used before their declaration
+  std::unordered_set<uint32_t> defined_here_;  // functions this unit (object) defines
 };
 
 bool Parser::number(int64_t* v) {
@@ -109,10 +111,14 @@ bool Parser::run(std::string* why) {
       auto it = p_->function_index.find(pd.name);
       if (it == p_->function_index.end()) { *why = "line " + std::to_string(pd.line) + ": unknown function " + pd.name; return false; }
       o.id = it->second;
-    } else {
-      auto it = module_symbols_.find(pd.name);
-      if (it == module_symbols_.end()) { *why = "line " + std::to_string(pd.line) + ": unknown symbol " + pd.name; return false; }
+    } else if (auto it = module_symbols_.find(pd.name); it != module_symbols_.end()) {
       o.id = it->second;
+    } else if (auto fn = p_->function_index.find(pd.name); fn != p_->function_index.end() && o.kind == Operand::kSym) {
+      o.kind = Operand::kFunc;  // a kernel's address (`mov.u64 %rd, kernel`: a launch from the device)
+      o.id = fn->second;
+    } else {
+      *why = "line " + std::to_string(pd.line) + ": unknown symbol " + pd.name;
+      return false;
     }
   }
   return true;
@@ -278,7 +284,13 @@ bool Parser::function(bool is_entry) {
   auto it = p_->function_index.find(f.name);
   if (it != p_->function_index.end()) {
     index = it->second;
-    if (p_->functions[index].has_body && is("{")) return fail("function " + f.name + " defined twice");
+    if (p_->functions[index].has_body && is("{")) {
+      if (defined_here_.count(index)) return fail("function " + f.name + " defined twice");
+      // An earlier object defined it too (a .weak template or inline function, one copy per
+      // object that uses it): the first stays; this body is read into an unreachable copy.
+      index = (uint32_t)p_->functions.size();
+      p_->functions.push_back(Function{});
+    }
   } else {
     index = (uint32_t)p_->functions.size();
     p_->functions.push_back(Function{});
@@ -288,6 +300,7 @@ bool Parser::function(bool is_entry) {
     if (!p_->functions[index].has_body) p_->functions[index] = std::move(f);
     return true;
   }
+  defined_here_.insert(index);
   Scope scope;
   scope_ = &scope;
   for (uint32_t id : f.params) scope.symbols[p_->symbols[id].name] = id;
@@ -629,11 +642,17 @@ std::unique_ptr<Program> parse(std::string_view text, std::string* why) {
   std::string dummy;
   if (!why) why = &dummy;
   if (text.size() > kMaxText) { *why = "PTX text too large"; return nullptr; }
-  std::vector<Token> toks;
-  if (!lex(text, &toks, why)) return nullptr;
   auto p = std::make_unique<Program>();
-  Parser parser(std::move(toks), p.get());
-  if (!parser.run(why)) return nullptr;
+  // One unit per object (NUL between them), linked by name: a function declared .extern in one
+  // is the one another defines; module variables are found by name (Environment::symbol_address).
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find('\0', at), text.size());
+    std::vector<Token> toks;
+    if (!lex(text.substr(at, end - at), &toks, why)) return nullptr;
+    Parser parser(std::move(toks), p.get());
+    if (!parser.run(why)) return nullptr;
+    at = end + 1;
+  }
   return p;
 }
 

@@ -177,6 +177,9 @@ class Program {
 // .global/.const/.shared variables, .func and .entry definitions). nullptr and *why on failure
 // (first unsupported construct, with its line number). Instructions the interpreter cannot run
 // still parse (as Op::kUnsupported) when their syntax is ordinary; run() then refuses them.
+// Several modules separated by NULs (the objects of a program built with -rdc=true, as
+// fatbin::ptx_text gives them) are linked: a function one declares .extern is the one another
+// defines, a function two define is the first's; module variables are found by name.
 std::unique_ptr<Program> parse(std::string_view text, std::string* why);
 bool has_entry(const Program& p, std::string_view mangled_name);
 

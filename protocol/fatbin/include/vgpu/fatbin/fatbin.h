@@ -170,7 +170,9 @@ Error parse(std::span<const uint8_t> bytes, Module* out, const Limits& limits = 
 
 // The PTX text of the fat binary's PTX entry of the lowest architecture
 // (decompressed, up to its NUL): what a host without the GPU interprets.
-// kNoKernelMetadata when it carries no PTX; kTooLarge past `max_bytes`.
+// Several entries of that architecture (the objects of a program built with
+// -rdc=true) come one after another, each ended by a NUL but the last.
+// kNoKernelMetadata when it carries no PTX; kTooLarge past `max_bytes` in all.
 // Safe on arbitrary input, as parse().
 Error ptx_text(std::span<const uint8_t> bytes, uint64_t max_bytes, std::string* out);
 

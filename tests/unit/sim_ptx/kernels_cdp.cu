@@ -1,0 +1,36 @@
+// Dynamic parallelism (compiled with -rdc=true): kernels that launch kernels from the device.
+#include <cstdio>
+
+extern "C" __global__ void cdp_child(int* out, int base, int value) {
+  out[base + threadIdx.x] = value + threadIdx.x;
+}
+
+// Each block's thread 0 launches one child grid over the block's slice of `out`.
+extern "C" __global__ void cdp_parent(int* out) {
+  if (threadIdx.x == 0) cdp_child<<<1, 32>>>(out, blockIdx.x * 32, 1000 * blockIdx.x);
+}
+
+// Every thread counts itself and the lowest `depth` it saw, then thread 0 of each block launches
+// the next level (`width` blocks of two threads) with depth - 1, down to 0.
+extern "C" __global__ void cdp_tree(int depth, int width, int* count, int* lowest) {
+  atomicAdd(count, 1);
+  atomicMin(lowest, depth);
+  if (depth > 0 && threadIdx.x == 0) cdp_tree<<<width, 2>>>(depth - 1, width, count, lowest);
+}
+
+// A child launch the device runtime refuses (2048 threads a block) reports its error to the
+// parent; one on a stream of the parent's own runs.
+extern "C" __global__ void cdp_errors(int* out, int* errors) {
+  cdp_child<<<1, 2048>>>(out, 0, 0);
+  errors[0] = cudaGetLastError();
+  errors[1] = cudaGetLastError();
+  cudaStream_t s;
+  errors[2] = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cdp_child<<<1, 4, 0, s>>>(out, 0, 7);
+  errors[3] = cudaGetLastError();
+  errors[4] = cudaStreamDestroy(s);
+}
+
+// A child that traps: the host sees the launch of the parent fail.
+extern "C" __global__ void cdp_trap_child() { __trap(); }
+extern "C" __global__ void cdp_trap_parent() { cdp_trap_child<<<1, 1>>>(); }
