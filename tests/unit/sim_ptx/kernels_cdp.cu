@@ -34,3 +34,12 @@ extern "C" __global__ void cdp_errors(int* out, int* errors) {
 // A child that traps: the host sees the launch of the parent fail.
 extern "C" __global__ void cdp_trap_child() { __trap(); }
 extern "C" __global__ void cdp_trap_parent() { cdp_trap_child<<<1, 1>>>(); }
+
+// Every thread launches a one-thread grid: more launches than one host launch may hold pending.
+extern "C" __global__ void cdp_count(int* ran) { atomicAdd(ran, 1); }
+extern "C" __global__ void cdp_flood(int* ran, int* refused, int* other) {
+  cdp_count<<<1, 1>>>(ran);
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(refused, 1);
+  else if (e != cudaSuccess) atomicAdd(other, 1);
+}

@@ -55,6 +55,15 @@ TEST_CASE("dynamic parallelism: a refused child launch is the parent's error; de
   CHECK(out[4] == -1);  // the 2048-thread child never ran
 }
 
+TEST_CASE("dynamic parallelism: launches past the pending bound are refused, each to its own thread") {
+  int ran = 0, refused = 0, other = 0;
+  constexpr int kBlocks = 160, kThreads = 512;  // 81,920 launches; 65,536 may be pending
+  REQUIRE_OK(launch_cdp("cdp_flood", kBlocks, kThreads, Params().add(&ran).add(&refused).add(&other), 2));
+  CHECK(ran == 65536);
+  CHECK(refused == kBlocks * kThreads - 65536);
+  CHECK(other == 0);
+}
+
 TEST_CASE("dynamic parallelism: a child's trap fails the host's launch, naming the child") {
   const Result r = launch_cdp("cdp_trap_parent", 1, 1, Params());
   CHECK(r.outcome == Outcome::kTrap);

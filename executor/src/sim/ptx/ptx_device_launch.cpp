@@ -118,13 +118,13 @@ uint64_t buffer_address(ChildLaunch& child) {
 }
 
 // A parameter buffer of `bytes` for a launch to come (entry UINT32_MAX: named at the launch);
-// 0 with the reason in last_error when the grid holds too much already.
+// 0 with the reason in `error` (the calling thread's) when the launch holds too much already.
 uint64_t new_buffer(DeviceLaunches& d, uint32_t entry, uint64_t bytes, const uint32_t grid[3],
-                    const uint32_t block[3], uint32_t shared) {
-  if (d.depth + 1 > kMaxDepth) { d.last_error = kLaunchMaxDepthExceeded; return 0; }
+                    const uint32_t block[3], uint32_t shared, uint32_t& error) {
+  if (d.depth + 1 > kMaxDepth) { error = kLaunchMaxDepthExceeded; return 0; }
   const uint64_t held = bytes + kBufferAlign;
   if (bytes > kMaxPendingBytes || d.budget->count >= kMaxPending || d.budget->bytes + held > kMaxPendingBytes) {
-    d.last_error = kLaunchPendingCountExceeded;
+    error = kLaunchPendingCountExceeded;
     return 0;
   }
   ChildLaunch child;
@@ -139,10 +139,11 @@ uint64_t new_buffer(DeviceLaunches& d, uint32_t entry, uint64_t bytes, const uin
   return address;
 }
 
-// Queues the launch of the buffer at `address` (its kernel and shape set); a cudaError_t.
-uint32_t launch(const Program& p, DeviceLaunches& d, uint64_t address) {
+// Queues the launch of the buffer at `address` (its kernel and shape set); a cudaError_t, also
+// left in `error` (the calling thread's) when it is one.
+uint32_t launch(const Program& p, DeviceLaunches& d, uint64_t address, uint32_t& error) {
   auto it = d.buffers.find(address);
-  if (it == d.buffers.end()) return d.last_error = kInvalidValue;
+  if (it == d.buffers.end()) return error = kInvalidValue;
   ChildLaunch child = std::move(it->second);
   d.buffers.erase(it);
   const uint64_t threads = uint64_t{child.block[0]} * child.block[1] * child.block[2];
@@ -150,11 +151,11 @@ uint32_t launch(const Program& p, DeviceLaunches& d, uint64_t address) {
                         child.block[2] <= 64 && child.grid[1] <= 65535 && child.grid[2] <= 65535;
   if (child.entry == UINT32_MAX || kernel_at(p, function_address(child.entry)) == UINT32_MAX) {
     give_back(d, child.params.size());
-    return d.last_error = kInvalidDeviceFunction;
+    return error = kInvalidDeviceFunction;
   }
   if (!shape_ok) {
     give_back(d, child.params.size());
-    return d.last_error = kInvalidConfiguration;
+    return error = kInvalidConfiguration;
   }
   d.launched.push_back(std::move(child));
   return kSuccess;
@@ -166,7 +167,7 @@ bool device_runtime_function(std::string_view name) { return find(name) != nullp
 
 bool device_runtime_call(Context& c, Thread& t, const Function& callee, const std::vector<const uint8_t*>& slots,
                          const std::vector<uint64_t>& sizes, uint8_t* ret, uint64_t ret_size) {
-  (void)t;
+  uint32_t& error = t.device_error;
   const Named* named = find(callee.name);
   if (!named || !c.children) {
     c.result.outcome = Outcome::kUnsupported;
@@ -182,29 +183,29 @@ bool device_runtime_call(Context& c, Thread& t, const Function& callee, const st
     case Call::kGetParameterBufferV2: {
       uint32_t grid[3], block[3];
       const uint32_t entry = kernel_at(p, a.u64(0));
-      if (!a.dim3(1, grid) || !a.dim3(2, block)) { result = 0; d.last_error = kInvalidValue; break; }
-      if (entry == UINT32_MAX) { result = 0; d.last_error = kInvalidDeviceFunction; break; }
-      result = new_buffer(d, entry, params_size(p, entry), grid, block, a.u32(3));
+      if (!a.dim3(1, grid) || !a.dim3(2, block)) { result = 0; error = kInvalidValue; break; }
+      if (entry == UINT32_MAX) { result = 0; error = kInvalidDeviceFunction; break; }
+      result = new_buffer(d, entry, params_size(p, entry), grid, block, a.u32(3), error);
       break;
     }
     case Call::kGetParameterBuffer: {
       const uint32_t one[3] = {1, 1, 1};
-      result = new_buffer(d, UINT32_MAX, a.u64(1), one, one, 0);
+      result = new_buffer(d, UINT32_MAX, a.u64(1), one, one, 0, error);
       break;
     }
-    case Call::kLaunchDeviceV2: result = launch(p, d, a.u64(0)); break;
+    case Call::kLaunchDeviceV2: result = launch(p, d, a.u64(0), error); break;
     case Call::kLaunchDevice: {
       auto it = d.buffers.find(a.u64(1));
-      if (it == d.buffers.end()) { result = d.last_error = kInvalidValue; break; }
+      if (it == d.buffers.end()) { result = error = kInvalidValue; break; }
       uint32_t entry = kernel_at(p, a.u64(0));
       if (!a.dim3(2, it->second.grid) || !a.dim3(3, it->second.block)) entry = UINT32_MAX;
       it->second.entry = entry;
       it->second.dynamic_shared = a.u32(4);
-      result = launch(p, d, a.u64(1));
+      result = launch(p, d, a.u64(1), error);
       break;
     }
-    case Call::kGetLastError: result = d.last_error; d.last_error = kSuccess; break;
-    case Call::kPeekAtLastError: result = d.last_error; break;
+    case Call::kGetLastError: result = error; error = kSuccess; break;
+    case Call::kPeekAtLastError: result = error; break;
     case Call::kStreamCreateWithFlags: {
       // Every stream of the device runs its grids after the parent: one handle serves.
       const uint64_t stream = 1;

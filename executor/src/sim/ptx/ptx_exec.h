@@ -29,6 +29,7 @@ struct Thread {
   bool carry;
   uint32_t func, pc, reg_base, param_base;
   uint64_t local_base;  // current frame's offset in this thread's local memory
+  uint32_t device_error;  // the device runtime's last error for this thread (cudaGetLastError)
   uint64_t* r;          // registers of the current frame (regs.data() + reg_base)
   uint8_t* local;       // this thread's local memory (host address)
   std::vector<uint64_t> regs;
@@ -62,7 +63,6 @@ struct DeviceLaunches {
   std::vector<ChildLaunch> launched;                  // in launch order
   uint64_t bytes = 0, count = 0;  // this grid's part of the budget
   uint32_t depth = 0;             // of the grid that launches these (0: launched by the host)
-  uint32_t last_error = 0;        // a cudaError_t for the device's cudaGetLastError
 };
 
 struct Context {

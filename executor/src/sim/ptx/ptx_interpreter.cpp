@@ -377,6 +377,7 @@ void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t
     t.tid[2] = i / (launch.block[0] * launch.block[1]);
     t.state = ThreadState::kReady;
     t.carry = false;
+    t.device_error = 0;
     t.func = entry;
     t.pc = 0;
     t.reg_base = 0;
