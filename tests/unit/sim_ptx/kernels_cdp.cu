@@ -43,3 +43,12 @@ extern "C" __global__ void cdp_flood(int* ran, int* refused, int* other) {
   if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(refused, 1);
   else if (e != cudaSuccess) atomicAdd(other, 1);
 }
+
+// Device-side copies and memsets keep their place among the launches: the copy reads what the
+// child launched before it wrote.
+extern "C" __global__ void cdp_copies(int* a, int* b, int* c, int* errors) {
+  cdp_child<<<1, 8>>>(a, 0, 100);
+  errors[0] = cudaMemcpyAsync(b, a, 8 * sizeof(int), cudaMemcpyDeviceToDevice, 0);
+  errors[1] = cudaMemsetAsync(c, 0x7f, 8 * sizeof(int), 0);
+  errors[2] = cudaMemcpyAsync(nullptr, a, 4, cudaMemcpyDeviceToDevice, 0);
+}

@@ -64,6 +64,18 @@ TEST_CASE("dynamic parallelism: launches past the pending bound are refused, eac
   CHECK(other == 0);
 }
 
+TEST_CASE("dynamic parallelism: device-side copies and memsets run in order with the launches") {
+  std::vector<int> a(8, -1), b(8, -1), c(8, -1), errors(3, -1);
+  REQUIRE_OK(launch_cdp("cdp_copies", 1, 1, Params().add(a.data()).add(b.data()).add(c.data()).add(errors.data())));
+  CHECK(errors[0] == 0);
+  CHECK(errors[1] == 0);
+  CHECK(errors[2] == 1);  // cudaErrorInvalidValue: a null destination
+  for (int i = 0; i < 8; ++i) {
+    CHECK(b[i] == 100 + i);
+    CHECK(c[i] == 0x7f7f7f7f);
+  }
+}
+
 TEST_CASE("dynamic parallelism: a child's trap fails the host's launch, naming the child") {
   const Result r = launch_cdp("cdp_trap_parent", 1, 1, Params());
   CHECK(r.outcome == Outcome::kTrap);

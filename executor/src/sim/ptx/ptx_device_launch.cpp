@@ -28,12 +28,15 @@ constexpr uint32_t kInvalidDeviceFunction = 98;
 constexpr uint32_t kMaxDepth = 24;
 constexpr size_t kMaxPending = 65536;
 constexpr uint64_t kMaxPendingBytes = 64ull << 20;
+// A device pointer below this is a null pointer (or a member of one).
+constexpr uint64_t kNullAddress = 4096;
 // CUDA's parameter buffers are 64-byte aligned.
 constexpr uint64_t kBufferAlign = 64;
 
 enum class Call {
   kGetParameterBufferV2, kLaunchDeviceV2, kGetParameterBuffer, kLaunchDevice, kGetLastError,
   kPeekAtLastError, kStreamCreateWithFlags, kStreamDestroy, kGetDevice, kMalloc, kFree,
+  kMemcpyAsync, kMemsetAsync, kGetErrorName, kGetErrorString,
 };
 
 struct Named { std::string_view name; Call call; };
@@ -58,7 +61,32 @@ constexpr Named kCalls[] = {
     {"__cudaCDP2GetDevice", Call::kGetDevice},
     {"__cudaCDP2Malloc", Call::kMalloc},
     {"__cudaCDP2Free", Call::kFree},
+    {"__cudaCDP2MemcpyAsync", Call::kMemcpyAsync},
+    {"__cudaCDP2MemcpyAsync_ptsz", Call::kMemcpyAsync},
+    {"__cudaCDP2MemsetAsync", Call::kMemsetAsync},
+    {"__cudaCDP2MemsetAsync_ptsz", Call::kMemsetAsync},
+    {"__cudaCDP2GetErrorName", Call::kGetErrorName},
+    {"__cudaCDP2GetErrorString", Call::kGetErrorString},
 };
+
+// What the device's cudaGetErrorName / cudaGetErrorString say: the codes its calls return.
+struct ErrorText { uint32_t code; const char* name; const char* text; };
+constexpr ErrorText kErrors[] = {
+    {kSuccess, "cudaSuccess", "no error"},
+    {kInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {kMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {kInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+    {kLaunchMaxDepthExceeded, "cudaErrorLaunchMaxDepthExceeded", "launch would exceed maximum depth of nested launches"},
+    {kLaunchPendingCountExceeded, "cudaErrorLaunchPendingCountExceeded", "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount"},
+    {kInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+    {kNotSupported, "cudaErrorNotSupported", "operation not supported"},
+};
+
+uint64_t error_text(uint32_t code, bool name) {
+  for (const ErrorText& e : kErrors)
+    if (e.code == code) return reinterpret_cast<uint64_t>(name ? e.name : e.text);
+  return reinterpret_cast<uint64_t>(name ? "cudaErrorUnknown" : "unrecognized error code");
+}
 
 const Named* find(std::string_view name) {
   for (const Named& n : kCalls)
@@ -161,6 +189,16 @@ uint32_t launch(const Program& p, DeviceLaunches& d, uint64_t address, uint32_t&
   return kSuccess;
 }
 
+// Queues a device-side copy or memset behind the launches before it; a cudaError_t.
+uint32_t queue_operation(DeviceLaunches& d, ChildLaunch op, uint32_t& error) {
+  if (op.dst < kNullAddress || (op.kind == ChildLaunch::Kind::kCopy && op.src < kNullAddress))
+    return error = kInvalidValue;
+  if (d.budget->count >= kMaxPending) return error = kLaunchPendingCountExceeded;
+  take(d, 0);
+  d.launched.push_back(std::move(op));
+  return kSuccess;
+}
+
 }  // namespace
 
 bool device_runtime_function(std::string_view name) { return find(name) != nullptr; }
@@ -209,20 +247,20 @@ bool device_runtime_call(Context& c, Thread& t, const Function& callee, const st
     case Call::kStreamCreateWithFlags: {
       // Every stream of the device runs its grids after the parent: one handle serves.
       const uint64_t stream = 1;
-      if (a.u64(0) < 4096) { result = kInvalidValue; break; }
+      if (a.u64(0) < kNullAddress) { result = kInvalidValue; break; }
       memcpy(reinterpret_cast<void*>(a.u64(0)), &stream, 8);
       break;
     }
     case Call::kStreamDestroy: break;
     case Call::kGetDevice: {
       const int32_t device = 0;
-      if (a.u64(0) < 4096) { result = kInvalidValue; break; }
+      if (a.u64(0) < kNullAddress) { result = kInvalidValue; break; }
       memcpy(reinterpret_cast<void*>(a.u64(0)), &device, 4);
       break;
     }
     case Call::kMalloc: {
       if (!c.env->heap_alloc) { result = kNotSupported; break; }
-      if (a.u64(0) < 4096) { result = kInvalidValue; break; }
+      if (a.u64(0) < kNullAddress) { result = kInvalidValue; break; }
       const uint64_t address = c.env->heap_alloc(a.u64(1));
       memcpy(reinterpret_cast<void*>(a.u64(0)), &address, 8);
       result = address ? kSuccess : kMemoryAllocation;
@@ -232,6 +270,26 @@ bool device_runtime_call(Context& c, Thread& t, const Function& callee, const st
       if (!c.env->heap_free) { result = kNotSupported; break; }
       c.env->heap_free(a.u64(0));
       break;
+    case Call::kGetErrorName: result = error_text(a.u32(0), true); break;
+    case Call::kGetErrorString: result = error_text(a.u32(0), false); break;
+    case Call::kMemcpyAsync: {  // every kind is one memory here: the worker's
+      ChildLaunch op;
+      op.kind = ChildLaunch::Kind::kCopy;
+      op.dst = a.u64(0);
+      op.src = a.u64(1);
+      op.bytes = a.u64(2);
+      result = queue_operation(d, std::move(op), error);
+      break;
+    }
+    case Call::kMemsetAsync: {
+      ChildLaunch op;
+      op.kind = ChildLaunch::Kind::kSet;
+      op.dst = a.u64(0);
+      op.value = (int32_t)a.u32(1);
+      op.bytes = a.u64(2);
+      result = queue_operation(d, std::move(op), error);
+      break;
+    }
   }
   if (ret) memcpy(ret, &result, std::min<uint64_t>(ret_size, 8));
   return true;
@@ -241,6 +299,16 @@ Result run_children(const Program& p, const Environment& env, unsigned host_thre
   // The parent has finished: no thread adds to the list any more.
   for (size_t i = 0; i < d.launched.size(); ++i) {
     ChildLaunch& child = d.launched[i];
+    if (child.kind == ChildLaunch::Kind::kCopy) {
+      memmove(reinterpret_cast<void*>(child.dst), reinterpret_cast<const void*>(child.src), child.bytes);
+      give_back(d, 0);
+      continue;
+    }
+    if (child.kind == ChildLaunch::Kind::kSet) {
+      memset(reinterpret_cast<void*>(child.dst), child.value, child.bytes);
+      give_back(d, 0);
+      continue;
+    }
     Launch l;
     std::copy(child.grid, child.grid + 3, l.grid);
     std::copy(child.block, child.block + 3, l.block);

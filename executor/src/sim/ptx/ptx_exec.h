@@ -42,6 +42,12 @@ struct Thread {
 // cannot wait for its children since CUDA 12 (no device-side cudaDeviceSynchronize), so
 // running them once it has finished is a schedule a GPU could have chosen.
 struct ChildLaunch {
+  // A grid, or a device-side cudaMemcpyAsync / cudaMemsetAsync, which keeps its place in the
+  // order among the launches.
+  enum class Kind : uint8_t { kKernel, kCopy, kSet };
+  Kind kind = Kind::kKernel;
+  uint64_t dst = 0, src = 0, bytes = 0;
+  int32_t value = 0;
   uint32_t entry = 0;
   uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   uint32_t dynamic_shared = 0;
