@@ -135,6 +135,15 @@ uint64_t operand_value_slow(Context& c, Thread& t, const Operand& o);
   if (o.kind == Operand::kReg) t.r[o.id] = normalize(v, ty);
 }
 
+// A parameter's bytes in the thread's .param stack, for the frame at `param_base`.
+inline uint8_t* param_slot(Thread& t, const Symbol& s, uint32_t param_base) {
+  return t.pstack.data() + param_base + s.offset;
+}
+
+// A call of a function without a body (ptx_builtin_calls.cpp): vprintf, __assertfail, malloc,
+// free, the device runtime's calls. false after setting c.result (a refused name included).
+bool builtin_call(Context& c, Thread& t, const Instr& in, const Function& callee);
+
 // Ends the launch with Outcome::kTrap: `why`, the instruction and its line. Returns false.
 bool trap(Context& c, const Instr& in, const std::string& why);
 
