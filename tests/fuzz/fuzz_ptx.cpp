@@ -1,7 +1,8 @@
 // libFuzzer target: the sim worker's PTX parser on arbitrary text, as a worker
 // runs it on the PTX a guest's module carries. A parsed program must hold what
 // the interpreter relies on without checking again: every register, symbol,
-// vector element and branch target it names exists.
+// vector element and branch target it names exists, and every specialized
+// instruction form reads registers where it assumes them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -39,6 +40,82 @@ void check_operand(const ptx::Program& p, const ptx::Function& f, const ptx::Ope
   }
 }
 
+// What the threaded runner (ptx_fast_run.cpp) reads without checking again: the operands a
+// specialized form reads as registers are registers of the function, its memory operand has
+// the base the form assumes.
+void check_fast_form(const ptx::Program& p, const ptx::Function& f, const ptx::Instr& in) {
+  using F = ptx::Fast;
+  using K = ptx::Operand;
+  auto reg = [&](int k) {
+    if (in.ops[k].kind != K::kReg || in.ops[k].id >= f.num_regs) __builtin_trap();
+  };
+  auto reg_or_imm = [&](int k) {
+    if (in.ops[k].kind != K::kImm) reg(k);
+  };
+  auto mem = [&](int k, int base) {
+    const ptx::Operand& o = in.ops[k];
+    if (o.kind != K::kMem || o.mem_base != base) __builtin_trap();
+    if (base == 1 && o.id >= f.num_regs) __builtin_trap();
+    if (base == 2 && (o.id >= p.symbols.size() || p.symbols[o.id].kind != ptx::SymbolKind::kKernelParam)) __builtin_trap();
+  };
+  switch (in.fast) {
+    case F::kNone: return;
+    case F::kBra:
+      if (in.target < 0) __builtin_trap();
+      return;
+    case F::kMovI: case F::kMovTidX: case F::kMovTidY: case F::kMovNtidX: case F::kMovNtidY: case F::kMovCtaidX:
+    case F::kMovCtaidY:
+      reg(0);
+      return;
+    case F::kLdGlobalU32: case F::kLdGlobalS32: case F::kLdGlobal64: case F::kLdSharedU32: case F::kLdSharedS32:
+    case F::kLdShared64: case F::kLdGlobalU8:
+      reg(0);
+      mem(1, 1);
+      return;
+    case F::kStGlobal32: case F::kStGlobal64: case F::kStShared32: case F::kStShared64: case F::kStGlobal8:
+      mem(0, 1);
+      reg(1);
+      return;
+    case F::kLdParamU32: case F::kLdParamS32: case F::kLdParam64:
+      reg(0);
+      mem(1, 2);
+      return;
+    case F::kSetpS32R: case F::kSetpU32R: case F::kSetpS64R: case F::kSetpU64R: case F::kSetpF32R:
+      reg(3);
+      [[fallthrough]];
+    case F::kSetpS32I: case F::kSetpU32I: case F::kSetpS64I: case F::kSetpU64I: case F::kSetpF32I:
+      reg(0);
+      reg(2);
+      if (in.ops[1].kind == K::kReg) reg(1);
+      return;
+    case F::kMadLoS32: case F::kMadLoU32: case F::kFmaF32:
+      for (int k = 0; k < 4; ++k) reg(k);
+      return;
+    case F::kSelpU32: case F::kSelpS32: case F::kSelp64:
+      reg(0);
+      reg_or_imm(1);
+      reg_or_imm(2);
+      reg(3);
+      return;
+    case F::kMinS32: case F::kMaxS32: case F::kMinU32: case F::kMaxU32: case F::kMinF32: case F::kMaxF32:
+      reg(0);
+      reg(1);
+      reg_or_imm(2);
+      return;
+    case F::kAddS32R: case F::kAddU32R: case F::kSubS32R: case F::kSubU32R: case F::kMulLoS32R: case F::kMulLoU32R:
+    case F::kMulWideS32R: case F::kMulWideU32R: case F::kShlU32R: case F::kShrU32R: case F::kShrS32R:
+    case F::kAndU32R: case F::kOrU32R: case F::kXorU32R: case F::kAdd64R: case F::kSub64R: case F::kMulLo64R:
+    case F::kAndPred: case F::kOrPred: case F::kXorPred: case F::kAddF32R: case F::kSubF32R: case F::kMulF32R:
+    case F::kDivF32:
+      reg(2);
+      [[fallthrough]];
+    default:  // the immediate forms, moves and conversions: a destination and a register source
+      reg(0);
+      reg(1);
+      return;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -54,6 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (in.op == ptx::Op::kBra && (in.target < 0 || static_cast<size_t>(in.target) >= f.code.size())) __builtin_trap();
       if (in.text >= p->texts.size() || in.num_operands > 6) __builtin_trap();
       for (int k = 0; k < in.num_operands; ++k) check_operand(*p, f, in.ops[k], false);
+      check_fast_form(*p, f, in);
     }
   }
   return 0;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "ptx_exec.h"
+#include "ptx_fast.h"
 #include "ptx_values.h"
 
 namespace vgpu::executor::sim::ptx {
@@ -18,9 +19,6 @@ __extension__ typedef unsigned __int128 u128;
 
 
 }  // namespace
-
-// Addresses below this are a null pointer or a member of one: a GPU's illegal address.
-constexpr uint64_t kNullPage = 4096;
 
 uint8_t* address_in(Context& c, Thread& t, const Instr& in, const Operand& o, uint64_t bytes, Space space) {
   uint64_t a = (uint64_t)o.value;
@@ -262,6 +260,10 @@ Stop run_thread(Context& c, Thread& t) {
 #define V(k) operand_value(c, t, in.ops[k])
   for (;;) {
     if (t.pc >= count) goto do_ret;  // falling off the end returns
+    if (code[t.pc].fast != Fast::kNone || code[t.pc].guard >= 0) {
+      run_fast(c, t, code, count);  // as far as it can; then the general path runs one
+      if (t.pc >= count) goto do_ret;
+    }
     {
       const Instr& in = code[t.pc];
       if (in.guard >= 0 && (bool)(t.r[in.guard] & 1) == in.guard_negate) { ++t.pc; continue; }
@@ -415,8 +417,8 @@ Stop run_thread(Context& c, Thread& t) {
         case Op::kMin: case Op::kMax: {
           uint64_t a = V(1), b = V(2), r;
           bool mn = in.op == Op::kMin;
-          if (type_pair(ty)) r = per_half(ty, a, b, 0, false, [mn](float x, float y, float) { return mn ? std::fmin(x, y) : std::fmax(x, y); });
-          else if (type_float(ty)) r = put_float(mn ? std::fmin(get_float(a, ty), get_float(b, ty)) : std::fmax(get_float(a, ty), get_float(b, ty)), ty);
+          if (type_pair(ty)) r = per_half(ty, a, b, 0, false, [mn](float x, float y, float) { return (float)(mn ? float_min(x, y) : float_max(x, y)); });
+          else if (type_float(ty)) r = put_float(mn ? float_min(get_float(a, ty), get_float(b, ty)) : float_max(get_float(a, ty), get_float(b, ty)), ty);
           else if (type_signed(ty)) r = (uint64_t)(mn ? std::min(sx(a, n), sx(b, n)) : std::max(sx(a, n), sx(b, n)));
           else r = mn ? std::min(a & mask_of(n), b & mask_of(n)) : std::max(a & mask_of(n), b & mask_of(n));
           write_reg(t, in.ops[0], r, ty);

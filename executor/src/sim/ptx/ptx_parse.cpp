@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "ptx_fast.h"
 #include "ptx_lex.h"
 
 namespace vgpu::executor::sim::ptx {
@@ -653,6 +654,7 @@ std::unique_ptr<Program> parse(std::string_view text, std::string* why) {
     if (!parser.run(why)) return nullptr;
     at = end + 1;
   }
+  choose_fast_forms(*p);
   return p;
 }
 

@@ -7,7 +7,10 @@
 //     src/sim/ptx/ptx_parse.cpp        # PTX text -> decoded instructions
 //     src/sim/ptx/ptx_interpreter.cpp  # a grid of CTAs, threads, barriers, warps
 //     src/sim/ptx/ptx_parallel.cpp     # a grid's CTAs on several host threads
+//     src/sim/ptx/ptx_fast.cpp         # the common instruction forms, chosen after parsing
+//     src/sim/ptx/ptx_fast_run.cpp     # ... and run as threaded code
 //     src/sim/ptx/ptx_ops.cpp          # each instruction's semantics
+//     src/sim/ptx/ptx_builtin_calls.cpp # vprintf, assert, malloc/free, the device runtime
 //     src/sim/ptx/ptx_texture_ops.cpp  # tex, suld, sust on the backend's texture unit
 //     src/sim/ptx/ptx_wmma.cpp         # wmma: a warp's matrix fragments (tensor cores)
 //     src/sim/ptx/ptx_convert.cpp      # cvt and setp: conversions and comparisons
@@ -117,6 +120,44 @@ struct Operand {
   int64_t value = 0;         // immediate bits, address offset, or vector element count
 };
 
+// The forms most instructions take (32- and 64-bit integer arithmetic, f32 arithmetic, moves,
+// comparisons, loads and stores through a register, branches), chosen once after parsing
+// (ptx_fast.cpp): the interpreter runs them without looking at types, operand kinds or
+// modifiers again. kNone: the general path. Names: S/U how a 32-bit result is extended into
+// its register (signed types sign-extended, others zero-extended); R/I a last operand that is a
+// register or an immediate.
+#define VGPU_PTX_FAST_FORMS(X)                                                                   \
+  X(kNone)                                                                                        \
+  X(kAddS32R) X(kAddS32I) X(kAddU32R) X(kAddU32I) X(kSubS32R) X(kSubS32I) X(kSubU32R) X(kSubU32I) \
+  X(kMulLoS32R) X(kMulLoS32I) X(kMulLoU32R) X(kMulLoU32I) X(kMadLoS32) X(kMadLoU32)               \
+  X(kMulWideS32R) X(kMulWideS32I) X(kMulWideU32R) X(kMulWideU32I)                                 \
+  X(kShlU32I) X(kShrU32I) X(kShrS32I) X(kShlU32R) X(kShrU32R) X(kShrS32R)                         \
+  X(kAndU32R) X(kAndU32I) X(kOrU32R) X(kOrU32I) X(kXorU32R) X(kXorU32I)                           \
+  X(kAdd64R) X(kAdd64I) X(kSub64R) X(kSub64I) X(kMulLo64R) X(kMulLo64I) X(kShl64I) X(kAnd64I)     \
+  X(kMov32U) X(kMov32S) X(kMov64) X(kMovI)                                                        \
+  X(kMovTidX) X(kMovTidY) X(kMovNtidX) X(kMovNtidY) X(kMovCtaidX) X(kMovCtaidY)                   \
+  /* setp with no boolean combination; Instr::fast_arg holds the predicate for each outcome: */  \
+  /* bit 0 less, bit 1 equal, bit 2 greater, bit 3 unordered (a NaN). */                         \
+  X(kSetpS32R) X(kSetpS32I) X(kSetpU32R) X(kSetpU32I) X(kSetpS64R) X(kSetpS64I)                   \
+  X(kSetpU64R) X(kSetpU64I) X(kSetpF32R) X(kSetpF32I)                                             \
+  X(kAndPred) X(kOrPred) X(kXorPred)                                                              \
+  X(kAddF32R) X(kAddF32I) X(kSubF32R) X(kSubF32I) X(kMulF32R) X(kMulF32I) X(kFmaF32)              \
+  /* ld/st of 4 or 8 bytes at a register plus offset, not volatile; global (or generic) or */    \
+  /* shared; ld of a kernel parameter. */                                                         \
+  X(kLdGlobalU32) X(kLdGlobalS32) X(kLdGlobal64) X(kLdSharedU32) X(kLdSharedS32) X(kLdShared64)   \
+  X(kStGlobal32) X(kStGlobal64) X(kStShared32) X(kStShared64)                                     \
+  X(kLdParamU32) X(kLdParamS32) X(kLdParam64) X(kLdGlobalU8) X(kStGlobal8)                      \
+  /* cvt.rn.f32.{s32,u32}, cvt.rzi.s32.f32 (integer to integer cvt is a kMov form) */            \
+  X(kCvtF32S32) X(kCvtF32U32) X(kCvtS32F32Rzi)                                                    \
+  /* selp, min, max: a second source that is a register or an immediate */                       \
+  X(kSelpU32) X(kSelpS32) X(kSelp64)                                                              \
+  X(kMinS32) X(kMaxS32) X(kMinU32) X(kMaxU32) X(kMinF32) X(kMaxF32)                               \
+  X(kDivF32) X(kSqrtF32) X(kRsqrtF32) X(kRcpF32)                                                  \
+  X(kBra)
+#define VGPU_PTX_FAST_ENUM(name) name,
+enum class Fast : uint8_t { VGPU_PTX_FAST_FORMS(VGPU_PTX_FAST_ENUM) kCount };
+#undef VGPU_PTX_FAST_ENUM
+
 struct Instr {
   Op op = Op::kNop;
   Type type = Type::kNone;   // the (first) type suffix
@@ -128,6 +169,8 @@ struct Instr {
   uint8_t vec = 1;           // .v2/.v4
   uint8_t num_operands = 0;
   bool guard_negate = false;
+  Fast fast = Fast::kNone;   // its specialized form, if it has one
+  uint8_t fast_arg = 0;      // what that form needs beyond the operands (setp: see Fast)
   int32_t guard = -1;        // predicate register, -1 when unguarded
   uint32_t flags = 0;
   int32_t target = -1;       // bra: instruction index

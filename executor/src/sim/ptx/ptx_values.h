@@ -3,6 +3,7 @@
 // types sign-extended, others zero-extended), so a read just reinterprets the low bytes.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -31,6 +32,19 @@ inline uint16_t float_to_bf16(float f) {  // round to nearest even; a NaN stays 
   const uint32_t x = (uint32_t)bits_f32(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
+
+// PTX's min and max: a NaN operand yields the other; of +0 and -0, min is -0 and max +0 (the
+// C library's fmin/fmax may return either zero, and a compiler may swap their operands).
+inline double float_min(double a, double b) {
+  if (a != a) return b;
+  if (b != b || (a == b && std::signbit(a))) return a;
+  return a < b ? a : b;
+}
+inline double float_max(double a, double b) {
+  if (a != a) return b;
+  if (b != b || (a == b && !std::signbit(a))) return a;
+  return a > b ? a : b;
 }
 
 // A float-typed value (f16/bf16/f32/f64) as a double, and back.
