@@ -76,6 +76,20 @@ void check_fast_form(const ptx::Program& p, const ptx::Function& f, const ptx::I
       mem(0, 1);
       reg(1);
       return;
+    case F::kLdGlobalVec32: case F::kLdGlobalVec64: case F::kLdSharedVec32: case F::kLdSharedVec64:
+    case F::kStGlobalVec32: case F::kStGlobalVec64: case F::kStSharedVec32: case F::kStSharedVec64: {
+      const bool ld = in.op == ptx::Op::kLd;
+      mem(ld ? 1 : 0, 1);
+      const ptx::Operand& v = in.ops[ld ? 0 : 1];
+      if (v.kind != K::kVec || v.value != in.vec || v.id > p.vector_elements.size() ||
+          static_cast<uint64_t>(v.value) > p.vector_elements.size() - v.id)
+        __builtin_trap();
+      for (int64_t i = 0; i < v.value; ++i) {
+        const ptx::Operand& e = p.vector_elements[v.id + i];
+        if (e.kind != K::kReg || e.id >= f.num_regs) __builtin_trap();
+      }
+      return;
+    }
     case F::kLdParamU32: case F::kLdParamS32: case F::kLdParam64:
       reg(0);
       mem(1, 2);

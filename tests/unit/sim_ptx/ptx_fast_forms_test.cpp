@@ -118,6 +118,20 @@ std::vector<Line> lines() {
   add("ld.global.u64 %rd20, [%rd7+8]", {"%rd20"});
   add("ld.global.u16 %r10, [%rd7+2]", {"%r10"});  // two bytes: the general path
   add("add.u32 %r10, %r31, %r32", {"%r31", "%r32", "%r10"});  // parameters, zero- and sign-extended
+  // Vectors: this thread's 16 bytes of shared memory and of scratch.
+  add("st.shared.v2.u32 [%r20], {%r2, %r3}", {});
+  add("ld.shared.v2.u32 {%r10, %r11}, [%r20]", {"%r10", "%r11"});
+  add("st.shared.v4.b32 [%r20], {%r2, %r3, %r4, %r2}", {});
+  add("ld.shared.v4.f32 {%f10, %f11, %f12, %f13}, [%r20]", {"%f10", "%f11", "%f12", "%f13"});
+  add("ld.shared.v4.s32 {%r10, %r11, %r12, %r13}, [%r20]", {"%r10", "%r11", "%r12", "%r13"});  // general
+  add("st.shared.v2.u64 [%r20], {%rd5, %rd6}", {});
+  add("ld.shared.v2.u64 {%rd20, %rd21}, [%r20]", {"%rd20", "%rd21"});
+  add("st.global.v4.u32 [%rd7], {%r2, %r3, %r4, %r3}", {});
+  add("ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd7]", {"%r10", "%r11", "%r12", "%r13"});
+  add("st.global.v2.f32 [%rd7+8], {%f1, %f2}", {});
+  add("ld.global.v2.f32 {%f10, %f11}, [%rd7+8]", {"%f10", "%f11"});
+  add("st.global.v2.u64 [%rd7], {%rd6, %rd5}", {});
+  add("ld.global.v2.u64 {%rd20, %rd21}, [%rd7]", {"%rd20", "%rd21"});
   add("st.global.u8 [%rd7+3], %r2", {});
   add("ld.global.u8 %r10, [%rd7+3]", {"%r10"});
   add("ld.global.u32 %r10, [%rd7]", {"%r10"});

@@ -96,8 +96,28 @@ Fast mov_form(const Instr& in) {
   return Fast::kNone;
 }
 
+// .v2/.v4 loads and stores whose elements are all registers.
+Fast vector_form(const Program& p, const Instr& in) {
+  const bool ld = in.op == Op::kLd;
+  const Operand& mem = in.ops[ld ? 1 : 0];
+  const Operand& value = in.ops[ld ? 0 : 1];
+  if (mem.kind != Operand::kMem || mem.mem_base != 1 || value.kind != Operand::kVec || value.value != in.vec) return Fast::kNone;
+  if (value.id > p.vector_elements.size() || (uint64_t)value.value > p.vector_elements.size() - value.id) return Fast::kNone;
+  for (int64_t i = 0; i < value.value; ++i)
+    if (!reg(p.vector_elements[value.id + i])) return Fast::kNone;
+  const int n = type_size(in.type);
+  const bool wide = n == 8 && in.vec == 2;
+  if (!wide && (n != 4 || type_signed(in.type) || type_pair(in.type))) return Fast::kNone;
+  const bool shared = in.space == Space::kShared;
+  if (!shared && in.space != Space::kGlobal && in.space != Space::kGeneric) return Fast::kNone;
+  if (ld) return shared ? (wide ? Fast::kLdSharedVec64 : Fast::kLdSharedVec32) : (wide ? Fast::kLdGlobalVec64 : Fast::kLdGlobalVec32);
+  return shared ? (wide ? Fast::kStSharedVec64 : Fast::kStSharedVec32) : (wide ? Fast::kStGlobalVec64 : Fast::kStGlobalVec32);
+}
+
 Fast memory_form(const Program& p, const Instr& in) {
-  if (in.flags != 0 || in.vec != 1) return Fast::kNone;
+  if (in.flags != 0) return Fast::kNone;
+  if (in.vec == 2 || in.vec == 4) return vector_form(p, in);
+  if (in.vec != 1) return Fast::kNone;
   const bool ld = in.op == Op::kLd;
   const Operand& mem = in.ops[ld ? 1 : 0];
   const Operand& value = in.ops[ld ? 0 : 1];

@@ -198,6 +198,46 @@ void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
     *reinterpret_cast<uint8_t*>(a) = (uint8_t)A;
   }
   NEXT();
+  // Vectors: the elements' registers are in the program's vector_elements.
+  FORM(kLdGlobalVec32) FORM(kLdGlobalVec64) FORM(kLdSharedVec32) FORM(kLdSharedVec64) {
+    const bool wide = in->fast == Fast::kLdGlobalVec64 || in->fast == Fast::kLdSharedVec64;
+    const uint64_t n = wide ? 8 : 4, bytes = n * in->vec;
+    const uint64_t a = A + (uint64_t)in->ops[1].value;
+    const uint8_t* p;
+    if (in->fast == Fast::kLdGlobalVec32 || in->fast == Fast::kLdGlobalVec64) {
+      if (a < kNullPage) goto done;
+      p = reinterpret_cast<const uint8_t*>(a);
+    } else {
+      if (a + bytes > c.shared_size || a + bytes < a) goto done;
+      p = c.shared_mem.data() + a;
+    }
+    const Operand* e = &c.p->vector_elements[in->ops[0].id];
+    for (uint32_t i = 0; i < in->vec; ++i) {
+      if (wide) { uint64_t v; memcpy(&v, p + 8 * i, 8); r[e[i].id] = v; }
+      else { uint32_t v; memcpy(&v, p + 4 * i, 4); r[e[i].id] = v; }
+    }
+  }
+  NEXT();
+  FORM(kStGlobalVec32) FORM(kStGlobalVec64) FORM(kStSharedVec32) FORM(kStSharedVec64) {
+    const bool wide = in->fast == Fast::kStGlobalVec64 || in->fast == Fast::kStSharedVec64;
+    const uint64_t n = wide ? 8 : 4, bytes = n * in->vec;
+    const uint64_t a = r[in->ops[0].id] + (uint64_t)in->ops[0].value;
+    uint8_t* p;
+    if (in->fast == Fast::kStGlobalVec32 || in->fast == Fast::kStGlobalVec64) {
+      if (a < kNullPage) goto done;
+      p = reinterpret_cast<uint8_t*>(a);
+    } else {
+      if (a + bytes > c.shared_size || a + bytes < a) goto done;
+      p = c.shared_mem.data() + a;
+    }
+    const Operand* e = &c.p->vector_elements[in->ops[1].id];
+    for (uint32_t i = 0; i < in->vec; ++i) {
+      const uint64_t v = r[e[i].id];
+      if (wide) memcpy(p + 8 * i, &v, 8);
+      else { const uint32_t w = (uint32_t)v; memcpy(p + 4 * i, &w, 4); }
+    }
+  }
+  NEXT();
   // Conversions as ptx_convert.cpp computes them (through a 64-bit integer, or in double).
   FORM(kCvtF32S32) r[d] = bits_f32((float)(int64_t)(int32_t)A); NEXT();
   FORM(kCvtF32U32) r[d] = bits_f32((float)(uint64_t)(uint32_t)A); NEXT();

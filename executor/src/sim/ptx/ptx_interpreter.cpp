@@ -324,12 +324,16 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
   const bool cooperative = c.launch->cooperative;
   for (;;) {
     bool spinning = false;  // a thread gave its turn to the others, still short of a barrier
+    bool meeting = false;   // a thread waits at a warp-collective instruction
     for (Thread& t : threads) {
-      if (t.state != ThreadState::kReady) continue;
+      if (t.state != ThreadState::kReady) {
+        meeting = meeting || t.state == ThreadState::kCollective;
+        continue;
+      }
       if (!cooperative) c.branch_budget = kThreadSlice;
       switch (run_thread(c, t)) {
         case Stop::kBarrier: t.state = ThreadState::kBarrier; break;
-        case Stop::kCollective: t.state = ThreadState::kCollective; break;
+        case Stop::kCollective: t.state = ThreadState::kCollective; meeting = true; break;
         case Stop::kExit: t.state = ThreadState::kExited; break;
         case Stop::kYield:  // t stays ready, where it stopped
           // A cooperative CTA whose slice is spent gives the grid a turn; a thread waiting on an
@@ -340,8 +344,12 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
         case Stop::kError: return CtaRun::kFailed;
       }
     }
+    if (!meeting && !spinning) {  // no warp to look at: the barrier, or the end
+      if (!release_barrier(c, threads)) return CtaRun::kDone;
+      continue;
+    }
     bool progressed = false;
-    for (size_t w = 0; w < threads.size(); w += 32) {
+    for (size_t w = 0; meeting && w < threads.size(); w += 32) {
       const size_t end = std::min(threads.size(), w + 32);
       // Only a meeting every named lane has reached runs: lanes still short of it (at an
       // earlier collective) get there first, as on a GPU.
@@ -369,12 +377,17 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
 void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t* local) {
   const Launch& launch = *c.launch;
   const Function& f = c.p->functions[entry];
+  uint32_t x = 0, y = 0, z = 0;  // counted, not divided: this runs for every thread of every CTA
   for (uint32_t i = 0; i < threads.size(); ++i) {
     Thread& t = threads[i];
     t.linear = i;
-    t.tid[0] = i % launch.block[0];
-    t.tid[1] = (i / launch.block[0]) % launch.block[1];
-    t.tid[2] = i / (launch.block[0] * launch.block[1]);
+    t.tid[0] = x;
+    t.tid[1] = y;
+    t.tid[2] = z;
+    if (++x == launch.block[0]) {
+      x = 0;
+      if (++y == launch.block[1]) { y = 0; ++z; }
+    }
     t.state = ThreadState::kReady;
     t.carry = false;
     t.device_error = 0;

@@ -147,6 +147,9 @@ struct Operand {
   X(kLdGlobalU32) X(kLdGlobalS32) X(kLdGlobal64) X(kLdSharedU32) X(kLdSharedS32) X(kLdShared64)   \
   X(kStGlobal32) X(kStGlobal64) X(kStShared32) X(kStShared64)                                     \
   X(kLdParamU32) X(kLdParamS32) X(kLdParam64) X(kLdGlobalU8) X(kStGlobal8)                      \
+  /* .v2/.v4 of 4 bytes (not signed) or .v2 of 8, every element a register */                    \
+  X(kLdGlobalVec32) X(kLdGlobalVec64) X(kLdSharedVec32) X(kLdSharedVec64)                         \
+  X(kStGlobalVec32) X(kStGlobalVec64) X(kStSharedVec32) X(kStSharedVec64)                         \
   /* cvt.rn.f32.{s32,u32}, cvt.rzi.s32.f32 (integer to integer cvt is a kMov form) */            \
   X(kCvtF32S32) X(kCvtF32U32) X(kCvtS32F32Rzi)                                                    \
   /* selp, min, max: a second source that is a register or an immediate */                       \
