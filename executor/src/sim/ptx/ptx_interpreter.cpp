@@ -540,6 +540,11 @@ Result run_grid(const Program& p, uint32_t entry_id, const Launch& launch, const
 
   Result r = launch.cooperative ? run_cooperative(c, entry_id, per_cta) : run_ctas(c, entry_id, per_cta);
   if (r.outcome != Outcome::kOk) return r;
+  // The grid's children run after it: its shared and local memory are no one's any more (a
+  // child may not be handed either), so a nest 24 grids deep holds one grid's, not 24. Its own
+  // copies of module variables stay: a child may print a string its parent passed.
+  std::vector<uint8_t>().swap(c.shared_mem);
+  std::vector<uint8_t>().swap(c.local_mem);
   return run_children(p, env, launch.host_threads, children);
 }
 
