@@ -90,6 +90,15 @@ void check_fast_form(const ptx::Program& p, const ptx::Function& f, const ptx::I
       }
       return;
     }
+    case F::kAtomAddU32: case F::kAtomAddS32: case F::kAtomAdd64: case F::kAtomAddF32:
+      reg(0);
+      mem(1, 1);
+      reg_or_imm(2);
+      return;
+    case F::kRedAdd32: case F::kRedAdd64: case F::kRedAddF32:
+      mem(0, 1);
+      reg_or_imm(1);
+      return;
     case F::kLdParamU32: case F::kLdParamS32: case F::kLdParam64:
       reg(0);
       mem(1, 2);

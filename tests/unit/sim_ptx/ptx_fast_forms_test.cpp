@@ -132,6 +132,25 @@ std::vector<Line> lines() {
   add("ld.global.v2.f32 {%f10, %f11}, [%rd7+8]", {"%f10", "%f11"});
   add("st.global.v2.u64 [%rd7], {%rd6, %rd5}", {});
   add("ld.global.v2.u64 {%rd20, %rd21}, [%rd7]", {"%rd20", "%rd21"});
+  // Atomic adds on this thread's own words (so the order of threads does not matter).
+  add("st.global.v2.u64 [%rd7], {%rd5, %rd6}", {});
+  add("atom.global.add.u32 %r10, [%rd7], %r3", {"%r10"});
+  add("atom.global.add.s32 %r10, [%rd7+4], -3", {"%r10"});
+  add("atom.add.u32 %r10, [%rd7+4], 7", {"%r10"});  // generic
+  add("red.global.add.s32 [%rd7], %r2", {});
+  add("atom.global.add.u64 %rd20, [%rd7+8], %rd5", {"%rd20"});
+  add("red.global.add.u64 [%rd7+8], 99", {});
+  add("ld.global.v2.u64 {%rd20, %rd21}, [%rd7]", {"%rd20", "%rd21"});
+  add("st.global.v2.f32 [%rd7], {%f1, %f2}", {});
+  add("atom.global.add.f32 %f10, [%rd7], %f2", {"%f10"});
+  add("red.global.add.f32 [%rd7+4], 0f3FC00000", {});
+  add("ld.global.v2.f32 {%f10, %f11}, [%rd7]", {"%f10", "%f11"});
+  add("st.shared.v2.u32 [%r20], {%r2, %r3}", {});
+  add("atom.shared.add.s32 %r10, [%r20], %r3", {"%r10"});
+  add("red.shared.add.u32 [%r20+4], %r2", {});
+  add("atom.shared.add.f32 %f10, [%r20+8], %f1", {"%f10"});
+  add("ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r20]", {"%r10", "%r11", "%r12", "%r13"});
+  add("atom.global.exch.b32 %r10, [%rd7], %r2", {"%r10"});  // not an add: the general path
   add("st.global.u8 [%rd7+3], %r2", {});
   add("ld.global.u8 %r10, [%rd7+3]", {"%r10"});
   add("ld.global.u32 %r10, [%rd7]", {"%r10"});

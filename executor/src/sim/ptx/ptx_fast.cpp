@@ -275,6 +275,21 @@ Fast integer_form(const Instr& in) {
   }
 }
 
+// atom.add and red.add with no cache hint: the operation every histogram and reduction uses.
+Fast atomic_form(const Instr& in) {
+  if (in.mode != Mode::kAdd || in.flags != 0) return Fast::kNone;
+  const bool atom = in.op == Op::kAtom;
+  const Operand& mem = in.ops[atom ? 1 : 0];
+  const Operand& b = in.ops[atom ? 2 : 1];
+  if (mem.kind != Operand::kMem || mem.mem_base != 1 || (!reg(b) && !imm(b)) || (atom && !reg(in.ops[0]))) return Fast::kNone;
+  if (in.space != Space::kGlobal && in.space != Space::kGeneric && in.space != Space::kShared) return Fast::kNone;
+  const Type ty = in.type;
+  if (ty == Type::kF32) return atom ? Fast::kAtomAddF32 : Fast::kRedAddF32;
+  if (ty == Type::kU64 || ty == Type::kS64) return atom ? Fast::kAtomAdd64 : Fast::kRedAdd64;
+  if (ty == Type::kU32 || ty == Type::kS32) return atom ? (ty == Type::kS32 ? Fast::kAtomAddS32 : Fast::kAtomAddU32) : Fast::kRedAdd32;
+  return Fast::kNone;
+}
+
 Fast form_of(const Program& p, Instr& in) {
   switch (in.op) {
     case Op::kMov: return mov_form(in);
@@ -290,6 +305,7 @@ Fast form_of(const Program& p, Instr& in) {
     case Op::kMin: case Op::kMax: return min_max_form(in);
     case Op::kSelp: return selp_form(in);
     case Op::kCvt: return cvt_form(in);
+    case Op::kAtom: case Op::kRed: return atomic_form(in);
     default: return integer_form(in);
   }
 }

@@ -260,6 +260,41 @@ void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
   FORM(kSqrtF32) r[d] = bits_f32((float)std::sqrt((double)as_f32(A))); NEXT();
   FORM(kRsqrtF32) r[d] = bits_f32((float)(1.0 / std::sqrt((double)as_f32(A)))); NEXT();
   FORM(kRcpF32) r[d] = bits_f32((float)(1.0 / (double)as_f32(A))); NEXT();
+  // Atomic adds, as atomic_apply (ptx_ops.cpp) makes them: sequentially consistent, on the
+  // aligned word; a misaligned or trapping address is the general path's.
+  FORM(kAtomAddU32) FORM(kAtomAddS32) FORM(kAtomAdd64) FORM(kAtomAddF32) FORM(kRedAdd32) FORM(kRedAdd64)
+  FORM(kRedAddF32) {
+    const bool atom = in->op == Op::kAtom;
+    const Operand& m = in->ops[atom ? 1 : 0];
+    const uint64_t b = VAL(atom ? 2 : 1);
+    const bool wide = in->fast == Fast::kAtomAdd64 || in->fast == Fast::kRedAdd64;
+    const uint64_t n = wide ? 8 : 4;
+    const uint64_t a = r[m.id] + (uint64_t)m.value;
+    uint8_t* p;
+    if (in->space == Space::kShared) {
+      if (a + n > c.shared_size || a + n < a) goto done;
+      p = c.shared_mem.data() + a;
+    } else {
+      if (a < kNullPage) goto done;
+      p = reinterpret_cast<uint8_t*>(a);
+    }
+    if (reinterpret_cast<uintptr_t>(p) % n != 0) goto done;
+    uint64_t old;
+    if (wide) {
+      old = __atomic_fetch_add(reinterpret_cast<uint64_t*>(p), b, __ATOMIC_SEQ_CST);
+    } else if (in->fast == Fast::kAtomAddF32 || in->fast == Fast::kRedAddF32) {
+      uint32_t* w = reinterpret_cast<uint32_t*>(p);
+      uint32_t seen = __atomic_load_n(w, __ATOMIC_RELAXED);
+      while (!__atomic_compare_exchange_n(w, &seen, (uint32_t)bits_f32(as_f32(seen) + as_f32(b)), true, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED)) {
+      }
+      old = seen;
+    } else {
+      old = __atomic_fetch_add(reinterpret_cast<uint32_t*>(p), (uint32_t)b, __ATOMIC_SEQ_CST);
+    }
+    if (atom) r[d] = in->fast == Fast::kAtomAddS32 ? S32(old) : old;
+  }
+  NEXT();
   FORM(kBra) {
     const uint32_t to = (uint32_t)in->target;
     if (to <= pc) {  // a loop's branch spends the CTA's slice; the last one yields (general path)

@@ -156,6 +156,8 @@ struct Operand {
   X(kSelpU32) X(kSelpS32) X(kSelp64)                                                              \
   X(kMinS32) X(kMaxS32) X(kMinU32) X(kMaxU32) X(kMinF32) X(kMaxF32)                               \
   X(kDivF32) X(kSqrtF32) X(kRsqrtF32) X(kRcpF32)                                                  \
+  /* atom/red .add on 4 or 8 aligned bytes, global (or generic) or shared */                     \
+  X(kAtomAddU32) X(kAtomAddS32) X(kAtomAdd64) X(kAtomAddF32) X(kRedAdd32) X(kRedAdd64) X(kRedAddF32) \
   X(kBra)
 #define VGPU_PTX_FAST_ENUM(name) name,
 enum class Fast : uint8_t { VGPU_PTX_FAST_FORMS(VGPU_PTX_FAST_ENUM) kCount };
