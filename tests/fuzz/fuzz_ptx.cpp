@@ -104,14 +104,16 @@ void check_fast_form(const ptx::Program& p, const ptx::Function& f, const ptx::I
       mem(1, 2);
       return;
     case F::kSetpS32R: case F::kSetpU32R: case F::kSetpS64R: case F::kSetpU64R: case F::kSetpF32R:
+    case F::kSetpF64R:
       reg(3);
       [[fallthrough]];
     case F::kSetpS32I: case F::kSetpU32I: case F::kSetpS64I: case F::kSetpU64I: case F::kSetpF32I:
+    case F::kSetpF64I:
       reg(0);
       reg(2);
       if (in.ops[1].kind == K::kReg) reg(1);
       return;
-    case F::kMadLoS32: case F::kMadLoU32: case F::kFmaF32:
+    case F::kMadLoS32: case F::kMadLoU32: case F::kFmaF32: case F::kFmaF64:
       for (int k = 0; k < 4; ++k) reg(k);
       return;
     case F::kSelpU32: case F::kSelpS32: case F::kSelp64:
@@ -129,7 +131,7 @@ void check_fast_form(const ptx::Program& p, const ptx::Function& f, const ptx::I
     case F::kMulWideS32R: case F::kMulWideU32R: case F::kShlU32R: case F::kShrU32R: case F::kShrS32R:
     case F::kAndU32R: case F::kOrU32R: case F::kXorU32R: case F::kAdd64R: case F::kSub64R: case F::kMulLo64R:
     case F::kAndPred: case F::kOrPred: case F::kXorPred: case F::kAddF32R: case F::kSubF32R: case F::kMulF32R:
-    case F::kDivF32:
+    case F::kDivF32: case F::kAddF64R: case F::kSubF64R: case F::kMulF64R: case F::kDivF64:
       reg(2);
       [[fallthrough]];
     default:  // the immediate forms, moves and conversions: a destination and a register source

@@ -103,6 +103,26 @@ std::vector<Line> lines() {
     add(std::string(op) + ".rz.f32 %f10, %f1, %f2", {"%f10"});  // a rounding modifier: the general path
   }
   add("fma.rn.f32 %f10, %f1, %f2, %f1", {"%f10"});
+  add("neg.f32 %f10, %f1", {"%f10"});
+  add("abs.f32 %f10, %f2", {"%f10"});
+  // f64: both inputs' 64 bits as doubles.
+  for (const char* op : {"add", "sub", "mul"}) {
+    add(std::string(op) + ".f64 %fd10, %fd1, %fd2", {"%fd10"});
+    add(std::string(op) + ".rn.f64 %fd10, %fd2, 0d3FF8000000000000", {"%fd10"});
+  }
+  add("fma.rn.f64 %fd10, %fd1, %fd2, %fd1", {"%fd10"});
+  add("div.rn.f64 %fd10, %fd1, %fd2", {"%fd10"});
+  add("neg.f64 %fd10, %fd1", {"%fd10"});  // general
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}) {
+    const std::string c = cmp;
+    add("setp." + c + ".f64 %p1|%p2, %fd1, %fd2", {"%p1", "%p2"});
+    add("setp." + c + ".f64 %p1, %fd2, 0dBFF0000000000000", {"%p1"});
+  }
+  add("cvt.f64.f32 %fd10, %f1", {"%fd10"});
+  add("cvt.f64.f32 %fd10, %f2", {"%fd10"});
+  add("cvt.rn.f32.f64 %f10, %fd1", {"%f10"});
+  add("cvt.rn.f32.f64 %f10, %fd2", {"%f10"});
+  add("cvt.rz.f32.f64 %f10, %fd2", {"%f10"});  // another rounding: general
   // Memory: this thread's 16 bytes of shared memory, and a scratch word of global memory.
   add("st.shared.u32 [%r20], %r3", {});
   add("ld.shared.u32 %r10, [%r20]", {"%r10"});
@@ -201,7 +221,7 @@ std::string kernel_text() {
       ".version 8.0\n.target sm_80\n.address_size 64\n"
       ".visible .entry forms(.param .u64 in, .param .u64 out, .param .u64 scratch, .param .u32 count,\n"
       "    .param .s32 offset) {\n"
-      ".reg .b32 %r<40>;\n.reg .b64 %rd<40>;\n.reg .f32 %f<20>;\n.reg .pred %p<12>;\n"
+      ".reg .b32 %r<40>;\n.reg .b64 %rd<40>;\n.reg .f32 %f<20>;\n.reg .f64 %fd<20>;\n.reg .pred %p<12>;\n"
       ".shared .align 8 .b8 tile[1024];\n"
       "ld.param.u64 %rd1, [in];\nld.param.u64 %rd2, [out];\nld.param.u64 %rd3, [scratch];\n"
       "ld.param.u32 %r31, [count];\nld.param.s32 %r32, [offset];\n"
@@ -213,7 +233,7 @@ std::string kernel_text() {
       "ld.global.u32 %r2, [%rd4];\n"    // a's low half, zero-extended
       "ld.global.s32 %r3, [%rd4+8];\n"  // b's, sign-extended
       "and.b32 %r4, %r3, 63;\n"
-      "mov.b32 %f1, %r2;\nmov.b32 %f2, %r3;\n"
+      "mov.b32 %f1, %r2;\nmov.b32 %f2, %r3;\nmov.b64 %fd1, %rd5;\nmov.b64 %fd2, %rd6;\n"
       "setp.ne.s32 %p9, %r4, 0;\nsetp.gt.u32 %p10, %r2, 1000;\n"
       "mov.u32 %r20, tile;\nshl.b32 %r21, %r7, 4;\nadd.u32 %r20, %r20, %r21;\n"
       "mul.wide.u32 %rd7, %r1, 16;\nadd.s64 %rd7, %rd3, %rd7;\n"
@@ -255,10 +275,16 @@ std::vector<uint64_t> inputs(int threads) {
   return v;
 }
 
-// The same bits; for an f32 register, any NaN equals any NaN: which NaN operand's payload fmaf
+// The same bits; for a float register, any NaN equals any NaN: which NaN operand's payload fmaf
 // passes on differs between calls of glibc's fmaf itself (and a GPU returns its canonical NaN).
 bool same_result(uint64_t a, uint64_t b, const std::string& reg) {
   if (a == b) return true;
+  if (reg.rfind("%fd", 0) == 0) {
+    double x, y;
+    std::memcpy(&x, &a, 8);
+    std::memcpy(&y, &b, 8);
+    return x != x && y != y;
+  }
   if (reg.rfind("%f", 0) != 0) return false;
   float x, y;
   const uint32_t xa = static_cast<uint32_t>(a), yb = static_cast<uint32_t>(b);

@@ -56,12 +56,13 @@ Fast setp_form(Instr& in) {
   const bool b_reg = reg(in.ops[3]);
   if (!b_reg && !imm(in.ops[3])) return Fast::kNone;
   const Type ty = in.type;
-  const uint8_t mask = outcome_mask(in.cmp, ty == Type::kF32);
+  const uint8_t mask = outcome_mask(in.cmp, ty == Type::kF32 || ty == Type::kF64);
   if (mask == 0) return Fast::kNone;
   // lo/ls/hi/hs compare as unsigned whatever the type says.
   const bool unsigned_cmp = in.cmp == Cmp::kLo || in.cmp == Cmp::kLs || in.cmp == Cmp::kHi || in.cmp == Cmp::kHs;
   Fast r;
   if (ty == Type::kF32) r = Fast::kSetpF32R;
+  else if (ty == Type::kF64) r = Fast::kSetpF64R;
   else if (is_s32(ty) && !unsigned_cmp) r = Fast::kSetpS32R;
   else if (is_s32(ty) || is_u32(ty)) r = Fast::kSetpU32R;
   else if (ty == Type::kS64 && !unsigned_cmp) r = Fast::kSetpS64R;
@@ -198,10 +199,26 @@ Fast cvt_form(const Instr& in) {
   if (to == Type::kF32 && (from == Type::kS32 || from == Type::kU32) && (in.flags & ~static_cast<uint32_t>(kRn)) == 0)
     return from == Type::kS32 ? Fast::kCvtF32S32 : Fast::kCvtF32U32;
   if (to == Type::kS32 && from == Type::kF32 && in.flags == kRzi) return Fast::kCvtS32F32Rzi;
+  if (to == Type::kF64 && from == Type::kF32 && in.flags == 0) return Fast::kCvtF64F32;
+  if (to == Type::kF32 && from == Type::kF64 && in.flags == kRn) return Fast::kCvtF32F64;
   return Fast::kNone;
 }
 
+Fast double_form(const Instr& in) {
+  if ((in.flags & ~static_cast<uint32_t>(kRn)) != 0) return Fast::kNone;
+  switch (in.op) {
+    case Op::kAdd: return binary(in, Fast::kAddF64R, Fast::kAddF64I);
+    case Op::kSub: return binary(in, Fast::kSubF64R, Fast::kSubF64I);
+    case Op::kMul: return binary(in, Fast::kMulF64R, Fast::kMulF64I);
+    case Op::kFma:
+      return reg(in.ops[0]) && reg(in.ops[1]) && reg(in.ops[2]) && reg(in.ops[3]) ? Fast::kFmaF64 : Fast::kNone;
+    case Op::kDiv: return reg(in.ops[0]) && reg(in.ops[1]) && reg(in.ops[2]) ? Fast::kDivF64 : Fast::kNone;
+    default: return Fast::kNone;
+  }
+}
+
 Fast float_form(const Instr& in) {
+  if (in.type == Type::kF64) return double_form(in);
   if (in.op == Op::kDiv) {
     if (in.type != Type::kF32 || (in.flags & ~static_cast<uint32_t>(kRn | kApprox)) != 0) return Fast::kNone;
     return reg(in.ops[0]) && reg(in.ops[1]) && reg(in.ops[2]) ? Fast::kDivF32 : Fast::kNone;
@@ -299,9 +316,12 @@ Fast form_of(const Program& p, Instr& in) {
     case Op::kLd: case Op::kSt: return memory_form(p, in);
     case Op::kBra: return in.target >= 0 ? Fast::kBra : Fast::kNone;
     case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kFma: case Op::kDiv:
-      if (in.type == Type::kF32) return float_form(in);
+      if (in.type == Type::kF32 || in.type == Type::kF64) return float_form(in);
       return integer_form(in);
     case Op::kSqrt: case Op::kRsqrt: case Op::kRcp: return float_unary_form(in);
+    case Op::kNeg: case Op::kAbs:
+      if (in.type != Type::kF32 || in.flags != 0 || !reg(in.ops[0]) || !reg(in.ops[1])) return Fast::kNone;
+      return in.op == Op::kNeg ? Fast::kNegF32 : Fast::kAbsF32;
     case Op::kMin: case Op::kMax: return min_max_form(in);
     case Op::kSelp: return selp_form(in);
     case Op::kCvt: return cvt_form(in);

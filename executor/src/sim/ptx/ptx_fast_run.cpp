@@ -126,7 +126,6 @@ void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
   FORM(kSetpU64I) SETP(B, (uint64_t)in->ops[3].value)
   FORM(kSetpF32R) SETP(as_f32(B), as_f32(C))
   FORM(kSetpF32I) SETP(as_f32(B), as_f32((uint64_t)in->ops[3].value))
-#undef SETP
   FORM(kAndPred) r[d] = A & B & 1; NEXT();
   FORM(kOrPred) r[d] = (A | B) & 1; NEXT();
   FORM(kXorPred) r[d] = (A ^ B) & 1; NEXT();
@@ -198,6 +197,20 @@ void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
     *reinterpret_cast<uint8_t*>(a) = (uint8_t)A;
   }
   NEXT();
+  FORM(kNegF32) r[d] = U32(A ^ 0x80000000u); NEXT();
+  FORM(kAbsF32) r[d] = U32(A & 0x7fffffffu); NEXT();
+  FORM(kAddF64R) r[d] = bits_f64(as_f64(A) + as_f64(B)); NEXT();
+  FORM(kAddF64I) r[d] = bits_f64(as_f64(A) + as_f64(IMM)); NEXT();
+  FORM(kSubF64R) r[d] = bits_f64(as_f64(A) - as_f64(B)); NEXT();
+  FORM(kSubF64I) r[d] = bits_f64(as_f64(A) - as_f64(IMM)); NEXT();
+  FORM(kMulF64R) r[d] = bits_f64(as_f64(A) * as_f64(B)); NEXT();
+  FORM(kMulF64I) r[d] = bits_f64(as_f64(A) * as_f64(IMM)); NEXT();
+  FORM(kFmaF64) r[d] = bits_f64(std::fma(as_f64(A), as_f64(B), as_f64(C))); NEXT();
+  FORM(kDivF64) r[d] = bits_f64(as_f64(A) / as_f64(B)); NEXT();
+  FORM(kSetpF64R) SETP(as_f64(B), as_f64(C))
+  FORM(kSetpF64I) SETP(as_f64(B), as_f64((uint64_t)in->ops[3].value))
+  FORM(kCvtF64F32) r[d] = bits_f64((double)as_f32(A)); NEXT();
+  FORM(kCvtF32F64) r[d] = bits_f32((float)as_f64(A)); NEXT();
   // Vectors: the elements' registers are in the program's vector_elements.
   FORM(kLdGlobalVec32) FORM(kLdGlobalVec64) FORM(kLdSharedVec32) FORM(kLdSharedVec64) {
     const bool wide = in->fast == Fast::kLdGlobalVec64 || in->fast == Fast::kLdSharedVec64;
@@ -308,6 +321,7 @@ void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
 done:
   t.pc = pc;
 #undef DISPATCH
+#undef SETP
 #undef NEXT
 #undef FORM
 #undef A

@@ -155,7 +155,10 @@ struct Operand {
   /* selp, min, max: a second source that is a register or an immediate */                       \
   X(kSelpU32) X(kSelpS32) X(kSelp64)                                                              \
   X(kMinS32) X(kMaxS32) X(kMinU32) X(kMaxU32) X(kMinF32) X(kMaxF32)                               \
-  X(kDivF32) X(kSqrtF32) X(kRsqrtF32) X(kRcpF32)                                                  \
+  X(kDivF32) X(kSqrtF32) X(kRsqrtF32) X(kRcpF32) X(kNegF32) X(kAbsF32)                            \
+  /* f64: + - * fma div, setp, and conversions to and from f32 */                                 \
+  X(kAddF64R) X(kAddF64I) X(kSubF64R) X(kSubF64I) X(kMulF64R) X(kMulF64I) X(kFmaF64) X(kDivF64)   \
+  X(kSetpF64R) X(kSetpF64I) X(kCvtF64F32) X(kCvtF32F64)                                           \
   /* atom/red .add on 4 or 8 aligned bytes, global (or generic) or shared */                     \
   X(kAtomAddU32) X(kAtomAddS32) X(kAtomAdd64) X(kAtomAddF32) X(kRedAdd32) X(kRedAdd64) X(kRedAddF32) \
   X(kBra)
