@@ -99,23 +99,23 @@ void QuotaControl::announce(TenantId tenant, const char* what) {
 }
 
 Grant QuotaControl::reserve(TenantId tenant, scheduler::Nanos want) {
-  const policy::Decision d = accounting_.reserve(tenant, want);
+  const policy::Admission d = accounting_.reserve(tenant, want);
   if (d.plan_changed && dispatcher_) {
     const policy::TenantPlan p = accounting_.plan(tenant);
     dispatcher_->update_tenant(tenant, params_of(p));
     if (p.best_effort) announce(tenant, "its work now runs best-effort");
   }
   switch (d.kind) {
-    case policy::Decision::Kind::kRun:
+    case policy::Admission::Kind::kRun:
       if (!d.best_effort) {
         std::lock_guard lock(mu_);
         announced_.erase(tenant);
       }
       return {Grant::Kind::kRun, d.budget_ns, Status::kSuccess};
-    case policy::Decision::Kind::kWait:
+    case policy::Admission::Kind::kWait:
       announce(tenant, "its work waits");
       return {Grant::Kind::kWait, 0, Status::kSuccess};
-    case policy::Decision::Kind::kReject:
+    case policy::Admission::Kind::kReject:
       announce(tenant, "its work is rejected (cudaErrorNotPermitted)");
       return {Grant::Kind::kReject, 0, kQuotaExhausted};
   }

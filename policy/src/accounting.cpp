@@ -95,13 +95,13 @@ TenantPlan Accounting::plan(TenantId tenant) {
   return plan_of(it->second);
 }
 
-Decision Accounting::reserve(TenantId tenant, int64_t want_ns) {
+Admission Accounting::reserve(TenantId tenant, int64_t want_ns) {
   MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
-  if (it == tenants_.end()) return {Decision::Kind::kRun, want_ns, false};
+  if (it == tenants_.end()) return {Admission::Kind::kRun, want_ns, false};
   Tenant& t = it->second;
   const BudgetBook::Reservation r = book_.reserve(t.holder, want_ns, clock_());
-  Decision d;
+  Admission d;
   if (r.granted) {
     d.budget_ns = r.ns;
     t.outstanding += r.ns;
@@ -111,10 +111,10 @@ Decision Accounting::reserve(TenantId tenant, int64_t want_ns) {
   }
   switch (t.quota.on_exhaust) {
     case OnExhaust::kReject:
-      d.kind = Decision::Kind::kReject;
+      d.kind = Admission::Kind::kReject;
       break;
     case OnExhaust::kWait:
-      d.kind = Decision::Kind::kWait;
+      d.kind = Admission::Kind::kWait;
       break;
     case OnExhaust::kBestEffort:
       // Runs on, unreserved; the scheduler puts it behind everyone in budget.

@@ -43,9 +43,9 @@ struct World {
     return std::make_unique<Accounting>(s.get(), [this] { return now; });
   }
   // Runs one slice of `ns` on `tenant`, as the dispatcher would.
-  static Decision run(Accounting& a, TenantId tenant, int64_t ns) {
-    const Decision d = a.reserve(tenant, 2 * kMs);
-    if (d.kind == Decision::Kind::kRun)
+  static Admission run(Accounting& a, TenantId tenant, int64_t ns) {
+    const Admission d = a.reserve(tenant, 2 * kMs);
+    if (d.kind == Admission::Kind::kRun)
       a.settle(tenant, d.budget_ns, ns);
     else
       a.settle(tenant, 0, 0);
@@ -70,15 +70,15 @@ TEST_CASE("a student's VMs share one budget; the plan carries the memory cap and
   CHECK(p.memory_cap == 64ull << 20);
   CHECK(p.course != 0);
   a->connect(w.a2);
-  CHECK(World::run(*a, w.a1, 6 * kMs).kind == Decision::Kind::kRun);
-  CHECK(World::run(*a, w.a2, 6 * kMs).kind == Decision::Kind::kRun);  // 4 ms left: one slice
-  CHECK(World::run(*a, w.a1, 1).kind == Decision::Kind::kReject);
-  CHECK(World::run(*a, w.a2, 1).kind == Decision::Kind::kReject);
+  CHECK(World::run(*a, w.a1, 6 * kMs).kind == Admission::Kind::kRun);
+  CHECK(World::run(*a, w.a2, 6 * kMs).kind == Admission::Kind::kRun);  // 4 ms left: one slice
+  CHECK(World::run(*a, w.a1, 1).kind == Admission::Kind::kReject);
+  CHECK(World::run(*a, w.a2, 1).kind == Admission::Kind::kReject);
   // An unassigned VM runs under the default: unlimited.
   const TenantPlan sp = a->connect(w.stray);
   CHECK(sp.admitted);
   CHECK(sp.course == 0);
-  CHECK(World::run(*a, w.stray, 50 * kMs).kind == Decision::Kind::kRun);
+  CHECK(World::run(*a, w.stray, 50 * kMs).kind == Admission::Kind::kRun);
 }
 
 TEST_CASE("wait holds until the quota is raised; renewal brings the budget back") {
@@ -86,25 +86,25 @@ TEST_CASE("wait holds until the quota is raised; renewal brings the budget back"
   auto a = w.accounting();
   a->connect(w.a1);
   World::run(*a, w.a1, 4 * kMs);
-  CHECK(World::run(*a, w.a1, 1).kind == Decision::Kind::kWait);
+  CHECK(World::run(*a, w.a1, 1).kind == Admission::Kind::kWait);
   w.set("10ms/day", OnExhaust::kWait);
   a->refresh();
-  CHECK(World::run(*a, w.a1, 1).kind == Decision::Kind::kRun);
+  CHECK(World::run(*a, w.a1, 1).kind == Admission::Kind::kRun);
   w.set("1ms/day", OnExhaust::kWait);
   a->refresh();
-  CHECK(World::run(*a, w.a1, 1).kind == Decision::Kind::kWait);
+  CHECK(World::run(*a, w.a1, 1).kind == Admission::Kind::kWait);
   w.now = kMonday + 86400;  // Tuesday
-  CHECK(World::run(*a, w.a1, 1).kind == Decision::Kind::kRun);
+  CHECK(World::run(*a, w.a1, 1).kind == Admission::Kind::kRun);
 }
 
 TEST_CASE("best-effort keeps running and says when the plan changes") {
   World w("2ms/day", OnExhaust::kBestEffort);
   auto a = w.accounting();
   CHECK_FALSE(a->connect(w.a1).best_effort);
-  Decision d = World::run(*a, w.a1, 3 * kMs);
+  Admission d = World::run(*a, w.a1, 3 * kMs);
   CHECK_FALSE(d.plan_changed);
   d = World::run(*a, w.a1, 3 * kMs);
-  CHECK(d.kind == Decision::Kind::kRun);
+  CHECK(d.kind == Admission::Kind::kRun);
   CHECK(d.plan_changed);
   CHECK(a->plan(w.a1).best_effort);
   d = World::run(*a, w.a1, 3 * kMs);
@@ -129,8 +129,8 @@ TEST_CASE("after a restart the budget is read back from the ledger") {
   const auto status = again->status();
   REQUIRE(status.size() == 1);
   CHECK(status[0].budget.spent_ns == 8 * kMs);
-  CHECK(World::run(*again, w.a2, 2 * kMs).kind == Decision::Kind::kRun);
-  CHECK(World::run(*again, w.a2, 1).kind == Decision::Kind::kReject);
+  CHECK(World::run(*again, w.a2, 2 * kMs).kind == Admission::Kind::kRun);
+  CHECK(World::run(*again, w.a2, 1).kind == Admission::Kind::kReject);
 }
 
 TEST_CASE("usage is attributed to the student the VM is bound to now") {

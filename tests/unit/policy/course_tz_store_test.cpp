@@ -159,10 +159,10 @@ TEST_CASE("a Berlin student's daily budget renews at Berlin's midnight, across t
   CHECK(a.reserve(a1, 5 * kMs).budget_ns == 2 * kMs);
   a.settle(a1, 2 * kMs, 2 * kMs);
   now = kMar30 - 1;
-  CHECK(a.reserve(a1, 1).kind == Decision::Kind::kReject);
+  CHECK(a.reserve(a1, 1).kind == Admission::Kind::kReject);
   now = kMar30;  // Berlin's midnight: a new budget
-  Decision d = a.reserve(a1, 20 * kMs);
-  CHECK(d.kind == Decision::Kind::kRun);
+  Admission d = a.reserve(a1, 20 * kMs);
+  CHECK(d.kind == Admission::Kind::kRun);
   CHECK(d.budget_ns == 10 * kMs);
   a.settle(a1, d.budget_ns, 0);
   st = a.status_of(a1);

@@ -42,7 +42,9 @@ struct TenantPlan {
   bool operator==(const TenantPlan&) const = default;
 };
 
-struct Decision {
+// Whether a tenant's next turn may run (with the budget it gets), must wait for its window, or
+// is refused; what reserve() answers. (The scheduler's Decision is which tenant runs next.)
+struct Admission {
   enum class Kind { kRun, kWait, kReject };
   Kind kind = Kind::kRun;
   int64_t budget_ns = 0;
@@ -67,7 +69,7 @@ class Accounting {
   std::vector<TenantPlan> refresh() EXCLUDES(mu_);
   TenantPlan plan(TenantId tenant) EXCLUDES(mu_);
 
-  Decision reserve(TenantId tenant, int64_t want_ns) EXCLUDES(mu_);
+  Admission reserve(TenantId tenant, int64_t want_ns) EXCLUDES(mu_);
   void settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns) EXCLUDES(mu_);
 
   // Fills in each record's student from the VM's current binding.
