@@ -19,9 +19,9 @@ SchedulerSettings SchedulerControl::settings() const {
   return current_;
 }
 
-std::unique_ptr<scheduler::Policy> SchedulerControl::make_policy() const {
+std::unique_ptr<scheduler::SchedulingPolicy> SchedulerControl::make_policy() const {
   const SchedulerSettings s = settings();
-  std::unique_ptr<scheduler::Policy> policy;
+  std::unique_ptr<scheduler::SchedulingPolicy> policy;
   std::string why;
   // Settings are checked when read, so this cannot fail; fall back to the
   // default rather than run without a policy if it ever did.

@@ -28,7 +28,7 @@ class SchedulerControl {
   SchedulerSettings settings() const;
 
   // What to build the dispatcher with.
-  std::unique_ptr<scheduler::Policy> make_policy() const;
+  std::unique_ptr<scheduler::SchedulingPolicy> make_policy() const;
   scheduler::DispatcherConfig dispatcher_config() const;
   void attach(scheduler::Dispatcher* dispatcher);
 

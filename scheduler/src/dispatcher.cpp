@@ -44,7 +44,7 @@ class Dispatcher::Queues final : public TurnSource {
   std::shared_ptr<Tenant> turn_;
 };
 
-Dispatcher::Dispatcher(executor::Backend* backend, std::unique_ptr<Policy> policy,
+Dispatcher::Dispatcher(executor::Backend* backend, std::unique_ptr<SchedulingPolicy> policy,
                        QuotaGate* gate, const Clock* clock, DispatcherConfig config,
                        Completion on_complete, RoomCallback on_room)
     : backend_(backend),
@@ -100,7 +100,7 @@ Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& 
       policy_->set_options(options);
       return;
     }
-    std::unique_ptr<Policy> next;
+    std::unique_ptr<SchedulingPolicy> next;
     std::string ignored;
     if (!ok(make_policy(wanted, options, &next, &ignored))) return;  // checked above
     std::vector<std::pair<std::shared_ptr<Tenant>, TenantParams>> all;

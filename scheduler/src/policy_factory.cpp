@@ -24,7 +24,7 @@ Status check_policy(std::string_view name, const PolicyOptions& options, std::st
 }
 
 Status make_policy(std::string_view name, const PolicyOptions& options,
-                   std::unique_ptr<Policy>* out, std::string* why) {
+                   std::unique_ptr<SchedulingPolicy>* out, std::string* why) {
   if (Status s = check_policy(name, options, why); !ok(s)) return s;
   if (name == "fair") {
     *out = std::make_unique<FairPolicy>(options);

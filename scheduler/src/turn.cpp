@@ -4,7 +4,7 @@
 
 namespace vgpu::scheduler {
 
-TurnPlan plan_turn(Policy& policy, QuotaGate& gate, TurnSource& source, Nanos now) {
+TurnPlan plan_turn(SchedulingPolicy& policy, QuotaGate& gate, TurnSource& source, Nanos now) {
   const Decision d = policy.pick(now);
   if (d.kind == Decision::Kind::kIdle) return {};
   if (d.kind == Decision::Kind::kWaitUntil) {
@@ -44,7 +44,7 @@ namespace {
 // were waiting for it.
 class SplitCharge final : public TurnSource::ArrivalListener {
  public:
-  SplitCharge(Policy& policy, TenantId tenant, Nanos gpu, Nanos start, Nanos end)
+  SplitCharge(SchedulingPolicy& policy, TenantId tenant, Nanos gpu, Nanos start, Nanos end)
       : policy_(policy), tenant_(tenant), gpu_(gpu), start_(start), end_(end) {}
 
   void before_runnable(Nanos at) override {
@@ -62,7 +62,7 @@ class SplitCharge final : public TurnSource::ArrivalListener {
   }
 
  private:
-  Policy& policy_;
+  SchedulingPolicy& policy_;
   const TenantId tenant_;
   const Nanos gpu_, start_, end_;
   Nanos charged_ = 0;
@@ -70,7 +70,7 @@ class SplitCharge final : public TurnSource::ArrivalListener {
 
 }  // namespace
 
-Nanos run_turn(Policy& policy, QuotaGate& gate, TurnSource& source, const Clock& clock,
+Nanos run_turn(SchedulingPolicy& policy, QuotaGate& gate, TurnSource& source, const Clock& clock,
                const TurnPlan& plan) {
   const TenantId t = plan.tenant;
   Nanos used = 0;

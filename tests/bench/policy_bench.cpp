@@ -39,7 +39,7 @@ double timer_overhead() {
 
 Figures measure(const std::string& policy, uint32_t tenants, uint32_t courses, size_t decisions,
                 double overhead) {
-  std::unique_ptr<Policy> p;
+  std::unique_ptr<SchedulingPolicy> p;
   std::string why;
   make_policy(policy, PolicyOptions{}, &p, &why);
   sched_sim::Rng rng(tenants);

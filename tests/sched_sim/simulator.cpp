@@ -13,7 +13,7 @@ namespace {
 constexpr Nanos kPokeEvery = 100 * scheduler::kMillisecond;
 }  // namespace
 
-Simulator::Simulator(scheduler::Policy* policy, scheduler::QuotaGate* gate, uint64_t seed)
+Simulator::Simulator(scheduler::SchedulingPolicy* policy, scheduler::QuotaGate* gate, uint64_t seed)
     : policy_(policy), gate_(gate), seed_(seed) {}
 
 TenantId Simulator::add(const TenantSpec& spec) {

@@ -1,4 +1,4 @@
-// A simulated GPU shared by simulated tenants, driving a real Policy and
+// A simulated GPU shared by simulated tenants, driving a real SchedulingPolicy and
 // QuotaGate through the same turn protocol the dispatcher uses (turn.h), on
 // a simulated clock. Kernels are non-preemptible and take the length drawn
 // for them; nothing else takes time. Deterministic for a given seed: each
@@ -71,7 +71,7 @@ class Observer {
 
 class Simulator final : private scheduler::TurnSource {
  public:
-  Simulator(scheduler::Policy* policy, scheduler::QuotaGate* gate, uint64_t seed);
+  Simulator(scheduler::SchedulingPolicy* policy, scheduler::QuotaGate* gate, uint64_t seed);
 
   TenantId add(const TenantSpec& spec);  // ids 1, 2, ...
   void observe(Observer* o) { observers_.push_back(o); }
@@ -122,7 +122,7 @@ class Simulator final : private scheduler::TurnSource {
   void reject(TenantId tenant);
   Nanos next_event() const { return events_.empty() ? kNever : events_.top().at; }
 
-  scheduler::Policy* const policy_;
+  scheduler::SchedulingPolicy* const policy_;
   scheduler::QuotaGate* const gate_;
   const uint64_t seed_;
   SimClock clock_;

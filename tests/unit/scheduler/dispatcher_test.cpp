@@ -63,7 +63,7 @@ struct Harness {
   Dispatcher dispatcher;
 
   explicit Harness(size_t max_queued = 4096,
-                   std::unique_ptr<Policy> policy = std::make_unique<RoundRobinPolicy>(2 * kMillisecond))
+                   std::unique_ptr<SchedulingPolicy> policy = std::make_unique<RoundRobinPolicy>(2 * kMillisecond))
       : dispatcher(&backend, std::move(policy), &gate, &clock, DispatcherConfig{max_queued, 1},
                    [this](const Command& c, const executor::ExecResult& r) {
                      std::lock_guard lock(mu);

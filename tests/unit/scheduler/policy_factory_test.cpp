@@ -7,7 +7,7 @@ using namespace vgpu::scheduler;
 
 TEST_CASE("make_policy builds each named policy") {
   for (std::string_view name : kPolicyNames) {
-    std::unique_ptr<Policy> p;
+    std::unique_ptr<SchedulingPolicy> p;
     std::string why;
     REQUIRE(ok(make_policy(name, PolicyOptions{}, &p, &why)));
     CHECK(p->name() == name);
@@ -16,7 +16,7 @@ TEST_CASE("make_policy builds each named policy") {
 }
 
 TEST_CASE("make_policy refuses unknown names and slices out of range, saying why") {
-  std::unique_ptr<Policy> p;
+  std::unique_ptr<SchedulingPolicy> p;
   std::string why;
   CHECK(make_policy("lottery", PolicyOptions{}, &p, &why) == Status::kInvalidValue);
   CHECK(why.find("lottery") != std::string::npos);

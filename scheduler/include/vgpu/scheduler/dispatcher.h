@@ -102,7 +102,7 @@ class Dispatcher {
 
   // `clock` is read on the dispatcher thread and by submit() (when a queue
   // goes from empty to not), so its now() must be safe from any thread.
-  Dispatcher(executor::Backend* backend, std::unique_ptr<Policy> policy, QuotaGate* gate,
+  Dispatcher(executor::Backend* backend, std::unique_ptr<SchedulingPolicy> policy, QuotaGate* gate,
              const Clock* clock, DispatcherConfig config, Completion on_complete,
              RoomCallback on_room);
   ~Dispatcher();
@@ -220,7 +220,7 @@ class Dispatcher {
   void settle_flight();
 
   executor::Backend* const backend_;
-  std::unique_ptr<Policy> policy_;  // dispatcher thread only
+  std::unique_ptr<SchedulingPolicy> policy_;  // dispatcher thread only
   QuotaGate* const gate_;
   const Clock* const clock_;
   const DispatcherConfig config_;

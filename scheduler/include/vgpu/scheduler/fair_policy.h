@@ -33,7 +33,7 @@ namespace detail {
 class EevdfQueue;
 }
 
-class FairPolicy final : public Policy {
+class FairPolicy final : public SchedulingPolicy {
  public:
   explicit FairPolicy(const PolicyOptions& options);
   ~FairPolicy() override;

@@ -36,7 +36,7 @@ namespace detail {
 class SlotHeap;
 }
 
-class FixedSharePolicy final : public Policy {
+class FixedSharePolicy final : public SchedulingPolicy {
  public:
   explicit FixedSharePolicy(const PolicyOptions& options);
   ~FixedSharePolicy() override;

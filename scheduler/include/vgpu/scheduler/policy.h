@@ -53,9 +53,11 @@ struct Decision {
   Nanos until = 0;
 };
 
-class Policy {
+// How the dispatcher picks the tenant whose turn is next (fair share, fixed share, round robin).
+// Not to be confused with vgpu::policy (policy/), which keeps quotas, budgets and the ledger.
+class SchedulingPolicy {
  public:
-  virtual ~Policy() = default;
+  virtual ~SchedulingPolicy() = default;
   virtual std::string_view name() const = 0;
   // Takes effect from the next pick; what the policy learned is kept.
   virtual void set_options(const PolicyOptions& options) = 0;

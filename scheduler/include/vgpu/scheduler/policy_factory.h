@@ -22,6 +22,6 @@ inline constexpr std::array<std::string_view, 3> kPolicyNames = {"fair", "fixed-
 // a slice outside [kMinSlice, kMaxSlice].
 Status check_policy(std::string_view name, const PolicyOptions& options, std::string* why);
 Status make_policy(std::string_view name, const PolicyOptions& options,
-                   std::unique_ptr<Policy>* out, std::string* why);
+                   std::unique_ptr<SchedulingPolicy>* out, std::string* why);
 
 }  // namespace vgpu::scheduler

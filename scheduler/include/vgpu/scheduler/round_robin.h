@@ -9,7 +9,7 @@
 
 namespace vgpu::scheduler {
 
-class RoundRobinPolicy final : public Policy {
+class RoundRobinPolicy final : public SchedulingPolicy {
  public:
   explicit RoundRobinPolicy(Nanos slice) : slice_(slice) {}
   explicit RoundRobinPolicy(const PolicyOptions& options) : slice_(options.slice) {}

@@ -73,10 +73,10 @@ class TurnSource {
   virtual void after_command(ArrivalListener& arrivals) = 0;
 };
 
-TurnPlan plan_turn(Policy& policy, QuotaGate& gate, TurnSource& source, Nanos now);
+TurnPlan plan_turn(SchedulingPolicy& policy, QuotaGate& gate, TurnSource& source, Nanos now);
 
 // Runs a kRun plan; returns the GPU time used.
-Nanos run_turn(Policy& policy, QuotaGate& gate, TurnSource& source, const Clock& clock,
+Nanos run_turn(SchedulingPolicy& policy, QuotaGate& gate, TurnSource& source, const Clock& clock,
                const TurnPlan& plan);
 
 }  // namespace vgpu::scheduler
