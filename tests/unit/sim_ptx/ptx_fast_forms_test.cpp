@@ -213,6 +213,8 @@ std::vector<Line> lines() {
   add("sqrt.approx.f32 %f10, %f2", {"%f10"});
   add("rsqrt.approx.f32 %f10, %f1", {"%f10"});
   add("rcp.rn.f32 %f10, %f2", {"%f10"});
+  add("bar.sync 0", {});  // every thread of the CTA gets here: the values above survive it
+  add("barrier.sync 0", {"%r10"});
   return v;
 }
 
@@ -338,6 +340,53 @@ TEST_CASE("fast forms: every specialized instruction form leaves exactly what th
   // A few by hand, so that both paths being wrong the same way would still show.
   const uint64_t a = in[0], b = in[1];
   CHECK(fast[0] == (uint64_t)(int64_t)(int32_t)((uint32_t)a + (uint32_t)b));  // add.s32
+}
+
+TEST_CASE("fast forms: bar.sync in a loop, beside bar.red and threads that left, releases as the general path's") {
+  // Each round a thread stores, waits, adds its neighbour's value; odd threads then wait at a
+  // bar.red.popc (which counts the even ones' bar.sync as waiting too) and add its count, even
+  // ones at a barrier.sync. Threads 48 and up leave before the third round's barriers.
+  const std::string text =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry barrier_loop(.param .u64 out) {\n"
+      ".reg .b32 %r<16>;\n.reg .b64 %rd<4>;\n.reg .pred %p<6>;\n.shared .align 4 .b8 s[256];\n"
+      "mov.u32 %r1, %tid.x;\nmov.u32 %r2, 0;\nmov.u32 %r3, 0;\nmov.u32 %r4, s;\n"
+      "shl.b32 %r5, %r1, 2;\nadd.u32 %r5, %r4, %r5;\n"                                   // &s[tid]
+      "add.u32 %r6, %r1, 1;\nand.b32 %r6, %r6, 63;\nshl.b32 %r6, %r6, 2;\nadd.u32 %r6, %r4, %r6;\n"  // &s[tid+1]
+      "and.b32 %r7, %r1, 1;\nsetp.eq.u32 %p3, %r7, 1;\nsetp.ge.u32 %p1, %r1, 48;\n"
+      "$L_loop:\nsetp.eq.u32 %p2, %r3, 2;\nand.pred %p2, %p2, %p1;\n@%p2 bra $L_end;\n"
+      "mul.lo.u32 %r8, %r1, 7;\nadd.u32 %r8, %r8, %r3;\nadd.u32 %r8, %r8, %r2;\nst.shared.u32 [%r5], %r8;\n"
+      "bar.sync 0;\nld.shared.u32 %r9, [%r6];\nadd.u32 %r2, %r2, %r9;\n"
+      "and.b32 %r10, %r2, 1;\nsetp.eq.u32 %p4, %r10, 1;\n@%p3 bra $L_red;\n"
+      "barrier.sync 0;\nbra $L_next;\n"
+      "$L_red:\nbar.red.popc.u32 %r11, 0, %p4;\nadd.u32 %r2, %r2, %r11;\n"
+      "$L_next:\nadd.u32 %r3, %r3, 1;\nsetp.lt.u32 %p5, %r3, 4;\n@%p5 bra $L_loop;\n"
+      "ld.param.u64 %rd1, [out];\nmov.u32 %r12, %ctaid.x;\nshl.b32 %r12, %r12, 6;\nadd.u32 %r12, %r12, %r1;\n"
+      "mul.wide.u32 %rd2, %r12, 4;\nadd.s64 %rd2, %rd1, %rd2;\nst.global.u32 [%rd2], %r2;\n"
+      "$L_end:\nret;\n}\n";
+  std::string why;
+  const auto parsed = parse(text, &why);
+  INFO(why);
+  REQUIRE(parsed);
+  int plain = 0;
+  for (const Instr& in : parsed->functions[0].code) {
+    if (in.op != Op::kBar) continue;
+    CHECK(in.fast == (in.mode == Mode::kNone ? Fast::kBarSync : Fast::kNone));
+    plain += in.fast == Fast::kBarSync;
+  }
+  CHECK(plain == 2);
+  auto run_with = [&](const Program& p) {
+    std::vector<uint32_t> out(128, 0xcdcdcdcd);
+    Params params = Params().add(out.data());
+    REQUIRE_OK(run(p, "barrier_loop", Launch{{2, 1, 1}, {64, 1, 1}, 0, params.bytes.data(), params.bytes.size()}, {}));
+    return out;
+  };
+  const std::vector<uint32_t> fast = run_with(*parsed);
+  CHECK(fast == run_with(without_fast_forms(*parsed)));
+  for (uint32_t t = 0; t < 128; ++t) {
+    INFO("thread " << t);
+    CHECK((fast[t] == 0xcdcdcdcd) == (t % 64 >= 48));  // those that left store nothing
+  }
 }
 
 TEST_CASE("fast forms: a fault inside a specialized load or store is reported as the general path reports it") {

@@ -15,7 +15,9 @@ namespace vgpu::executor::sim::ptx {
 
 constexpr uint32_t kMaxCallDepth = 256;
 
-enum class ThreadState : uint8_t { kReady, kBarrier, kCollective, kExited };
+// kBarrier: waits at the barrier at t.pc (bar.red, which its release computes); kSynced: waits
+// at a plain one it has already stepped over (the fast runner's bar.sync).
+enum class ThreadState : uint8_t { kReady, kBarrier, kSynced, kCollective, kExited };
 
 struct Frame {  // a caller's state, saved while a .func runs
   uint32_t func, pc, reg_base, param_base;
@@ -95,7 +97,7 @@ struct Context {
   Result result;
 };
 
-enum class Stop : uint8_t { kBarrier, kCollective, kExit, kYield, kError };
+enum class Stop : uint8_t { kBarrier, kSynced, kCollective, kExit, kYield, kError };
 
 enum class CtaRun { kDone, kYielded, kFailed };
 
@@ -115,8 +117,8 @@ constexpr uint64_t kParallelThreads = 4096;
 // `workers` host threads taking CTAs in order; the first failure (lowest CTA) is the result.
 Result run_ctas_in_parallel(const Context& c, uint32_t entry, unsigned workers);
 
-// Runs one thread until it reaches a barrier, a warp-collective instruction (left unexecuted at
-// t.pc), its end, or kYield: at a branch's target, the end of its CTA's branch budget; after
+// Runs one thread until it reaches a barrier (kBarrier: left at t.pc; kSynced: a plain one, t.pc
+// past it), a warp-collective instruction (left unexecuted at t.pc), its end, or kYield: at a branch's target, the end of its CTA's branch budget; after
 // an mbarrier wait, a phase not yet complete; after a volatile load or store (warp-synchronous
 // code such as an unrolled last warp of a reduction relies on the other lanes having made the
 // same access before the next one: each lane makes one per turn). kError after setting c.result.

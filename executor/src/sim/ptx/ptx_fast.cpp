@@ -315,6 +315,7 @@ Fast form_of(const Program& p, Instr& in) {
     case Op::kSetp: return setp_form(in);
     case Op::kLd: case Op::kSt: return memory_form(p, in);
     case Op::kBra: return in.target >= 0 ? Fast::kBra : Fast::kNone;
+    case Op::kBar: return in.mode == Mode::kNone ? Fast::kBarSync : Fast::kNone;  // bar.red: the general path
     case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kFma: case Op::kDiv:
       if (in.type == Type::kF32 || in.type == Type::kF64) return float_form(in);
       return integer_form(in);

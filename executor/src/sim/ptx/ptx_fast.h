@@ -23,6 +23,8 @@ inline constexpr uint64_t kNullPage = 4096;
 // without a form, the end of the code, or one whose case the general path handles (an address
 // that traps, a branch that ends the thread's slice). Every form ends in a dispatch of its own
 // (threaded code), so the host's branch predictor learns which form follows which.
-void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count);
+// true when it stopped at a bar.sync (kBarSync), t.pc already past it: the thread waits there
+// for the others without the general path decoding the barrier again.
+bool run_fast(Context& c, Thread& t, const Instr* code, uint32_t count);
 
 }  // namespace vgpu::executor::sim::ptx

@@ -35,10 +35,10 @@ namespace {
 #undef VGPU_FAST_RUN_TARGET
 }  // namespace
 
-void run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
-  static void (*const run)(Context&, Thread&, const Instr*, uint32_t) =
+bool run_fast(Context& c, Thread& t, const Instr* code, uint32_t count) {
+  static bool (*const run)(Context&, Thread&, const Instr*, uint32_t) =
       __builtin_cpu_supports("fma") ? run_fast_fma : run_fast_any;
-  run(c, t, code, count);
+  return run(c, t, code, count);
 }
 
 }  // namespace vgpu::executor::sim::ptx

@@ -249,15 +249,24 @@ bool run_collective(Context& c, std::vector<Thread*>& group) {
 }
 
 // Every live thread waits at a barrier: computes bar.red's reductions over the waiting threads,
-// then lets them all go on. false when no thread was waiting.
+// then lets them all go on. A thread that stopped past a plain barrier (kSynced) only counts:
+// its instruction is not read again. false when no thread was waiting.
 bool release_barrier(Context& c, std::vector<Thread>& threads) {
   uint32_t count = 0, waiting = 0;
+  bool reducing = false;  // some thread waits at its barrier instruction (bar.red, or the general path's)
   for (Thread& t : threads) {
+    if (t.state == ThreadState::kSynced) {
+      ++waiting;
+      t.state = ThreadState::kReady;
+      continue;
+    }
     if (t.state != ThreadState::kBarrier) continue;
     ++waiting;
+    reducing = true;
     const Instr& in = c.p->functions[t.func].code[t.pc];
     if (in.mode != Mode::kNone && in.num_operands > 0) count += (uint32_t)(operand_value(c, t, in.ops[in.num_operands - 1]) & 1);
   }
+  if (!reducing) return waiting > 0;
   for (Thread& t : threads) {
     if (t.state != ThreadState::kBarrier) continue;
     const Instr& in = c.p->functions[t.func].code[t.pc];
@@ -333,6 +342,7 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
       if (!cooperative) c.branch_budget = kThreadSlice;
       switch (run_thread(c, t)) {
         case Stop::kBarrier: t.state = ThreadState::kBarrier; break;
+        case Stop::kSynced: t.state = ThreadState::kSynced; break;
         case Stop::kCollective: t.state = ThreadState::kCollective; meeting = true; break;
         case Stop::kExit: t.state = ThreadState::kExited; break;
         case Stop::kYield:  // t stays ready, where it stopped

@@ -261,7 +261,7 @@ Stop run_thread(Context& c, Thread& t) {
   for (;;) {
     if (t.pc >= count) goto do_ret;  // falling off the end returns
     if (code[t.pc].fast != Fast::kNone || code[t.pc].guard >= 0) {
-      run_fast(c, t, code, count);  // as far as it can; then the general path runs one
+      if (run_fast(c, t, code, count)) return Stop::kSynced;  // as far as it can; then the general path runs one
       if (t.pc >= count) goto do_ret;
     }
     {

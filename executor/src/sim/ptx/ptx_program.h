@@ -161,7 +161,9 @@ struct Operand {
   X(kSetpF64R) X(kSetpF64I) X(kCvtF64F32) X(kCvtF32F64)                                           \
   /* atom/red .add on 4 or 8 aligned bytes, global (or generic) or shared */                     \
   X(kAtomAddU32) X(kAtomAddS32) X(kAtomAdd64) X(kAtomAddF32) X(kRedAdd32) X(kRedAdd64) X(kRedAddF32) \
-  X(kBra)
+  X(kBra)                                                                                         \
+  /* bar.sync / barrier.sync without a reduction: the thread stops there, already past it */    \
+  X(kBarSync)
 #define VGPU_PTX_FAST_ENUM(name) name,
 enum class Fast : uint8_t { VGPU_PTX_FAST_FORMS(VGPU_PTX_FAST_ENUM) kCount };
 #undef VGPU_PTX_FAST_ENUM
