@@ -453,6 +453,32 @@ TEST_CASE("registers declared in a nested block shadow the outer ones only insid
   CHECK(result == 12);
 }
 
+TEST_CASE("a register read before any write is zero in every thread, after threads that wrote it") {
+  // Only the first CTA's threads write %r2 and %r3; the second CTA's (on the same host thread's
+  // registers) read them unwritten, and a loop's counter is read before its first write.
+  const char* text =
+      ".version 9.0\n.target sm_75\n.address_size 64\n"
+      ".visible .entry k(.param .u64 out) {\n"
+      " .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n .reg .pred %p<3>;\n"
+      " mov.u32 %r1, %ctaid.x;\n setp.eq.u32 %p1, %r1, 0;\n"
+      " @%p1 mov.u32 %r2, 7;\n @!%p1 bra $L_read;\n mov.u32 %r3, 9;\n"
+      "$L_read:\n add.u32 %r4, %r2, %r3;\n"
+      "$L_loop:\n add.u32 %r5, %r5, 1;\n setp.lt.u32 %p2, %r5, 3;\n @%p2 bra $L_loop;\n"
+      " add.u32 %r4, %r4, %r5;\n"
+      " mov.u32 %r6, %tid.x;\n shl.b32 %r7, %r1, 2;\n add.u32 %r6, %r6, %r7;\n"
+      " ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r6, 4;\n add.s64 %rd1, %rd1, %rd2;\n"
+      " st.u32 [%rd1], %r4;\n ret;\n}\n";
+  std::string why;
+  auto p = parse(text, &why);
+  INFO(why);
+  REQUIRE(p);
+  std::vector<uint32_t> out(8, 0);
+  uint32_t* ptr = out.data();
+  Launch l{{2, 1, 1}, {4, 1, 1}, 0, &ptr, sizeof ptr};
+  REQUIRE_OK(run(*p, "k", l, {}));
+  CHECK(out == std::vector<uint32_t>{19, 19, 19, 19, 3, 3, 3, 3});  // 7 + 9 + 3, then 0 + 0 + 3
+}
+
 namespace {
 
 uint32_t bits_of(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }

@@ -331,6 +331,112 @@ Fast form_of(const Program& p, Instr& in) {
   }
 }
 
+// The register a form certainly writes (its destination), or -1: a store, a branch, a barrier
+// write none, a vector load writes its elements (vector_writes). The general path writes the same
+// register (ptx_fast_forms_test.cpp compares them); an instruction without a form writes none
+// here, which only makes the analysis below zero more.
+int64_t form_writes(const Instr& in) {
+  switch (in.fast) {
+    case Fast::kNone: case Fast::kBra: case Fast::kBarSync:
+    case Fast::kStGlobal32: case Fast::kStGlobal64: case Fast::kStShared32: case Fast::kStShared64: case Fast::kStGlobal8:
+    case Fast::kStGlobalVec32: case Fast::kStGlobalVec64: case Fast::kStSharedVec32: case Fast::kStSharedVec64:
+    case Fast::kRedAdd32: case Fast::kRedAdd64: case Fast::kRedAddF32:
+    case Fast::kLdGlobalVec32: case Fast::kLdGlobalVec64: case Fast::kLdSharedVec32: case Fast::kLdSharedVec64:
+      return -1;
+    default:
+      return in.ops[0].kind == Operand::kReg ? (int64_t)in.ops[0].id : -1;
+  }
+}
+bool vector_writes(const Instr& in) {
+  return in.fast == Fast::kLdGlobalVec32 || in.fast == Fast::kLdGlobalVec64 || in.fast == Fast::kLdSharedVec32 ||
+         in.fast == Fast::kLdSharedVec64;
+}
+
+// Calls `f(register)` for every register `in` may read: every one its operands name (addresses'
+// bases and vectors' elements included) but the destination it certainly writes, and its guard.
+template <typename F>
+void for_each_read(const Program& p, const Instr& in, F f) {
+  if (in.guard >= 0) f((uint32_t)in.guard);
+  const bool dest_written = form_writes(in) >= 0 || vector_writes(in);
+  for (int k = dest_written ? 1 : 0; k < 6; ++k) {
+    const Operand& o = in.ops[k];
+    if (o.kind == Operand::kReg || (o.kind == Operand::kMem && o.mem_base == 1)) f(o.id);
+    if (o.kind != Operand::kVec) continue;
+    for (int64_t i = 0; i < o.value && o.id + (uint64_t)i < p.vector_elements.size(); ++i) {
+      const Operand& e = p.vector_elements[o.id + i];
+      if (e.kind == Operand::kReg) f(e.id);
+    }
+  }
+}
+
+// Where control goes after `in` at `pc`: its branch target, and the next instruction unless it
+// certainly leaves (an unguarded bra, ret or exit). Anything else (a barrier, a call, a yield)
+// goes on at the next one.
+template <typename F>
+void for_each_successor(const Instr& in, uint32_t pc, F f) {
+  if (in.op == Op::kBra && in.target >= 0) f((uint32_t)in.target);
+  const bool leaves = in.guard < 0 && (in.op == Op::kBra || in.op == Op::kRet || in.op == Op::kExit);
+  if (!leaves) f(pc + 1);
+}
+
+// Bits of the must-be-written sets below, at most: past it, every register is zeroed.
+constexpr uint64_t kMaxAnalysisWords = 1u << 22;
+
+// Function::read_before_written: a forward analysis of the registers written on every path to
+// each instruction (an intersection where paths meet), then the reads outside that set.
+std::vector<uint32_t> read_before_written(const Program& p, const Function& f) {
+  const uint32_t n = (uint32_t)f.code.size(), words = (f.num_regs + 63) / 64;
+  if (words == 0) return {};
+  std::vector<uint32_t> all(f.num_regs);
+  for (uint32_t r = 0; r < f.num_regs; ++r) all[r] = r;
+  if ((uint64_t)(n + 1) * words > kMaxAnalysisWords) return all;
+  for (const Instr& in : f.code)
+    if (in.op == Op::kBra && in.target < 0) return all;  // a branch the analysis cannot follow
+  // written[pc]: registers written on every path to pc so far seen; all ones until one reaches it.
+  std::vector<uint64_t> written((uint64_t)(n + 1) * words, ~0ull);
+  std::vector<bool> reached(n + 1, false);
+  std::fill_n(written.begin(), words, 0);
+  reached[0] = true;
+  std::vector<uint32_t> work = {0};
+  std::vector<uint64_t> out(words);
+  while (!work.empty()) {
+    const uint32_t pc = work.back();
+    work.pop_back();
+    if (pc >= n) continue;
+    const Instr& in = f.code[pc];
+    std::copy_n(written.begin() + (uint64_t)pc * words, words, out.begin());
+    auto mark = [&](uint64_t r) { if (r < f.num_regs) out[r / 64] |= 1ull << (r % 64); };
+    if (in.guard < 0) {  // a guarded instruction may write nothing
+      if (const int64_t d = form_writes(in); d >= 0) mark((uint64_t)d);
+      for (int64_t i = 0; vector_writes(in) && i < in.ops[0].value; ++i) mark(p.vector_elements[in.ops[0].id + i].id);
+    }
+    for_each_successor(in, pc, [&](uint32_t s) {
+      if (s > n) return;
+      uint64_t* w = &written[(uint64_t)s * words];
+      bool changed = !reached[s];
+      reached[s] = true;
+      for (uint32_t i = 0; i < words; ++i) {
+        const uint64_t meet = w[i] & out[i];
+        changed = changed || meet != w[i];
+        w[i] = meet;
+      }
+      if (changed) work.push_back(s);
+    });
+  }
+  std::vector<bool> unset(f.num_regs, false);
+  for (uint32_t pc = 0; pc < n; ++pc) {
+    if (!reached[pc]) continue;
+    const uint64_t* w = &written[(uint64_t)pc * words];
+    for_each_read(p, f.code[pc], [&](uint32_t r) {
+      if (r < f.num_regs && !(w[r / 64] >> (r % 64) & 1)) unset[r] = true;
+    });
+  }
+  std::vector<uint32_t> v;
+  for (uint32_t r = 0; r < f.num_regs; ++r)
+    if (unset[r]) v.push_back(r);
+  return v;
+}
+
 }  // namespace
 
 void choose_fast_forms(Program& p) {
@@ -339,6 +445,8 @@ void choose_fast_forms(Program& p) {
       in.fast_arg = 0;
       in.fast = form_of(p, in);
     }
+  for (Function& f : p.functions)
+    if (f.is_entry && f.has_body) f.read_before_written = read_before_written(p, f);
 }
 
 }  // namespace vgpu::executor::sim::ptx

@@ -384,6 +384,22 @@ CtaRun run_cta(Context& c, std::vector<Thread>& threads) {
   }
 }
 
+namespace {
+
+// A new thread's registers, as zero as it can tell: the entry's registers some path may read
+// before writing (Function::read_before_written), and the slot past them, a callee's first. The
+// others keep what the last thread held, which no instruction reads. A callee's other frames are
+// dropped: a call zero-fills them again as it grows the file. (Zeroing every register of every
+// thread was a sixth of a small kernel's time.)
+void start_registers(Thread& t, const Function& f) {
+  t.regs.resize(f.num_regs + 1);
+  uint64_t* r = t.regs.data();
+  for (uint32_t id : f.read_before_written) r[id] = 0;
+  r[f.num_regs] = 0;
+}
+
+}  // namespace
+
 void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t* local) {
   const Launch& launch = *c.launch;
   const Function& f = c.p->functions[entry];
@@ -406,7 +422,7 @@ void start_cta(Context& c, uint32_t entry, std::vector<Thread>& threads, uint8_t
     t.reg_base = 0;
     t.param_base = 0;
     t.local_base = 0;
-    t.regs.assign(f.num_regs + 1, 0);
+    start_registers(t, f);
     if (t.pstack.size() < f.param_area_size) t.pstack.resize(f.param_area_size);
     t.frames.clear();
     t.r = t.regs.data();

@@ -213,6 +213,10 @@ struct Function {
   std::vector<uint32_t> params, retvals;  // symbol ids
   std::vector<Instr> code;
   uint32_t num_regs = 0;
+  // An entry's registers that some path from its start may read before writing: all a new thread
+  // needs zeroed, since no instruction sees what the others held before their first write. Set
+  // with the fast forms (ptx_fast.cpp); every register where the analysis gave up.
+  std::vector<uint32_t> read_before_written;
   uint64_t local_size = 0;       // bytes of .local (the __local_depot)
   uint64_t param_area_size = 0;  // formal params, return values and call-site .param variables
 };
