@@ -7,6 +7,7 @@ set(VGPU_THREAD_SAFETY_TARGETS
   vgpu_transport_host   # the host loop
   vgpu_guest_core       # the guest's connection
   vgpu_policy           # accounting (the ledger's budgets)
+  vgpu_host             # the session layer, the usage flusher
   vgpu_executor_common) # the memory ledger (TenantLedger)
 
 if(VGPU_THREAD_SAFETY)

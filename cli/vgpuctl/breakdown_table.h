@@ -1,4 +1,4 @@
-// `usage report --by ...`: the daemon's breakdown (cli/admin/usage_breakdown.h)
+// `usage report --by ...`: the daemon's breakdown (policy/admin/usage_breakdown.h)
 // as a Table, GPU time shown as a duration, in hours, or as a percent of the
 // budget the quota gives over each row's period (--time).
 #pragma once

@@ -1,6 +1,6 @@
 #include "journal_log.h"
 
-#include "vm_people.h"
+#include "vgpu/host/vm_people.h"
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +16,9 @@
 #include <mutex>
 
 namespace vgpu::daemon {
+
+using host::people_of_vm;
+using host::VmPeople;
 
 namespace {
 

@@ -81,7 +81,7 @@ class LibvirtControl final : public virt::DomainEvents {
   // Admin thread, after each request: vm.attach adds the socket path to its
   // result (dry runs too) and serves the VM; vm.detach stops serving it.
   void after_request(const nlohmann::json& request, nlohmann::json* answer);
-  // Transport loop thread (Daemon::on_open): false, with `why`, for a QEMU of
+  // Transport loop thread (host::Sessions::on_open): false, with `why`, for a QEMU of
   // another domain than the one attached as `vm`.
   bool admit(const std::string& vm, int pid, std::string* why);
 

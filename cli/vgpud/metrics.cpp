@@ -5,10 +5,18 @@
 #include <optional>
 #include <vector>
 
-#include "call_latency.h"
-#include "vm_people.h"
+#include "vgpu/host/call_latency.h"
+#include "vgpu/host/vm_people.h"
 
 namespace vgpu::daemon {
+
+using host::CallKind;
+using host::CallLatency;
+using host::kCallKinds;
+using host::people_of_tenant;
+using host::kLatencyBounds;
+using host::LatencyHistogram;
+using host::VmPeople;
 
 namespace {
 

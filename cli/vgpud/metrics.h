@@ -12,6 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace vgpu::host {
+class CallLatency;
+}
+
 namespace vgpu::daemon {
 
 // `status`: daemon_status(); `top`: QuotaControl::top() for an admin;
@@ -19,10 +23,9 @@ namespace vgpu::daemon {
 // student, course, kind, counts, count, sum_ns}], `counts` per bucket of
 // kLatencyBounds (call_latency.h) and +Inf, not cumulative;
 // `gpu_total_bytes`: the device's memory.
-class CallLatency;
 // The `latency` view of every VM admitted since vgpud started (vm_people.h
 // names them).
-nlohmann::json latency_view(const CallLatency& latency);
+nlohmann::json latency_view(const host::CallLatency& latency);
 
 std::string prometheus_text(const nlohmann::json& status, const nlohmann::json& top,
                             const nlohmann::json& usage, const nlohmann::json& latency,

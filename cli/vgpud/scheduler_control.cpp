@@ -37,15 +37,16 @@ scheduler::DispatcherConfig SchedulerControl::dispatcher_config() const {
   return c;
 }
 
-void SchedulerControl::attach(scheduler::Dispatcher* dispatcher) {
+void SchedulerControl::attach(scheduler::Dispatcher* dispatcher, PinSink pins) {
   std::lock_guard lock(mu_);
   dispatcher_ = dispatcher;
+  pins_ = std::move(pins);
 }
 
 void SchedulerControl::vm_opened(scheduler::TenantId tenant, const std::string& vm) {
   std::lock_guard lock(mu_);
   vms_[vm] = tenant;
-  if (dispatcher_) dispatcher_->set_override(tenant, pin_for_vm(current_, vm));
+  if (pins_) pins_(tenant, pin_for_vm(current_, vm));
 }
 
 Status SchedulerControl::reload(std::string* why) {
@@ -67,7 +68,7 @@ Status SchedulerControl::reload(std::string* why) {
       const scheduler::ParamsOverride before = pin_for_vm(current_, vm);
       const scheduler::ParamsOverride after = pin_for_vm(next, vm);
       if (before == after) continue;
-      dispatcher_->set_override(tenant, after);
+      if (pins_) pins_(tenant, after);
       ++repinned;
     }
     spdlog::info("vgpud: scheduling now {} (was {}); {} connected or known VM(s) re-weighted",

@@ -1,6 +1,7 @@
-// Applies vgpud's scheduling settings (scheduler_config.h) to the dispatcher:
-// the policy it starts with, the weights and courses pinned on VMs as they
-// connect, and live changes when the config file is re-read (SIGHUP).
+// Applies vgpud's scheduling settings (scheduler_config.h): the policy the
+// dispatcher starts with, the weights and courses pinned on VMs as they
+// connect (handed to the quota control, which owns a tenant's parameters),
+// and live changes when the config file is re-read (SIGHUP).
 //
 // A reload that fails (unreadable file, bad JSON, a value out of range)
 // changes nothing: the old settings stay, and the reason is returned and
@@ -9,6 +10,7 @@
 // Threads: load/reload from main; vm_opened from the transport thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,7 +32,11 @@ class SchedulerControl {
   // What to build the dispatcher with.
   std::unique_ptr<scheduler::SchedulingPolicy> make_policy() const;
   scheduler::DispatcherConfig dispatcher_config() const;
-  void attach(scheduler::Dispatcher* dispatcher);
+  // Where the pins go: the quota control, the one writer of a tenant's
+  // scheduling parameters (host/quota_control.h), merges them with the
+  // store's.
+  using PinSink = std::function<void(scheduler::TenantId, const scheduler::ParamsOverride&)>;
+  void attach(scheduler::Dispatcher* dispatcher, PinSink pins);
 
   // A VM connected as `tenant`: pins its weight and course if the settings
   // name it.
@@ -44,6 +50,7 @@ class SchedulerControl {
   mutable std::mutex mu_;  // guards all below
   SchedulerSettings current_;
   scheduler::Dispatcher* dispatcher_ = nullptr;
+  PinSink pins_;
   std::map<std::string, scheduler::TenantId> vms_;  // every VM seen, by name
 };
 

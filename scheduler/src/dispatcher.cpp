@@ -106,10 +106,7 @@ Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& 
     std::vector<std::pair<std::shared_ptr<Tenant>, TenantParams>> all;
     {
       MutexLock inner(mu_);
-      for (const auto& [id, t] : tenants_) {
-        auto pin = pins_.find(id);
-        all.emplace_back(t, pin == pins_.end() ? t->params : pin->second.apply(t->params));
-      }
+      for (const auto& [id, t] : tenants_) all.emplace_back(t, t->params);
     }
     const Nanos now = clock_->now();
     for (const auto& [t, params] : all) {
@@ -136,33 +133,18 @@ void Dispatcher::set_overlap_depth(uint32_t depth) {
 void Dispatcher::tell_params(TenantId tenant) {
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return;
-  auto pin = pins_.find(tenant);
-  const TenantParams params =
-      pin == pins_.end() ? it->second->params : pin->second.apply(it->second->params);
+  const TenantParams params = it->second->params;
   control_.push_back(
       [this, tenant, params] { policy_->update_tenant(tenant, params, clock_->now()); });
   wake_ = true;
   cv_.notify_one();
 }
 
-void Dispatcher::set_override(TenantId tenant, const ParamsOverride& pin) {
-  MutexLock lock(mu_);
-  auto it = pins_.find(tenant);
-  if (it == pins_.end() ? pin.empty() : it->second == pin) return;
-  if (pin.empty()) {
-    pins_.erase(tenant);
-  } else {
-    pins_[tenant] = pin;
-  }
-  tell_params(tenant);
-}
-
-std::optional<TenantParams> Dispatcher::effective_params(TenantId tenant) const {
+std::optional<TenantParams> Dispatcher::tenant_params(TenantId tenant) const {
   MutexLock lock(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return std::nullopt;
-  auto pin = pins_.find(tenant);
-  return pin == pins_.end() ? it->second->params : pin->second.apply(it->second->params);
+  return it->second->params;
 }
 
 std::shared_ptr<Dispatcher::Tenant> Dispatcher::find(TenantId id) const {
@@ -192,11 +174,9 @@ void Dispatcher::add_tenant(TenantId tenant, const TenantParams& params) {
   t->usage = usage;
   tenants_[tenant] = t;
   tenants_gen_.fetch_add(1, std::memory_order_release);
-  auto pin = pins_.find(tenant);
-  const TenantParams effective = pin == pins_.end() ? params : pin->second.apply(params);
-  control_.push_back([this, t, effective] {
+  control_.push_back([this, t, params] {
     const Nanos now = clock_->now();
-    policy_->add_tenant(t->id, effective, now);
+    policy_->add_tenant(t->id, params, now);
     known_.insert(t->id);
     if (t->queued.load() > 0 && !waiting_.count(t->id)) policy_->runnable(t->id, now);
   });

@@ -398,19 +398,14 @@ TEST_CASE("a bad policy change is refused and changes nothing") {
   REQUIRE(eventually([&] { return h.completions() == 1; }));
 }
 
-TEST_CASE("a pinned weight overrides what the tenant is added or updated with") {
+TEST_CASE("a weight updated while queued changes the tenant's share") {
   Harness h(4096, std::make_unique<FairPolicy>(PolicyOptions{kMillisecond}));
   h.backend.delay_us = 100;
-  ParamsOverride pin;
-  pin.weight = 3;
-  h.dispatcher.set_override(1, pin);  // before the tenant exists: kept for when it comes
   h.dispatcher.add_tenant(1, {1, 5, 2});
   h.dispatcher.add_tenant(2, {1, 5, 2});
-  CHECK(h.dispatcher.effective_params(1)->weight == 3);
-  CHECK(h.dispatcher.effective_params(1)->group == 5);
-  h.dispatcher.update_tenant(1, {1, 5, 4});  // e.g. the quota store's word
-  CHECK(h.dispatcher.effective_params(1)->weight == 3);
-  CHECK(h.dispatcher.effective_params(1)->group_weight == 4);
+  h.dispatcher.update_tenant(1, {3, 5, 4});  // e.g. the quota control's word
+  CHECK(h.dispatcher.tenant_params(1)->weight == 3);
+  CHECK(h.dispatcher.tenant_params(1)->group_weight == 4);
   for (int i = 0; i < 200; ++i) {
     h.submit(1, 10, i % 250);
     h.submit(2, 20, i % 250);
@@ -420,9 +415,7 @@ TEST_CASE("a pinned weight overrides what the tenant is added or updated with") 
   const int first = share_of_first(h, 200, 10);
   CHECK(first > 130);
   CHECK(first < 170);
-  h.dispatcher.set_override(1, {});
-  CHECK(h.dispatcher.effective_params(1)->weight == 1);
-  CHECK_FALSE(h.dispatcher.effective_params(7).has_value());
+  CHECK_FALSE(h.dispatcher.tenant_params(7).has_value());
 }
 
 TEST_CASE("usage outlives the tenant, so a flush after it left loses nothing") {

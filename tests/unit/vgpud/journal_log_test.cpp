@@ -2,7 +2,7 @@
 // `journalctl COURSE=gpu101 -p warning` select on.
 #include "journal_log.h"
 
-#include "vm_people.h"
+#include "vgpu/host/vm_people.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include <string>
 
 using vgpu::daemon::journal_fields;
-using vgpu::daemon::remember_vm;
+using vgpu::host::remember_vm;
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <iterator>
 #include <string>
 
-#include "call_latency.h"
+#include "vgpu/host/call_latency.h"
 #include "metrics_server.h"
 
 using nlohmann::json;
@@ -56,7 +56,7 @@ json usage_view() {
 // lab-1's immediate calls: 3 under 10 µs, 1 under 25 µs, 1 under 1 ms, 1 past
 // 10 s (the +Inf bucket); its queued work: 2 under 5 ms.
 json latency_view() {
-  const uint64_t kBuckets = vgpu::daemon::kLatencyBounds.size() + 1;
+  const uint64_t kBuckets = vgpu::host::kLatencyBounds.size() + 1;
   json immediate = json::array(), queued = json::array();
   for (uint64_t i = 0; i < kBuckets; ++i) {
     immediate.push_back(i == 0 ? 3 : i == 1 || i == 6 || i == kBuckets - 1 ? 1 : 0);
@@ -125,8 +125,8 @@ TEST_CASE("metrics: call latency is a histogram with cumulative buckets", "[metr
 }
 
 TEST_CASE("call latency: each call lands in the first bucket at or above it", "[metrics]") {
-  vgpu::daemon::CallLatency l;
-  using vgpu::daemon::CallKind;
+  vgpu::host::CallLatency l;
+  using vgpu::host::CallKind;
   l.record(7, CallKind::kImmediate, 9'000);        // 9 µs: le 10 µs
   l.record(7, CallKind::kImmediate, 10'000);       // exactly 10 µs: le 10 µs
   l.record(7, CallKind::kImmediate, 10'001);       // le 25 µs

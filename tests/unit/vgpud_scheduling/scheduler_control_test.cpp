@@ -1,9 +1,11 @@
-// Live changes: a reloaded config file switches the policy and re-pins VM
-// weights through the dispatcher; a bad one changes nothing.
+// Live changes: a reloaded config file switches the dispatcher's policy and
+// re-pins VM weights (handed to the pin sink: vgpud's quota control, which
+// merges them with the store's); a bad one changes nothing.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
 #include "quiet_backend.h"
@@ -31,6 +33,12 @@ struct Fixture {
   }
   ~Fixture() { std::remove(path.c_str()); }
   void write(const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
+
+  // The last pin handed on per tenant.
+  std::map<scheduler::TenantId, scheduler::ParamsOverride> pins;
+  SchedulerControl::PinSink sink() {
+    return [this](scheduler::TenantId t, const scheduler::ParamsOverride& p) { pins[t] = p; };
+  }
 };
 
 }  // namespace
@@ -45,14 +53,12 @@ TEST_CASE("control: the dispatcher starts with the configured policy and VM pins
   REQUIRE(ok(control.load(&why)));
   scheduler::Dispatcher d(&f.backend, control.make_policy(), &f.gate, &f.clock,
                           control.dispatcher_config(), [](auto&, auto&) {}, [] {});
-  control.attach(&d);
+  control.attach(&d, f.sink());
   CHECK(d.policy_name() == "fixed-share");
-  d.add_tenant(1, {});
-  d.add_tenant(2, {});
   control.vm_opened(1, "alice");
   control.vm_opened(2, "bob");
-  CHECK(d.effective_params(1)->weight == 5);
-  CHECK(d.effective_params(2)->weight == 1);
+  CHECK(f.pins[1].weight == 5u);
+  CHECK(f.pins[2].empty());
 }
 
 TEST_CASE("control: a reload applies changes live, and a bad file changes nothing") {
@@ -65,19 +71,18 @@ TEST_CASE("control: a reload applies changes live, and a bad file changes nothin
   REQUIRE(ok(control.load(&why)));
   scheduler::Dispatcher d(&f.backend, control.make_policy(), &f.gate, &f.clock,
                           control.dispatcher_config(), [](auto&, auto&) {}, [] {});
-  control.attach(&d);
-  d.add_tenant(1, {});
+  control.attach(&d, f.sink());
   control.vm_opened(1, "alice");
   CHECK(d.policy_name() == "fair");
-  CHECK(d.effective_params(1)->weight == 2);
+  CHECK(f.pins[1].weight == 2u);
 
   f.write(R"({"policy": "best-effort", "slice_ms": 4, "overlap_depth": 3,
               "courses": {"c1": {"weight": 2, "vms": ["alice"]}}})");
   REQUIRE(ok(control.reload(&why)));
   CHECK(d.policy_name() == "best-effort");
   CHECK(d.overlap_depth() == 3);
-  CHECK(d.effective_params(1)->weight == 1);  // the weight pin is gone
-  CHECK(d.effective_params(1)->group == course_group_id("c1"));
+  CHECK_FALSE(f.pins[1].weight.has_value());  // the weight pin is gone
+  CHECK(f.pins[1].group == course_group_id("c1"));
   CHECK(control.settings().slice_ms == 4.0);
 
   f.write(R"({"policy": "fair", "slice_ms": 400})");

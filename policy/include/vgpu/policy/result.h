@@ -8,7 +8,7 @@
 // is what vgpuctl prints, unchanged ("permission denied: only admins add
 // users"); the code says what kind of refusal it was. Where a refusal must
 // become a CUDA code (vgpud answering a guest), the caller maps the code in
-// one place at that boundary (cli/vgpud/policy_status.h), never the text.
+// one place at that boundary (host/include/vgpu/host/policy_status.h), never the text.
 #pragma once
 
 #include <cstdint>

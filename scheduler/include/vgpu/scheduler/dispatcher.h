@@ -66,24 +66,6 @@ struct DispatcherConfig {
 
 inline constexpr uint32_t kMaxOverlapDepth = 16;
 
-// Parameters set by the operator for one tenant, over whatever add_tenant and
-// update_tenant say (vgpud's config file pins VM weights this way while the
-// quota store keeps supplying the rest). Unset fields pass through.
-struct ParamsOverride {
-  std::optional<uint32_t> weight;
-  std::optional<uint32_t> group;
-  std::optional<uint32_t> group_weight;
-
-  bool empty() const { return !weight && !group && !group_weight; }
-  TenantParams apply(TenantParams p) const {
-    if (weight) p.weight = *weight;
-    if (group) p.group = *group;
-    if (group_weight) p.group_weight = *group_weight;
-    return p;
-  }
-  bool operator==(const ParamsOverride&) const = default;
-};
-
 struct TenantUsage {
   uint64_t gpu_ns = 0;
   uint64_t commands = 0;
@@ -139,11 +121,8 @@ class Dispatcher {
   // now completes without one. `retired` (if set) runs once that command has
   // finished, as for purge_context. Never waits.
   void remove_tenant(TenantId tenant, Retired retired = {}) EXCLUDES(mu_);
-  // Pins some of a tenant's parameters (see ParamsOverride), now and for
-  // whenever it is added again; an empty override lifts the pin.
-  void set_override(TenantId tenant, const ParamsOverride& pin) EXCLUDES(mu_);
-  // What the policy was told for the tenant (its parameters under its pin).
-  std::optional<TenantParams> effective_params(TenantId tenant) const EXCLUDES(mu_);
+  // What the policy was told for the tenant (add_tenant, then update_tenant).
+  std::optional<TenantParams> tenant_params(TenantId tenant) const EXCLUDES(mu_);
 
   // Queues a command; the backend must already have accepted its work.
   void submit(Command&& command) EXCLUDES(mu_);
@@ -232,7 +211,6 @@ class Dispatcher {
   std::unordered_map<TenantId, std::shared_ptr<Tenant>> tenants_ GUARDED_BY(mu_);
   // Every tenant ever added.
   std::unordered_map<TenantId, std::shared_ptr<Usage>> usage_ GUARDED_BY(mu_);
-  std::unordered_map<TenantId, ParamsOverride> pins_ GUARDED_BY(mu_);
   std::string policy_name_ GUARDED_BY(mu_);
   std::vector<std::function<void()>> control_ GUARDED_BY(mu_);  // run on the dispatcher thread
   std::atomic<bool> wake_{false};  // set under mu_; polled without it

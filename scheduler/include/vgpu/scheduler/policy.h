@@ -13,6 +13,8 @@
 //   should_yield                                 between two commands of a turn
 #pragma once
 
+#include <optional>
+
 #include <cstdint>
 #include <string_view>
 
@@ -32,6 +34,26 @@ struct TenantParams {
 };
 
 inline constexpr uint32_t kMaxWeight = 1'000'000;
+
+// Parameters the operator pins on one tenant over those it has otherwise
+// (vgpud's config file pins VM weights this way while the quota store
+// supplies the rest; host::QuotaControl merges the two). Unset fields pass
+// through.
+struct ParamsOverride {
+  std::optional<uint32_t> weight;
+  std::optional<uint32_t> group;
+  std::optional<uint32_t> group_weight;
+
+  bool empty() const { return !weight && !group && !group_weight; }
+  TenantParams apply(TenantParams p) const {
+    if (weight) p.weight = *weight;
+    if (group) p.group = *group;
+    if (group_weight) p.group_weight = *group_weight;
+    return p;
+  }
+  bool operator==(const ParamsOverride&) const = default;
+};
+
 
 // Settings every policy understands; a policy ignores what does not apply.
 struct PolicyOptions {

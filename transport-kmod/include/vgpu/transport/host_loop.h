@@ -75,6 +75,21 @@ class ChannelEvents {
   virtual void on_close(uint64_t channel, std::shared_ptr<const void> mapping) = 0;
 };
 
+// What the owner of ChannelEvents may ask of the loop that feeds it: the
+// session layer answers through this, so it runs over a fake loop in tests.
+class LoopPort {
+ public:
+  virtual ~LoopPort() = default;
+  // Any thread: sends a reply on `channel` (dropped if the channel is gone).
+  virtual void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) = 0;
+  // Any thread: the loop thread calls ChannelEvents::on_wake soon after.
+  virtual void wake() = 0;
+  // Loop thread (from ChannelEvents::on_request): the part of `channel`'s data
+  // area that `client` may name. False for a client the channel cannot have.
+  virtual bool client_data_area(uint64_t channel, uint32_t client,
+                                std::span<uint8_t>* area) const = 0;
+};
+
 // How a real VM reaches its region (docs/kernel-module.md).
 enum class VmMode {
   kDoorbell,  // ivshmem-doorbell: vgpud serves the ivshmem protocol at `path`;
@@ -99,18 +114,18 @@ struct HostLoopStats {
   uint64_t sleeps = 0;
 };
 
-class HostLoop {
+class HostLoop final : public LoopPort {
  public:
   HostLoop(std::string socket_path, RegionGeometry geometry, ChannelEvents* events);
-  ~HostLoop();
+  ~HostLoop() override;
 
   Status start(std::string* why);  // binds the socket and starts the thread
   void stop();                     // closes every channel (on_close each) and joins
 
-  // Any thread: sends a reply on `channel` (dropped if the channel is gone).
-  void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) EXCLUDES(mu_);
-  // Any thread: wake the loop (e.g. a tenant's queue has room again).
-  void wake();
+  // LoopPort
+  void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) override
+      EXCLUDES(mu_);
+  void wake() override;  // e.g. a tenant's queue has room again
 
   // Any thread, before or after start(): serves real VM `vm.name` at
   // `vm.path`. The socket (or region file) exists when this returns, so QEMU
@@ -131,9 +146,8 @@ class HostLoop {
   // device unplugged and is plugging a new one (IvshmemSetup::replug).
   void expect_replug(const std::string& name) EXCLUDES(vm_mu_);
 
-  // Loop thread (from ChannelEvents::on_request): the part of `channel`'s data
-  // area that `client` may name. False for a client the channel cannot have.
-  bool client_data_area(uint64_t channel, uint32_t client, std::span<uint8_t>* area) const;
+  bool client_data_area(uint64_t channel, uint32_t client,
+                        std::span<uint8_t>* area) const override;
 
   HostLoopStats stats() const;
   size_t channel_count() const EXCLUDES(mu_);

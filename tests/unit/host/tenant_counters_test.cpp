@@ -2,9 +2,9 @@
 // to be) or something on record, and forgotten otherwise.
 #include <catch2/catch.hpp>
 
-#include "tenant_counters.h"
+#include "vgpu/host/tenant_counters.h"
 
-using namespace vgpu::daemon;
+using namespace vgpu::host;
 
 TEST_CASE("a VM is listed while connected or waiting, and kept once it misbehaved") {
   TenantCounters c;

@@ -1,9 +1,9 @@
-#include "call_latency.h"
+#include "vgpu/host/call_latency.h"
 
 #include <algorithm>
 #include <chrono>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 const char* call_kind_name(CallKind kind) {
   return kind == CallKind::kImmediate ? "immediate" : "queued";
@@ -33,4 +33,4 @@ uint64_t steady_now_ns() {
                                    .count());
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

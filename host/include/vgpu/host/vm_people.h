@@ -10,7 +10,7 @@
 
 #include "vgpu/scheduler/types.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 struct VmPeople {
   std::string vm;
@@ -23,4 +23,4 @@ void remember_vm(scheduler::TenantId tenant, VmPeople people);
 std::optional<VmPeople> people_of_vm(const std::string& vm);
 std::optional<VmPeople> people_of_tenant(scheduler::TenantId tenant);
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

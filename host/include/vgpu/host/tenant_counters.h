@@ -16,7 +16,7 @@
 
 #include "vgpu/scheduler/command.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 struct TenantCount {
   std::string vm;
@@ -61,4 +61,4 @@ class TenantCounters {
   TenantCount totals_;                                  // guarded by mu_
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

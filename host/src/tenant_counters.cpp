@@ -1,6 +1,6 @@
-#include "tenant_counters.h"
+#include "vgpu/host/tenant_counters.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 void TenantCounters::opened(scheduler::TenantId tenant, const std::string& vm) {
   count_up(tenant, vm, &TenantCount::channels);
@@ -58,4 +58,4 @@ TenantCount TenantCounters::totals() const {
   return totals_;
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -1,5 +1,5 @@
 // The admin socket: a Unix stream socket at <runtime-dir>/vgpud-admin.sock
-// carrying JSON lines (see cli/admin/admin_protocol.h). One thread polls the
+// carrying JSON lines (see policy/admin/admin_protocol.h). One thread polls the
 // listening socket and its connections (Limits); each complete line is
 // handed, with the peer's uid from SO_PEERCRED, to the handler, and its answer
 // is written back as one line. The socket is world-connectable: who may do
@@ -15,7 +15,7 @@
 
 #include "vgpu/protocol/status.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 // The socket is open to every local user, so no user may take it from the
 // others: connections are limited per uid and in all, some are kept for the
@@ -58,4 +58,4 @@ class AdminServer {
   std::thread thread_;
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -15,9 +15,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "admin_server.h"
+#include "vgpu/host/admin_server.h"
 
-using vgpu::daemon::AdminServer;
+using vgpu::host::AdminServer;
 using namespace std::chrono_literals;
 
 namespace {

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tenant_counters.h"
+#include "vgpu/host/tenant_counters.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/transport/host_loop.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 struct StatusSources {
   const transport::HostLoop* loop = nullptr;
@@ -33,4 +33,4 @@ nlohmann::json daemon_status(const StatusSources& sources);
 // children (live child processes: the backends' workers).
 nlohmann::json process_footprint();
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

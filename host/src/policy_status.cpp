@@ -1,7 +1,7 @@
 // The policy store's categories as CUDA status values (policy_status.h).
-#include "policy_status.h"
+#include "vgpu/host/policy_status.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 Status guest_status(const policy::Result& result) {
   using Code = policy::Result::Code;
@@ -23,4 +23,4 @@ Status guest_status(const policy::Result& result) {
   return Status::kUnknown;
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

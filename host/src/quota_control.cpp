@@ -1,4 +1,4 @@
-#include "quota_control.h"
+#include "vgpu/host/quota_control.h"
 
 #include <pwd.h>
 #include <spdlog/spdlog.h>
@@ -7,11 +7,11 @@
 #include <ctime>
 
 #include "admin_ops.h"
-#include "vm_people.h"
+#include "vgpu/host/vm_people.h"
 #include "admin_protocol.h"
 #include "vgpu/policy/units.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 using nlohmann::json;
 using scheduler::Grant;
@@ -61,7 +61,7 @@ bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::
     return false;
   }
   backend_->set_memory_cap(tenant, p.memory_cap);
-  *params = params_of(p);
+  *params = params_for(p);
   const policy::TenantStatus who = accounting_.status_of(tenant);
   remember_vm(tenant, {who.vm, who.student, who.course});  // its log lines' and metrics' labels
   std::lock_guard lock(mu_);
@@ -80,7 +80,28 @@ void QuotaControl::attribute(std::vector<policy::UsageRecord>* batch) {
 
 void QuotaControl::apply(const policy::TenantPlan& plan) {
   backend_->set_memory_cap(plan.tenant, plan.memory_cap);
-  dispatcher_->update_tenant(plan.tenant, params_of(plan));
+  dispatcher_->update_tenant(plan.tenant, params_for(plan));
+}
+
+scheduler::TenantParams QuotaControl::params_for(const policy::TenantPlan& plan) {
+  std::lock_guard lock(mu_);
+  auto pin = pins_.find(plan.tenant);
+  return pin == pins_.end() ? params_of(plan) : pin->second.apply(params_of(plan));
+}
+
+void QuotaControl::pin(TenantId tenant, const scheduler::ParamsOverride& pin) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = pins_.find(tenant);
+    if (it == pins_.end() ? pin.empty() : it->second == pin) return;
+    if (pin.empty()) {
+      pins_.erase(tenant);
+    } else {
+      pins_[tenant] = pin;
+    }
+    if (!connected_.count(tenant) || !dispatcher_) return;  // applied when it is admitted
+  }
+  dispatcher_->update_tenant(tenant, params_for(accounting_.plan(tenant)));
 }
 
 void QuotaControl::announce(TenantId tenant, const char* what) {
@@ -102,7 +123,7 @@ Grant QuotaControl::reserve(TenantId tenant, scheduler::Nanos want) {
   const policy::Admission d = accounting_.reserve(tenant, want);
   if (d.plan_changed && dispatcher_) {
     const policy::TenantPlan p = accounting_.plan(tenant);
-    dispatcher_->update_tenant(tenant, params_of(p));
+    dispatcher_->update_tenant(tenant, params_for(p));
     if (p.best_effort) announce(tenant, "its work now runs best-effort");
   }
   switch (d.kind) {
@@ -125,6 +146,21 @@ Grant QuotaControl::reserve(TenantId tenant, scheduler::Nanos want) {
 void QuotaControl::settle(TenantId tenant, scheduler::Nanos reserved, scheduler::Nanos used) {
   accounting_.settle(tenant, reserved, used);
 }
+
+class QuotaControl::Live final : public admin::LiveState {
+ public:
+  explicit Live(QuotaControl* quotas) : quotas_(quotas) {}
+  json top(const policy::Actor& by) override { return quotas_->top(by); }
+  json status() override { return quotas_->status_ ? quotas_->status_() : json::object(); }
+  bool flush_usage() override {
+    if (!quotas_->flush_) return false;
+    quotas_->flush_();
+    return true;
+  }
+
+ private:
+  QuotaControl* const quotas_;
+};
 
 std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   const json request = json::parse(line, nullptr, false);
@@ -152,19 +188,8 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
   }
   // Every field is read by type: {"op": 1} is a wrong request, not an exception.
   const std::string op = admin::op_of(request);
-  if (op == "top") return admin::ok_answer(top(actor)).dump();
-  if (op == "status") {
-    if (actor.role != policy::Role::kAdmin || !status_) {
-      return admin::error_answer("permission denied: only admins read the daemon's status").dump();
-    }
-    return admin::ok_answer(status_()).dump();
-  }
-  if (op == "usage.flush") {  // harmless: writes now what the flusher would write within a second
-    if (!flush_) return admin::error_answer("this daemon cannot flush its usage").dump();
-    flush_();
-    return admin::ok_answer(json{{"flushed", true}}).dump();
-  }
-  const admin::OpResult r = admin::execute(*admin_store_, actor, request, unix_now());
+  Live live(this);
+  const admin::OpResult r = admin::execute(*admin_store_, actor, request, unix_now(), &live);
   if (r.changed) {
     // Changes apply at once: new caps, weights and budgets for every
     // connected VM, and tenants held by `wait` are asked about again.
@@ -259,4 +284,4 @@ json QuotaControl::top(const policy::Actor& actor) {
           {"tenants", tenants}};
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

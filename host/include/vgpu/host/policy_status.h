@@ -7,11 +7,11 @@
 #include "vgpu/policy/result.h"
 #include "vgpu/protocol/status.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 // ok: kSuccess; permission denied and read-only: kNotPermitted; a value, a
 // name or a state the store refused: kInvalidValue; busy and storage errors:
 // kUnknown.
 Status guest_status(const policy::Result& result);
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

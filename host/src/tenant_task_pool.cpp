@@ -1,8 +1,8 @@
-#include "tenant_task_pool.h"
+#include "vgpu/host/tenant_task_pool.h"
 
 #include <pthread.h>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 TenantTaskPool::TenantTaskPool(int threads) {
   for (int i = 0; i < threads; ++i) {
@@ -75,4 +75,4 @@ void TenantTaskPool::run() {
   }
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

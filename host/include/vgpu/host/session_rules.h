@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 template <class Sessions>  // a map keyed by client id
 bool session_allowed(const Sessions& sessions, uint32_t client) {
@@ -24,4 +24,4 @@ bool session_allowed(const Sessions& sessions, uint32_t client) {
   return true;
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -1,10 +1,10 @@
 // The one place a policy store refusal becomes a CUDA status (policy_status.h).
 #include <catch2/catch.hpp>
 
-#include "policy_status.h"
+#include "vgpu/host/policy_status.h"
 
 using vgpu::Status;
-using vgpu::daemon::guest_status;
+using vgpu::host::guest_status;
 using vgpu::policy::Result;
 
 TEST_CASE("a store refusal maps to a CUDA status by its category, not its text") {

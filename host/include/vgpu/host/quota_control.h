@@ -18,14 +18,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "admin_server.h"
+#include "vgpu/host/admin_server.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/policy/accounting.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/quota_gate.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 // Tenants past their budget with on-exhaust best-effort are scheduled in this
 // group (weight 1 among groups, weight 1 within), behind every course.
@@ -52,6 +52,11 @@ class QuotaControl final : public scheduler::QuotaGate {
   // its memory cap and gives the scheduling parameters to add it with.
   bool admit(scheduler::TenantId tenant, scheduler::TenantParams* params, std::string* why);
   void disconnected(scheduler::TenantId tenant);
+  // The parameters the operator pins on a tenant (the config file's weight
+  // and course for its VM), over those its plan gives; an empty pin lifts
+  // it. The one writer of a tenant's scheduling parameters is this class:
+  // the store's plan and the pins meet here. Any thread.
+  void pin(scheduler::TenantId tenant, const scheduler::ParamsOverride& pin);
   // Charges each record of a usage batch to the student its VM is bound to.
   void attribute(std::vector<policy::UsageRecord>* batch);
 
@@ -79,7 +84,11 @@ class QuotaControl final : public scheduler::QuotaGate {
   void set_request_hook(RequestHook hook) { request_hook_ = std::move(hook); }
 
  private:
+  class Live;  // the admin table's view of this daemon (admin::LiveState)
+
   void apply(const policy::TenantPlan& plan);
+  // The plan's scheduling parameters under the tenant's pin.
+  scheduler::TenantParams params_for(const policy::TenantPlan& plan);
   nlohmann::json top(const policy::Actor& actor);
   void announce(scheduler::TenantId tenant, const char* what);
 
@@ -93,9 +102,10 @@ class QuotaControl final : public scheduler::QuotaGate {
   std::function<void()> flush_;
   RequestHook request_hook_;
 
-  std::mutex mu_;  // guards connected_ and announced_
+  std::mutex mu_;  // guards connected_, announced_ and pins_
   std::unordered_set<scheduler::TenantId> connected_;
+  std::unordered_map<scheduler::TenantId, scheduler::ParamsOverride> pins_;
   std::unordered_set<scheduler::TenantId> announced_;  // exhaustion logged once per episode
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -1,4 +1,4 @@
-#include "daemon_status.h"
+#include "vgpu/host/daemon_status.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 using nlohmann::json;
 
@@ -142,4 +142,4 @@ json daemon_status(const StatusSources& s) {
   };
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -18,7 +18,7 @@
 
 #include "vgpu/scheduler/types.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 enum class CallKind : uint8_t { kImmediate, kQueued };
 inline constexpr int kCallKinds = 2;
@@ -51,4 +51,4 @@ class CallLatency {
 // The steady clock in ns, as ReplyTo::received_ns holds it.
 uint64_t steady_now_ns();
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -53,7 +53,16 @@ struct Ctx {
   const Actor& by;
   const json& r;
   int64_t now;
+  LiveState* live;
   bool changed = false;
+
+  // The running daemon, for the operations that read its live state.
+  LiveState& daemon(std::string_view op) {
+    if (!live) {
+      throw BadRequest{std::string(op) + " shows the running daemon: ask vgpud (vgpuctl without --db)"};
+    }
+    return *live;
+  }
 
   json done(const Result& s, json result = json::object()) {
     if (!s.ok()) return error_answer(s);
@@ -172,6 +181,27 @@ using Handler = std::function<json(Ctx&)>;
 
 const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
   static const auto* ops = new std::map<std::string, std::pair<bool, Handler>, std::less<>>{
+      // The daemon's live state (LiveState): never a change.
+      {"top", {false, [](Ctx& c) { return ok_answer(c.daemon("top").top(c.by)); }}},
+      {"status",
+       {false,
+        [](Ctx& c) {
+          LiveState& live = c.daemon("status");
+          if (c.by.role != Role::kAdmin) {
+            return error_answer("permission denied: only admins read the daemon's status");
+          }
+          return ok_answer(live.status());
+        }}},
+      // Harmless for anyone: writes now what the flusher would write within
+      // its interval (reports read from the file, tests).
+      {"usage.flush",
+       {false,
+        [](Ctx& c) {
+          if (!c.daemon("usage.flush").flush_usage()) {
+            return error_answer("this daemon cannot flush its usage");
+          }
+          return ok_answer(json{{"flushed", true}});
+        }}},
       {"whoami",
        {false,
         [](Ctx& c) {
@@ -493,7 +523,8 @@ bool is_change(std::string_view op) {
   return it == table().end() || it->second.first;
 }
 
-OpResult execute(Store& store, const Actor& by, const json& request, int64_t now) {
+OpResult execute(Store& store, const Actor& by, const json& request, int64_t now,
+                 LiveState* live) {
   OpResult out;
   try {
     const std::string op = op_of(request);
@@ -506,7 +537,7 @@ OpResult execute(Store& store, const Actor& by, const json& request, int64_t now
       out.answer = error_answer("unknown operation '" + op + "'");
       return out;
     }
-    Ctx c{store, by, request, now, false};
+    Ctx c{store, by, request, now, live};
     out.answer = it->second.second(c);
     out.changed = c.changed;
   } catch (const BadRequest& e) {

@@ -1,9 +1,9 @@
-#include "vm_people.h"
+#include "vgpu/host/vm_people.h"
 
 #include <mutex>
 #include <unordered_map>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 namespace {
 
@@ -43,4 +43,4 @@ std::optional<VmPeople> people_of_tenant(scheduler::TenantId tenant) {
   return it->second;
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

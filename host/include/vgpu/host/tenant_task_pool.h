@@ -15,7 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 class TenantTaskPool {
  public:
@@ -43,4 +43,4 @@ class TenantTaskPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

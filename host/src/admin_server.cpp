@@ -1,4 +1,4 @@
-#include "admin_server.h"
+#include "vgpu/host/admin_server.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -19,7 +19,7 @@
 #include "admin_protocol.h"
 #include "vgpu/transport/unix_socket.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -193,4 +193,4 @@ void AdminServer::run() {
   for (const Client& c : clients) close(c.fd);
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -37,8 +37,25 @@ T field(const json& request, const char* key, T otherwise) {
   }
 }
 inline std::string op_of(const json& request) { return field<std::string>(request, "op", ""); }
+// What only the running daemon knows: its connected VMs and its own state.
+// The table's `top`, `status` and `usage.flush` ask it; without one (vgpuctl
+// --db on a database file) they answer that they need vgpud.
+class LiveState {
+ public:
+  virtual ~LiveState() = default;
+  // The connected VMs `by` may see (admins every one, a teacher their
+  // courses', a student their own).
+  virtual json top(const policy::Actor& by) = 0;
+  // The daemon's own accounting (host/daemon_status.h); asked for admins only.
+  virtual json status() = 0;
+  // Writes the usage measured so far to the ledger; returns once it is there.
+  // False if this daemon cannot.
+  virtual bool flush_usage() = 0;
+};
+
 // Runs one request as `by`. Never throws.
-OpResult execute(policy::Store& store, const policy::Actor& by, const json& request, int64_t now);
+OpResult execute(policy::Store& store, const policy::Actor& by, const json& request, int64_t now,
+                 LiveState* live = nullptr);
 
 // {"ok": false, "error": why}. The admin protocol carries only the message:
 // a refusal of the store answers with its Result's message (its category's

@@ -9,9 +9,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "tenant_task_pool.h"
+#include "vgpu/host/tenant_task_pool.h"
 
-using namespace vgpu::daemon;
+using namespace vgpu::host;
 using namespace std::chrono_literals;
 
 TEST_CASE("a tenant's tasks run one at a time, in order; stop runs what is posted") {

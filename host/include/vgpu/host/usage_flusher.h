@@ -1,0 +1,70 @@
+// The usage ledger's writer: what the dispatcher measured since the last
+// flush, per tenant, goes to the store as one record per tenant in the
+// current hour's bucket, charged to the student each VM is bound to; and the
+// VMs that opened a channel meanwhile get their last-seen time. Runs every
+// interval on a thread of its own (the ledger's SQLite connection: a write
+// may wait for another program's lock, and no VM waits with it), on an
+// admin's `usage.flush`, and once more at stop.
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vgpu/executor/backend.h"
+#include "vgpu/host/quota_control.h"
+#include "vgpu/policy/store.h"
+#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/thread_annotations.h"
+
+namespace vgpu::host {
+
+class UsageFlusher {
+ public:
+  // Unix seconds now (tests pass a clock that crosses an hour).
+  using WallClock = std::function<int64_t()>;
+
+  UsageFlusher(policy::Store* ledger, const scheduler::Dispatcher* dispatcher,
+               const executor::Backend* backend, QuotaControl* quotas,
+               std::chrono::milliseconds interval, WallClock now = default_now);
+  ~UsageFlusher();  // stop()
+
+  void start();  // the thread that flushes every interval
+  void stop() EXCLUDES(mu_);  // ends it, then flushes what is left
+
+  // Any thread: writes what was measured since the last flush; returns once
+  // it is in the store. One flush at a time.
+  void flush() EXCLUDES(flushing_, mu_);
+  // Any thread: `vm` opened a channel; its last-seen time is written at the
+  // next flush.
+  void seen(const std::string& vm) EXCLUDES(mu_);
+
+  // The hour bucket a record written at `unix_seconds` goes to.
+  static int64_t hour_of(int64_t unix_seconds) { return unix_seconds / 3600 * 3600; }
+  static int64_t default_now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+ private:
+  void run() EXCLUDES(mu_);
+
+  policy::Store* const ledger_;
+  const scheduler::Dispatcher* const dispatcher_;
+  const executor::Backend* const backend_;
+  QuotaControl* const quotas_;
+  const std::chrono::milliseconds interval_;
+  const WallClock now_;
+
+  Mutex flushing_;  // one flush at a time
+  // Usage already written to the store, per tenant.
+  std::unordered_map<scheduler::TenantId, scheduler::TenantUsage> flushed_ GUARDED_BY(flushing_);
+  Mutex mu_;
+  std::unordered_set<std::string> seen_vms_ GUARDED_BY(mu_);  // since the last flush
+  bool stopping_ GUARDED_BY(mu_) = false;
+  CondVar cv_;
+  std::thread thread_;
+};
+
+}  // namespace vgpu::host
