@@ -74,7 +74,21 @@ TEST_CASE("vgpud killed and restarted under running VMs: clear errors, new runs 
                                 {"--socket", dir.path() + "/vgpud.sock", "--vm", vms[0], "--count",
                                  "100000"},
                                 dir.path() + "/honest-" + std::to_string(cycle) + ".txt");
-    std::this_thread::sleep_for(2500ms);
+    // Killed once every VM has work queued (not after a guess at how long
+    // starting the programs takes on this machine).
+    REQUIRE(eventually(
+        [&] {
+          const nlohmann::json status = daemon_status(dir.path());
+          for (int i = 0; i < kVms; ++i) {
+            const nlohmann::json t = tenant_of(status, vms[i]);
+            if (!t.contains("queued") || t["queued"].get<uint64_t>() == 0) return false;
+          }
+          return true;
+        },
+        60s));
+    // What the flusher writes each second, written now: the short runs are on
+    // the ledger before the kill, however soon it comes.
+    REQUIRE(d.ctl({"usage", "flush"}).exit_code == 0);
     d.kill9();
     const auto killed = std::chrono::steady_clock::now();
     for (auto& p : running) {

@@ -47,8 +47,11 @@ class RecordingBackend final : public test::QuietBackend {
 class ScriptedGate final : public QuotaGate {
  public:
   std::atomic<Grant::Kind> answer{Grant::Kind::kRun};
+  std::atomic<int> asked{0};  // reserve calls so far: the dispatcher reached a decision
   Grant reserve(TenantId, Nanos want) override {
-    return {answer.load(), want, answer == Grant::Kind::kReject ? Status::kDevicesUnavailable : Status::kSuccess};
+    const Grant::Kind kind = answer.load();
+    asked.fetch_add(1);
+    return {kind, want, kind == Grant::Kind::kReject ? Status::kDevicesUnavailable : Status::kSuccess};
   }
   void settle(TenantId, Nanos, Nanos) override {}
 };
@@ -215,7 +218,9 @@ TEST_CASE("the quota gate can hold a tenant back, and reject its work") {
   h.gate.answer = Grant::Kind::kWait;
   h.dispatcher.start();
   for (int i = 0; i < 5; ++i) h.submit(1, 10, i);
-  std::this_thread::sleep_for(50ms);
+  // The dispatcher asked the gate about the tenant and was told to wait:
+  // nothing of it ran, or will until it asks again.
+  REQUIRE(eventually([&] { return h.gate.asked.load() > 0; }));
   CHECK(h.completions() == 0);
   h.gate.answer = Grant::Kind::kRun;
   h.dispatcher.poke();
@@ -271,7 +276,8 @@ TEST_CASE("a purge never waits; what it ended is retired when its running comman
   });
   std::atomic<bool> tenant_retired{false};
   h.dispatcher.remove_tenant(1, [&] { tenant_retired = true; });
-  std::this_thread::sleep_for(100ms);
+  // Not retired by the calls themselves, and the dispatcher thread, the only
+  // other that retires, is inside the held command.
   CHECK_FALSE(own_retired.load());  // its command still runs
   CHECK_FALSE(tenant_retired.load());
   h.backend.hold = false;
@@ -284,7 +290,7 @@ TEST_CASE("a purge never waits; what it ended is retired when its running comman
     std::lock_guard lock(h.backend.mu);
     return h.backend.discarded.size() == 2;
   }));
-  std::this_thread::sleep_for(20ms);
+  h.dispatcher.stop();  // its thread joined: whatever it would have answered, it has
   CHECK(h.completions() == 0);
   std::lock_guard lock(h.backend.mu);
   REQUIRE(h.backend.executed.size() == 1);
