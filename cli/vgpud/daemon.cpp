@@ -8,7 +8,7 @@
 #include "vgpu/host/daemon_status.h"
 #include "vgpu/host/vm_people.h"
 #include "vgpu/protocol/handover.h"
-#include "vm_sockets.h"
+#include "vgpu/host/vm_sockets.h"
 
 namespace vgpu::daemon {
 
@@ -78,10 +78,10 @@ Status Daemon::start(std::string* why) {
   started_ = std::chrono::steady_clock::now();
   quotas_->set_flush([this] { usage_->flush(); });
   quotas_->set_status_source([this] { return status(); });
-  if (Status s = serve_vms(*loop_, config_.vms, why, config_.vm_gid); !ok(s)) return s;
-  libvirt_ = std::make_unique<LibvirtControl>(
+  if (Status s = host::serve_vms(*loop_, config_.vms, why, config_.vm_gid); !ok(s)) return s;
+  libvirt_ = std::make_unique<host::LibvirtControl>(
       ledger_store_.get(),
-      vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
+      host::vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
       config_.libvirt_uri);
   quotas_->set_request_hook([this](const nlohmann::json& request, nlohmann::json* answer) {
     libvirt_->after_request(request, answer);

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "libvirt_control.h"
+#include "vgpu/host/libvirt_control.h"
 #include "metrics_server.h"
 #include "scheduler_control.h"
 #include "vgpu/executor/backend.h"
@@ -90,7 +90,7 @@ class Daemon final {
   std::unique_ptr<host::UsageFlusher> usage_;
   std::unique_ptr<host::Sessions> sessions_;
   std::unique_ptr<transport::HostLoop> loop_;
-  std::unique_ptr<LibvirtControl> libvirt_;  // attached domains: sockets, lifecycle, sessions
+  std::unique_ptr<host::LibvirtControl> libvirt_;  // attached domains: sockets, lifecycle, sessions
   std::unique_ptr<MetricsServer> metrics_;   // --metrics-listen
   std::chrono::steady_clock::time_point started_;
 };

@@ -23,7 +23,7 @@
 #include "journal_log.h"
 #include "service_notify.h"
 #include "sim_memory.h"
-#include "vm_sockets.h"
+#include "vgpu/host/vm_sockets.h"
 
 namespace {
 
@@ -265,9 +265,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& vm : vm_sockets)
-    config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kDoorbell));
+    config.vms.push_back(host::vm_spec(config.runtime_dir, vm, transport::VmMode::kDoorbell));
   for (const auto& vm : vm_plain)
-    config.vms.push_back(daemon::vm_spec(config.runtime_dir, vm, transport::VmMode::kPlain));
+    config.vms.push_back(host::vm_spec(config.runtime_dir, vm, transport::VmMode::kPlain));
   config.libvirt_uri = libvirt_uri;
   config.metrics_listen = metrics_listen;
   config.geometry.data_size = data_area_mib << 20;

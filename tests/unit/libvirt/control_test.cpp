@@ -16,12 +16,12 @@
 
 #include <sqlite3.h>
 
-#include "libvirt_control.h"
+#include "vgpu/host/libvirt_control.h"
 #include "qemu_peer.h"
 #include "test_driver.h"
 
 using namespace vgpu;
-using namespace vgpu::daemon;
+using namespace vgpu::host;
 using namespace vgpu::virt;
 using namespace vgpu::virt::test;
 using namespace std::chrono_literals;

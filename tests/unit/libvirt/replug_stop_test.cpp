@@ -9,10 +9,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "device_replug.h"
+#include "vgpu/host/device_replug.h"
 #include "test_driver.h"
 
-using namespace vgpu::daemon;
+using namespace vgpu::host;
 
 TEST_CASE("replug: stop() waits for the job in hand; nothing of it runs afterwards") {
   vgpu::virt::test::TestConnection libvirt;  // the test driver's running domain "test"

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 class SerialWorker {
  public:
@@ -33,4 +33,4 @@ class SerialWorker {
   std::thread thread_;
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

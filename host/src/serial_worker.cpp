@@ -1,6 +1,6 @@
-#include "serial_worker.h"
+#include "vgpu/host/serial_worker.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 SerialWorker::SerialWorker() : thread_([this] { run(); }) {}
 
@@ -35,4 +35,4 @@ void SerialWorker::run() {
   }
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -1,4 +1,4 @@
-#include "device_replug.h"
+#include "vgpu/host/device_replug.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,7 +8,7 @@
 
 #include "shmem_xml.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 namespace {
 
 constexpr auto kRemovalLimit = std::chrono::seconds(30);  // the guest's time to let go
@@ -161,4 +161,4 @@ bool DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name, 
   }
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "libvirt_control.h"
+#include "vgpu/host/libvirt_control.h"
 #include "vgpu/protocol/status.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/transport/host_loop.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 std::string vm_dir(const std::string& runtime_dir);
 transport::VmSpec vm_spec(const std::string& runtime_dir, const std::string& name,
@@ -34,4 +34,4 @@ Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
 VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
                  const std::string& runtime_dir, int gid);
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

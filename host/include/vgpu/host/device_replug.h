@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "serial_worker.h"
+#include "vgpu/host/serial_worker.h"
 #include "virt_connection.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 struct ReplugJob {
   std::string uuid;    // the domain
@@ -73,4 +73,4 @@ class DeviceReplug {
   SerialWorker worker_;  // last: its thread uses what is above
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

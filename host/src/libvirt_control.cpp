@@ -1,4 +1,4 @@
-#include "libvirt_control.h"
+#include "vgpu/host/libvirt_control.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,7 +8,7 @@
 #include "qemu_peer.h"
 #include "vgpu/policy/units.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 namespace {
 
 int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
@@ -327,4 +327,4 @@ void LibvirtControl::end_session(const std::string& uuid, const std::string& nam
                vm, name, uuid, reason, s.id, policy::format_duration(static_cast<int64_t>(used)));
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

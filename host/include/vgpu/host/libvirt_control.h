@@ -43,12 +43,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "device_replug.h"
-#include "serial_worker.h"
+#include "vgpu/host/device_replug.h"
+#include "vgpu/host/serial_worker.h"
 #include "domain_watcher.h"
 #include "vgpu/policy/store.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 // What the control asks of the daemon.
 struct VmHooks {
@@ -137,4 +137,4 @@ class LibvirtControl final : public virt::DomainEvents {
   std::unique_ptr<DeviceReplug> replug_;
 };
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

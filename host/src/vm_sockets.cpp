@@ -1,4 +1,4 @@
-#include "vm_sockets.h"
+#include "vgpu/host/vm_sockets.h"
 
 #include <spdlog/spdlog.h>
 
@@ -10,7 +10,7 @@
 
 #include "vgpu/transport/unix_socket.h"
 
-namespace vgpu::daemon {
+namespace vgpu::host {
 
 std::string vm_dir(const std::string& runtime_dir) { return runtime_dir + "/vms"; }
 
@@ -70,4 +70,4 @@ VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
   return h;
 }
 
-}  // namespace vgpu::daemon
+}  // namespace vgpu::host

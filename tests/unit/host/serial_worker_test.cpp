@@ -9,9 +9,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "serial_worker.h"
+#include "vgpu/host/serial_worker.h"
 
-using namespace vgpu::daemon;
+using namespace vgpu::host;
 using namespace std::chrono_literals;
 
 TEST_CASE("posted tasks run in order on the worker's thread; stop runs what is queued") {
