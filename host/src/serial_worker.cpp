@@ -1,5 +1,7 @@
 #include "vgpu/host/serial_worker.h"
 
+#include <future>
+
 namespace vgpu::host {
 
 SerialWorker::SerialWorker() : thread_([this] { run(); }) {}
@@ -11,6 +13,18 @@ void SerialWorker::post(std::function<void()> task) {
   if (stopping_) return;
   queue_.push_back(std::move(task));
   cv_.notify_one();
+}
+
+void SerialWorker::drain() {
+  std::promise<void> ran;
+  std::future<void> done = ran.get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;  // stop() runs what was queued before it returns
+    queue_.push_back([&ran] { ran.set_value(); });
+    cv_.notify_one();
+  }
+  done.wait();
 }
 
 void SerialWorker::stop() {

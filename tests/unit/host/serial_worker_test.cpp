@@ -52,3 +52,21 @@ TEST_CASE("posting does not wait for a task that waits") {
   CHECK(std::chrono::steady_clock::now() - t0 < 200ms);
   release = true;
 }
+
+TEST_CASE("drain returns once everything posted before it has run, and the worker goes on") {
+  SerialWorker w;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 20; ++i) {
+    w.post([&] {
+      std::this_thread::sleep_for(1ms);
+      ran++;
+    });
+  }
+  w.drain();
+  CHECK(ran == 20);
+  w.post([&] { ran++; });
+  w.drain();
+  CHECK(ran == 21);
+  w.stop();
+  w.drain();  // after stop: returns at once
+}

@@ -246,7 +246,7 @@ TEST_CASE("another program's write lock holds up neither a QEMU connecting nor t
   REQUIRE(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(other);
   REQUIRE(eventually([&] { return f.sessions("ctl-w").size() == 1; }));
-  std::this_thread::sleep_for(100ms);
+  f.control->drain_sessions();  // both connections' writes are done
   CHECK(f.sessions("ctl-w").size() == 1);  // one session for the two connections
 }
 

@@ -88,6 +88,10 @@ class LibvirtControl final : public virt::DomainEvents {
   bool watching() const { return watcher_ != nullptr; }
   bool connected() const { return watcher_ && watcher_->connected(); }
   virt::DomainWatcher* watcher() { return watcher_.get(); }  // fault injection (tests)
+  // Returns once the session writes asked for so far are done (tests).
+  void drain_sessions() {
+    if (sessions_worker_) sessions_worker_->drain();
+  }
   DeviceReplug* replug() { return replug_.get(); }            // what was replugged (tests)
 
  private:

@@ -20,6 +20,9 @@ class SerialWorker {
 
   // Any thread; dropped after stop().
   void post(std::function<void()> task);
+  // Any thread but the worker's own: returns once every task posted before
+  // the call has run (at once after stop()).
+  void drain();
   // Runs what is queued, then ends the thread.
   void stop();
 
