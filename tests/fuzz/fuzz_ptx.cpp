@@ -60,6 +60,8 @@ void check_fast_form(const ptx::Program& p, const ptx::Function& f, const ptx::I
   };
   switch (in.fast) {
     case F::kNone: return;
+    case F::kBarSync:  // the whole CTA's barrier: its id and count are not read
+      return;
     case F::kBra:
       if (in.target < 0) __builtin_trap();
       return;
