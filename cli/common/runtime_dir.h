@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "vgpu/result.h"
+
 namespace vgpu::cli {
 
 std::string default_runtime_dir();
@@ -15,7 +17,9 @@ std::string resolve_runtime_dir(const std::string& flag_value);
 // writable by others. Anyone else who could place or swap files in it could
 // stand in for vgpud's sockets, or have vgpud chmod what they point to (the
 // default /tmp/vgpu-$UID is a name anyone can take first). New: mode 0755 for
-// root (students' programs reach its sockets), 0700 otherwise.
-bool prepare_runtime_dir(const std::string& path, std::string* why);
+// root (students' programs reach its sockets), 0700 otherwise. Invalid
+// argument: a link or not a directory; permission denied: another owner, or
+// writable by others; unavailable: it cannot be made or examined.
+Result prepare_runtime_dir(const std::string& path);
 
 }  // namespace vgpu::cli

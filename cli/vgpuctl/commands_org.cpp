@@ -96,8 +96,7 @@ CLI::Validator time_zone_validator() {
   return CLI::Validator(
       [](std::string& s) {
         policy::TimeZone z;
-        std::string why;
-        return policy::TimeZone::find(s, &z, &why) ? std::string() : why;
+        return policy::TimeZone::find(s, &z).message();  // empty: valid
       },
       "ZONE");
 }

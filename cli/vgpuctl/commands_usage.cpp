@@ -123,16 +123,14 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::Validator(
           [](std::string& s) {
             int64_t t = 0;
-            std::string why;
-            return policy::parse_date(s, false, 0, &t, &why) ? std::string() : why;
+            return policy::parse_date(s, false, 0, &t).message();  // empty: valid
           },
           "DATE"));
   report->add_option("--until", until, "through this DATE (a bare date includes the whole day)")
       ->check(CLI::Validator(
           [](std::string& s) {
             int64_t t = 0;
-            std::string why;
-            return policy::parse_date(s, true, 0, &t, &why) ? std::string() : why;
+            return policy::parse_date(s, true, 0, &t).message();  // empty: valid
           },
           "DATE"));
   add_output_options(report, ctx);
@@ -227,8 +225,7 @@ void add_usage_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::Validator(
           [](std::string& s) {
             int64_t t = 0;
-            std::string why;
-            return policy::parse_date(s, false, 0, &t, &why) ? std::string() : why;
+            return policy::parse_date(s, false, 0, &t).message();  // empty: valid
           },
           "DATE"));
   add_output_options(audit, ctx);

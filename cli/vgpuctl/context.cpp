@@ -53,8 +53,7 @@ CLI::Validator gpu_time_validator() {
   return CLI::Validator(
       [](std::string& s) {
         policy::GpuTime g;
-        std::string why;
-        return policy::parse_gpu_time(s, &g, &why) ? std::string() : why;
+        return policy::parse_gpu_time(s, &g).message();  // empty: valid
       },
       "BUDGET/PERIOD");
 }
@@ -63,8 +62,7 @@ CLI::Validator bytes_validator() {
   return CLI::Validator(
       [](std::string& s) {
         uint64_t b = 0;
-        std::string why;
-        return s == "none" || policy::parse_bytes(s, &b, &why) ? std::string() : why;
+        return s == "none" ? std::string() : policy::parse_bytes(s, &b).message();
       },
       "SIZE");
 }
@@ -86,10 +84,10 @@ CLI::Validator name_validator(const std::string& what) {
 
 int64_t parse_date_or_die(const std::string& text, bool end_of_day) {
   int64_t t = 0;
-  std::string why;
-  if (!policy::parse_date(text, end_of_day, static_cast<int64_t>(std::time(nullptr)), &t, &why)) {
+  if (const Result r = policy::parse_date(text, end_of_day, static_cast<int64_t>(std::time(nullptr)), &t);
+      !r.ok()) {
     // Dates are also checked by their validator; this is a second line of defence.
-    std::fprintf(stderr, "vgpuctl: %s\n", why.c_str());
+    std::fprintf(stderr, "vgpuctl: %s\n", r.text().c_str());
     std::exit(2);
   }
   return t;

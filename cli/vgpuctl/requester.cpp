@@ -121,7 +121,7 @@ std::unique_ptr<Requester> open_database(const std::string& path, std::string* w
     return nullptr;
   }
   std::unique_ptr<policy::Store> store;
-  if (const policy::Result opened = policy::open_sqlite_store(path, &store, {.read_only = true});
+  if (const vgpu::Result opened = policy::open_sqlite_store(path, &store, {.read_only = true});
       !opened.ok()) {
     *why = opened.message();
     return nullptr;

@@ -71,9 +71,9 @@ class TomlFlagReader final : public CLI::Config {
     std::stringstream text;
     text << in.rdbuf();
     ConfigFile file;
-    std::string why;
     if (looks_like_json(text.str())) return {};  // the older scheduling file: no flags
-    if (!ok(parse_config_file(text.str(), &file, &why))) throw CLI::ConversionError(why);
+    if (const Result r = parse_config_file(text.str(), &file); !r.ok())
+      throw CLI::ConversionError(r.message());  // CLI11's way to refuse a file
     std::vector<CLI::ConfigItem> out;
     for (const auto& [name, values] : file.flags) {
       if (!known_.count(name) || name == "config" || name == "help" || name == "version") {
@@ -98,14 +98,13 @@ bool looks_like_json(const std::string& text) {
   return first != std::string::npos && text[first] == '{';
 }
 
-Status parse_config_file(const std::string& text, ConfigFile* out, std::string* why) {
+Result parse_config_file(const std::string& text, ConfigFile* out) {
   toml::table doc;
   try {
     doc = toml::parse(text);
   } catch (const toml::parse_error& e) {
-    *why = "not valid TOML: line " + std::to_string(e.source().begin.line) + ": " +
-           std::string(e.description());
-    return Status::kInvalidValue;
+    return Result::invalid_argument("not valid TOML: line " + std::to_string(e.source().begin.line) +
+                                    ": " + std::string(e.description()));
   }
   ConfigFile file;
   for (const auto& [k, v] : doc) {
@@ -122,42 +121,35 @@ Status parse_config_file(const std::string& text, ConfigFile* out, std::string* 
     if (const auto* a = v.as_array()) {
       for (const auto& e : *a) {
         if (!scalar_text(e, &one)) {
-          *why = key + ": a list of plain values (strings, numbers), not nested lists or tables";
-          return Status::kInvalidValue;
+          return Result::invalid_argument(
+              key + ": a list of plain values (strings, numbers), not nested lists or tables");
         }
         values.push_back(one);
       }
     } else if (scalar_text(v, &one)) {
       values.push_back(one);
     } else {
-      *why = "[" + key + "] is no table vgpud knows (tables: weights, courses)";
-      return Status::kInvalidValue;
+      return Result::invalid_argument("[" + key + "] is no table vgpud knows (tables: weights, courses)");
     }
     file.flags[key] = std::move(values);
   }
   *out = std::move(file);
-  return Status::kSuccess;
+  return {};
 }
 
-Status read_config_file(const std::string& path, ConfigFile* out, std::string* why) {
+Result read_config_file(const std::string& path, ConfigFile* out) {
   std::ifstream in(path);
-  if (!in) {
-    *why = "cannot read the config file " + path;
-    return Status::kInvalidValue;
-  }
+  if (!in) return Result::unavailable("cannot read the config file " + path);
   std::stringstream text;
   text << in.rdbuf();
   if (looks_like_json(text.str())) {
     ConfigFile file;
     file.scheduling = json::parse(text.str(), nullptr, false);
     *out = std::move(file);
-    return Status::kSuccess;
+    return {};
   }
-  if (Status s = parse_config_file(text.str(), out, why); !ok(s)) {
-    *why = path + ": " + *why;
-    return s;
-  }
-  return Status::kSuccess;
+  if (Result r = parse_config_file(text.str(), out); !r.ok()) return r.prefixed(path + ": ");
+  return {};
 }
 
 std::shared_ptr<CLI::Config> toml_flag_reader(std::set<std::string> known) {

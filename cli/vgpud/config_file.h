@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 
 namespace CLI {
 class App;
@@ -46,11 +46,11 @@ struct ConfigFile {
 };
 
 bool looks_like_json(const std::string& text);
-// Parses TOML text; `why` names the line of a syntax error, or the key of a
-// value of the wrong shape.
-Status parse_config_file(const std::string& text, ConfigFile* out, std::string* why);
-// Reads and parses `path`.
-Status read_config_file(const std::string& path, ConfigFile* out, std::string* why);
+// Parses TOML text: invalid argument, the message naming the line of a
+// syntax error or the key of a value of the wrong shape.
+Result parse_config_file(const std::string& text, ConfigFile* out);
+// Reads and parses `path` (unavailable: it cannot be read).
+Result read_config_file(const std::string& path, ConfigFile* out);
 
 // CLI11's reader of the file: hands it the flags (not the scheduling keys,
 // which scheduler_config.h reads, and re-reads on SIGHUP). A key that is not

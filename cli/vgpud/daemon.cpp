@@ -43,7 +43,7 @@ nlohmann::json Daemon::metrics_usage() const {
   return usage;
 }
 
-Status Daemon::start(std::string* why) {
+Result Daemon::start() {
   dispatcher_ = std::make_unique<scheduler::Dispatcher>(
       backend_.get(), scheduling_->make_policy(), quotas_.get(), &clock_,
       scheduling_->dispatcher_config(),
@@ -78,7 +78,7 @@ Status Daemon::start(std::string* why) {
   started_ = std::chrono::steady_clock::now();
   quotas_->set_flush([this] { usage_->flush(); });
   quotas_->set_status_source([this] { return status(); });
-  if (Status s = host::serve_vms(*loop_, config_.vms, why, config_.vm_gid); !ok(s)) return s;
+  if (Result r = host::serve_vms(*loop_, config_.vms, config_.vm_gid); !r.ok()) return r;
   libvirt_ = std::make_unique<host::LibvirtControl>(
       ledger_store_.get(),
       host::vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
@@ -87,39 +87,35 @@ Status Daemon::start(std::string* why) {
     libvirt_->after_request(request, answer);
   });
   dispatcher_->start();
-  if (Status s = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir, why); !ok(s)) {
+  if (Result r = quotas_->start(dispatcher_.get(), backend_.get(), config_.runtime_dir); !r.ok()) {
     dispatcher_->stop();
-    return s;
+    return r;
   }
-  if (Status s = loop_->start(why); !ok(s)) {
+  if (Result r = loop_->start(); !r.ok()) {
     quotas_->stop();
     dispatcher_->stop();
-    return s;
+    return r;
   }
   // Last: a scrape reads the quotas', the dispatcher's and the loop's state.
   if (!config_.metrics_listen.empty()) {
     metrics_ = std::make_unique<MetricsServer>();
-    const Status s = metrics_->start(
-        config_.metrics_listen,
-        [this] {
-          return prometheus_text(status(), quotas_->top_all(), metrics_usage(),
-                                 latency_view(sessions_->latency()),
-                                 backend_->device().total_memory);
-        },
-        why);
-    if (!ok(s)) {
+    Result r = metrics_->start(config_.metrics_listen, [this] {
+      return prometheus_text(status(), quotas_->top_all(), metrics_usage(),
+                             latency_view(sessions_->latency()), backend_->device().total_memory);
+    });
+    if (!r.ok()) {
       loop_->stop();
       quotas_->stop();
       dispatcher_->stop();
-      return s;
+      return r;
     }
     spdlog::info("vgpud: metrics at http://{}:{}/metrics", metrics_->host(), metrics_->port());
   }
-  libvirt_->start(why);  // serves the attached VMs, watches their domains
+  libvirt_->start();  // serves the attached VMs, watches their domains
   usage_->start();
   spdlog::info("vgpud: serving on {} (backend {}, device \"{}\", database {})", socket_path(),
                backend_->name(), backend_->device().name, config_.db_path);
-  return Status::kSuccess;
+  return {};
 }
 
 void Daemon::stop() {

@@ -64,7 +64,9 @@ class Daemon final {
   Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend, DaemonStores stores);
   ~Daemon();
 
-  Status start(std::string* why);
+  // Starts every part in order; on a failure, stops what it started and
+  // returns the part's Result (a socket that cannot be had: unavailable).
+  Result start();
   void stop();  // closes every channel, flushes usage
 
   std::string socket_path() const;

@@ -70,8 +70,7 @@ bool prepare_default_db(const std::string& runtime_dir, const std::string& path)
 void report_restart_only(const std::string& path, const vgpu::daemon::ConfigFile& at_start,
                          const std::set<std::string>& known) {
   vgpu::daemon::ConfigFile now;
-  std::string why;
-  if (!ok(vgpu::daemon::read_config_file(path, &now, &why))) return;  // reload() says why
+  if (!vgpu::daemon::read_config_file(path, &now).ok()) return;  // reload() says why
   const vgpu::daemon::ConfigDiff d = vgpu::daemon::diff_flags(at_start, now, known);
   for (const std::string& name : d.unknown) {
     spdlog::error("vgpud: SIGHUP: {}: '{}' is no vgpud setting (ignored; vgpud would not start "
@@ -226,9 +225,8 @@ int main(int argc, char** argv) {
   scheduling_flags.config_file = config_path;
   daemon::ConfigFile config_at_start;
   if (!config_path.empty()) {
-    std::string why;
-    if (!ok(daemon::read_config_file(config_path, &config_at_start, &why))) {
-      spdlog::error("vgpud: {}", why);
+    if (const Result r = daemon::read_config_file(config_path, &config_at_start); !r.ok()) {
+      spdlog::error("vgpud: {}", r.text());
       return 1;
     }
     spdlog::info("vgpud: configuration from {}", config_path);
@@ -248,8 +246,8 @@ int main(int argc, char** argv) {
 
   daemon::DaemonConfig config;
   config.runtime_dir = cli::resolve_runtime_dir(runtime_dir);
-  if (std::string why; !cli::prepare_runtime_dir(config.runtime_dir, &why)) {
-    spdlog::error("vgpud: runtime directory: {}", why);
+  if (const Result r = cli::prepare_runtime_dir(config.runtime_dir); !r.ok()) {
+    spdlog::error("vgpud: runtime directory: {}", r.text());
     return 1;
   }
   config.db_path = db.empty() ? cli::default_db_path() : db;
@@ -260,8 +258,8 @@ int main(int argc, char** argv) {
   }
   if (db.empty() && !prepare_default_db(config.runtime_dir, config.db_path)) return 1;
   config.scheduling = std::make_shared<daemon::SchedulerControl>(scheduling_flags);
-  if (std::string bad; !ok(config.scheduling->load(&bad))) {
-    spdlog::error("vgpud: scheduling settings: {}", bad);
+  if (const Result r = config.scheduling->load(); !r.ok()) {
+    spdlog::error("vgpud: scheduling settings: {}", r.text());
     return 1;
   }
   for (const auto& vm : vm_sockets)
@@ -298,7 +296,7 @@ int main(int argc, char** argv) {
   daemon::DaemonStores stores;
   std::string why;
   for (auto* store : {&stores.serving, &stores.admin, &stores.ledger}) {
-    if (const policy::Result opened = policy::open_sqlite_store(config.db_path, store);
+    if (const vgpu::Result opened = policy::open_sqlite_store(config.db_path, store);
         !opened.ok()) {
       spdlog::error("vgpud: {}", opened.message());
       return 1;
@@ -323,8 +321,8 @@ int main(int argc, char** argv) {
     spdlog::warn("vgpud: {}", w);
   }
   daemon::Daemon d(config, std::move(exec), std::move(stores));
-  if (!ok(d.start(&why))) {
-    spdlog::error("vgpud: {}", why);
+  if (const Result r = d.start(); !r.ok()) {
+    spdlog::error("vgpud: {}", r.text());
     return 1;
   }
   spdlog::info("vgpud: scheduling: {}", daemon::describe(config.scheduling->settings()));
@@ -336,8 +334,8 @@ int main(int argc, char** argv) {
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
     service.reloading();
     if (!config_path.empty()) report_restart_only(config_path, config_at_start, known_flags);
-    if (std::string bad; !ok(config.scheduling->reload(&bad))) {
-      spdlog::error("vgpud: SIGHUP: scheduling settings kept as they were: {}", bad);
+    if (const Result r = config.scheduling->reload(); !r.ok()) {
+      spdlog::error("vgpud: SIGHUP: scheduling settings kept as they were: {}", r.text());
     }
     service.ready_again();
   }

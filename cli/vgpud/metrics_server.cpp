@@ -10,38 +10,31 @@
 
 namespace vgpu::daemon {
 
-bool parse_listen_address(const std::string& text, std::string* host, int* port,
-                          std::string* why) {
+Result parse_listen_address(const std::string& text, std::string* host, int* port) {
   const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    *why = "--metrics-listen " + text + ": expected HOST:PORT (e.g. 127.0.0.1:9400)";
-    return false;
-  }
+  if (colon == std::string::npos)
+    return Result::invalid_argument("--metrics-listen " + text + ": expected HOST:PORT (e.g. 127.0.0.1:9400)");
   std::string h = text.substr(0, colon);
   const std::string p = text.substr(colon + 1);
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
   char* end = nullptr;
   const long n = p.empty() ? -1 : std::strtol(p.c_str(), &end, 10);
-  if (n < 0 || n > 65535 || (end && *end != '\0')) {
-    *why = "--metrics-listen " + text + ": the port must be a number from 0 to 65535";
-    return false;
-  }
-  if (h.find_first_of("[]/ ") != std::string::npos) {
-    *why = "--metrics-listen " + text + ": not a host name or address: " + h;
-    return false;
-  }
+  if (n < 0 || n > 65535 || (end && *end != '\0'))
+    return Result::invalid_argument("--metrics-listen " + text + ": the port must be a number from 0 to 65535");
+  if (h.find_first_of("[]/ ") != std::string::npos)
+    return Result::invalid_argument("--metrics-listen " + text + ": not a host name or address: " + h);
   *host = h.empty() ? "0.0.0.0" : h;
   *port = static_cast<int>(n);
-  return true;
+  return {};
 }
 
 MetricsServer::MetricsServer() = default;
 
 MetricsServer::~MetricsServer() { stop(); }
 
-Status MetricsServer::start(const std::string& listen, Render render, std::string* why) {
+Result MetricsServer::start(const std::string& listen, Render render) {
   int port = 0;
-  if (!parse_listen_address(listen, &host_, &port, why)) return Status::kInvalidValue;
+  if (Result r = parse_listen_address(listen, &host_, &port); !r.ok()) return r;
   server_ = std::make_unique<httplib::Server>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(1); };  // one scrape at a time
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
@@ -57,17 +50,16 @@ Status MetricsServer::start(const std::string& listen, Render render, std::strin
   });
   port_ = port == 0 ? server_->bind_to_any_port(host_) : port;
   if (port_ <= 0 || (port != 0 && !server_->bind_to_port(host_, port))) {
-    *why = "--metrics-listen " + listen + ": cannot listen there (in use, or not an address of "
-           "this host)";
     server_.reset();
-    return Status::kUnknown;
+    return Result::unavailable("--metrics-listen " + listen +
+                               ": cannot listen there (in use, or not an address of this host)");
   }
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "vgpu-metrics");
     server_->listen_after_bind();
     listened_ = true;
   });
-  return Status::kSuccess;
+  return {};
 }
 
 void MetricsServer::stop() {

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 
 namespace httplib {
 class Server;
@@ -18,10 +18,9 @@ class Server;
 
 namespace vgpu::daemon {
 
-// "127.0.0.1:9400", "[::1]:9400", ":9400" (every address). False, with
-// `why`, for anything else; port 0 lets the system pick one.
-bool parse_listen_address(const std::string& text, std::string* host, int* port,
-                          std::string* why);
+// "127.0.0.1:9400", "[::1]:9400", ":9400" (every address). Invalid argument
+// for anything else; port 0 lets the system pick one.
+Result parse_listen_address(const std::string& text, std::string* host, int* port);
 
 class MetricsServer {
  public:
@@ -31,9 +30,9 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // Binds and starts serving; kInvalidValue for a bad address, kUnknown when
-  // it cannot bind (in use, no such address), each with `why`.
-  Status start(const std::string& listen, Render render, std::string* why);
+  // Binds and starts serving: invalid argument for a bad address, unavailable
+  // when it cannot bind (in use, no such address).
+  Result start(const std::string& listen, Render render);
   void stop();
   int port() const { return port_; }
   const std::string& host() const { return host_; }

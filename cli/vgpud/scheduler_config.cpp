@@ -101,33 +101,35 @@ bool read_courses(const json& v, SchedulerSettings* out, std::string* why) {
 
 }  // namespace
 
-Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, std::string* why) {
+Result parse_scheduler_config(const std::string& text, SchedulerSettings* out) {
   json doc;
   if (!looks_like_json(text)) {
     // vgpud.toml (config_file.h): its scheduling keys, spelt as here; what
     // is said about them uses the file's spelling.
     ConfigFile file;
-    if (Status st = parse_config_file(text, &file, why); !ok(st)) return st;
+    if (Result r = parse_config_file(text, &file); !r.ok()) return r;
     SchedulerSettings s = *out;
-    const Status st = parse_scheduler_config(file.scheduling.dump(), &s, why);
-    for (auto [from, to] : {std::pair{"slice_ms", "slice-ms"}, {"overlap_depth", "overlap-depth"}}) {
-      for (size_t at; (at = why->find(from)) != std::string::npos;) why->replace(at, strlen(from), to);
+    const Result r = parse_scheduler_config(file.scheduling.dump(), &s);
+    if (r.ok()) {
+      *out = std::move(s);
+      return r;
     }
-    if (ok(st)) *out = std::move(s);
-    return st;
+    std::string why = r.message();
+    for (auto [from, to] : {std::pair{"slice_ms", "slice-ms"}, {"overlap_depth", "overlap-depth"}}) {
+      for (size_t at; (at = why.find(from)) != std::string::npos;) why.replace(at, strlen(from), to);
+    }
+    return Result::invalid_argument(why);
   } else {
     try {
       doc = json::parse(text);
     } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers too big
-      *why = std::string("not valid JSON: ") + e.what();
-      return Status::kInvalidValue;
+      return Result::invalid_argument(std::string("not valid JSON: ") + e.what());
     }
   }
-  if (!doc.is_object()) {
-    *why = "the top level must be a JSON object";
-    return Status::kInvalidValue;
-  }
+  if (!doc.is_object()) return Result::invalid_argument("the top level must be a JSON object");
   SchedulerSettings s = *out;
+  std::string why_not;
+  std::string* why = &why_not;
   for (const auto& [key, v] : doc.items()) {
     bool good = true;
     if (key == "policy") {
@@ -148,68 +150,61 @@ Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, s
       *why = "unknown key \"" + key + "\" (expected policy, slice_ms, overlap_depth, weights, courses)";
       good = false;
     }
-    if (!good) return Status::kInvalidValue;
+    if (!good) return Result::invalid_argument(why_not);
   }
-  if (Status st = check_scheduler_settings(s, why); !ok(st)) return st;
+  if (Result r = check_scheduler_settings(s); !r.ok()) return r;
   *out = std::move(s);
-  return Status::kSuccess;
+  return {};
 }
 
-Status check_scheduler_settings(const SchedulerSettings& s, std::string* why) {
+Result check_scheduler_settings(const SchedulerSettings& s) {
   // In milliseconds first: a slice of 1e300 ms does not fit in nanoseconds.
   const double min_ms = static_cast<double>(scheduler::kMinSlice) / 1e6;
   const double max_ms = static_cast<double>(scheduler::kMaxSlice) / 1e6;
   if (!(s.slice_ms >= min_ms && s.slice_ms <= max_ms)) {
     std::ostringstream ms;
     ms << s.slice_ms;
-    *why = "slice must be between 0.5 and 50 ms, not " + ms.str() + " ms";
-    return Status::kInvalidValue;
+    return Result::invalid_argument("slice must be between 0.5 and 50 ms, not " + ms.str() + " ms");
   }
-  if (Status st = scheduler::check_policy(s.policy, policy_options(s), why); !ok(st)) return st;
+  if (Result r = scheduler::check_policy(s.policy, policy_options(s)); !r.ok()) return r;
   if (s.overlap_depth < 1 || s.overlap_depth > scheduler::kMaxOverlapDepth) {
-    *why = "overlap_depth must be between 1 and " + std::to_string(scheduler::kMaxOverlapDepth);
-    return Status::kInvalidValue;
+    return Result::invalid_argument("overlap_depth must be between 1 and " +
+                                    std::to_string(scheduler::kMaxOverlapDepth));
   }
   std::map<std::string, std::string> course_of;  // vm -> course
   std::map<uint32_t, std::string> ids;
   for (const auto& [name, c] : s.courses) {
     const uint32_t id = course_group_id(name);
     if (auto [it, fresh] = ids.emplace(id, name); !fresh) {
-      *why = "courses '" + it->second + "' and '" + name + "' hash alike; rename one";
-      return Status::kInvalidValue;
+      return Result::invalid_argument("courses '" + it->second + "' and '" + name +
+                                      "' hash alike; rename one");
     }
     for (const std::string& vm : c.vms) {
       if (auto [it, fresh] = course_of.emplace(vm, name); !fresh) {
-        *why = "VM '" + vm + "' is in two courses ('" + it->second + "' and '" + name + "')";
-        return Status::kInvalidValue;
+        return Result::invalid_argument("VM '" + vm + "' is in two courses ('" + it->second +
+                                        "' and '" + name + "')");
       }
     }
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status resolve_scheduler_settings(const SchedulerFlags& flags, SchedulerSettings* out,
-                                  std::string* why) {
+Result resolve_scheduler_settings(const SchedulerFlags& flags, SchedulerSettings* out) {
   SchedulerSettings s;
   if (!flags.config_file.empty()) {
     std::ifstream in(flags.config_file);
-    if (!in) {
-      *why = "cannot read the config file " + flags.config_file;
-      return Status::kInvalidValue;
-    }
+    if (!in) return Result::unavailable("cannot read the config file " + flags.config_file);
     std::stringstream text;
     text << in.rdbuf();
-    if (Status st = parse_scheduler_config(text.str(), &s, why); !ok(st)) {
-      *why = flags.config_file + ": " + *why;
-      return st;
-    }
+    if (Result r = parse_scheduler_config(text.str(), &s); !r.ok())
+      return r.prefixed(flags.config_file + ": ");
   }
   if (flags.policy) s.policy = *flags.policy;
   if (flags.slice_ms) s.slice_ms = *flags.slice_ms;
   if (flags.overlap_depth) s.overlap_depth = *flags.overlap_depth;
-  if (Status st = check_scheduler_settings(s, why); !ok(st)) return st;
+  if (Result r = check_scheduler_settings(s); !r.ok()) return r;
   *out = std::move(s);
-  return Status::kSuccess;
+  return {};
 }
 
 scheduler::PolicyOptions policy_options(const SchedulerSettings& s) {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/policy.h"
 
@@ -65,11 +65,13 @@ struct SchedulerFlags {
 void add_scheduler_flags(CLI::App& app, SchedulerFlags* flags);
 
 // Parses a config file's text over `*out` (which holds the defaults).
-Status parse_scheduler_config(const std::string& text, SchedulerSettings* out, std::string* why);
-// Defaults, then the file (if any), then the flags; checked as a whole.
-Status resolve_scheduler_settings(const SchedulerFlags& flags, SchedulerSettings* out,
-                                  std::string* why);
-Status check_scheduler_settings(const SchedulerSettings& s, std::string* why);
+// Invalid argument, the message naming the key or value, for what vgpud
+// cannot take; `*out` is unchanged then.
+Result parse_scheduler_config(const std::string& text, SchedulerSettings* out);
+// Defaults, then the file (if any), then the flags; checked as a whole. A
+// file that cannot be read: unavailable.
+Result resolve_scheduler_settings(const SchedulerFlags& flags, SchedulerSettings* out);
+Result check_scheduler_settings(const SchedulerSettings& s);
 
 scheduler::PolicyOptions policy_options(const SchedulerSettings& s);
 // The weight and course the settings pin on `vm` (empty if none).

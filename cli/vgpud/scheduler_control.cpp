@@ -6,12 +6,12 @@
 
 namespace vgpu::daemon {
 
-Status SchedulerControl::load(std::string* why) {
+Result SchedulerControl::load() {
   SchedulerSettings s;
-  if (Status st = resolve_scheduler_settings(flags_, &s, why); !ok(st)) return st;
+  if (Result r = resolve_scheduler_settings(flags_, &s); !r.ok()) return r;
   std::lock_guard lock(mu_);
   current_ = std::move(s);
-  return Status::kSuccess;
+  return {};
 }
 
 SchedulerSettings SchedulerControl::settings() const {
@@ -22,11 +22,10 @@ SchedulerSettings SchedulerControl::settings() const {
 std::unique_ptr<scheduler::SchedulingPolicy> SchedulerControl::make_policy() const {
   const SchedulerSettings s = settings();
   std::unique_ptr<scheduler::SchedulingPolicy> policy;
-  std::string why;
   // Settings are checked when read, so this cannot fail; fall back to the
   // default rather than run without a policy if it ever did.
-  if (!ok(scheduler::make_policy(s.policy, policy_options(s), &policy, &why))) {
-    scheduler::make_policy(scheduler::kDefaultPolicy, scheduler::PolicyOptions{}, &policy, &why);
+  if (!scheduler::make_policy(s.policy, policy_options(s), &policy).ok()) {
+    (void)scheduler::make_policy(scheduler::kDefaultPolicy, scheduler::PolicyOptions{}, &policy);
   }
   return policy;
 }
@@ -49,18 +48,18 @@ void SchedulerControl::vm_opened(scheduler::TenantId tenant, const std::string& 
   if (pins_) pins_(tenant, pin_for_vm(current_, vm));
 }
 
-Status SchedulerControl::reload(std::string* why) {
+Result SchedulerControl::reload() {
   SchedulerSettings next;
-  if (Status st = resolve_scheduler_settings(flags_, &next, why); !ok(st)) return st;
+  if (Result r = resolve_scheduler_settings(flags_, &next); !r.ok()) return r;
   std::lock_guard lock(mu_);
   if (next == current_) {
     spdlog::info("vgpud: scheduling settings unchanged ({})", describe(current_));
-    return Status::kSuccess;
+    return {};
   }
   if (dispatcher_) {
     if (next.policy != current_.policy || next.slice_ms != current_.slice_ms) {
-      if (Status st = dispatcher_->configure_policy(next.policy, policy_options(next), why); !ok(st))
-        return st;  // checked already; kept for safety
+      if (Result r = dispatcher_->configure_policy(next.policy, policy_options(next)); !r.ok())
+        return r;  // checked already; kept for safety
     }
     dispatcher_->set_overlap_depth(next.overlap_depth);
     size_t repinned = 0;
@@ -75,7 +74,7 @@ Status SchedulerControl::reload(std::string* why) {
                  describe(next), describe(current_), repinned);
   }
   current_ = std::move(next);
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::daemon

@@ -26,7 +26,7 @@ class SchedulerControl {
   explicit SchedulerControl(SchedulerFlags flags = {}) : flags_(std::move(flags)) {}
 
   // Reads the settings once, at start. An error means vgpud must not start.
-  Status load(std::string* why);
+  Result load();
   SchedulerSettings settings() const;
 
   // What to build the dispatcher with.
@@ -43,7 +43,7 @@ class SchedulerControl {
   void vm_opened(scheduler::TenantId tenant, const std::string& vm);
 
   // Re-reads the file and applies what changed, live. On error nothing changes.
-  Status reload(std::string* why);
+  Result reload();
 
  private:
   const SchedulerFlags flags_;

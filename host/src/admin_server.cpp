@@ -65,22 +65,20 @@ std::string AdminServer::refusal(uint32_t uid, const std::vector<uint32_t>& clie
 
 AdminServer::~AdminServer() { stop(); }
 
-Status AdminServer::start(std::string* why) {
+Result AdminServer::start() {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path_.size() >= sizeof addr.sun_path) {
-    *why = "admin socket path too long: " + path_;
-    return Status::kInvalidValue;
-  }
+  if (path_.size() >= sizeof addr.sun_path)
+    return Result::invalid_argument("admin socket path too long: " + path_);
   std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   unlink(path_.c_str());  // a stale socket from a daemon that died
   if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       !transport::set_mode_no_follow(path_, 0666) || listen(listen_fd_, 16) != 0) {
-    *why = "cannot listen on " + path_ + ": " + std::strerror(errno);
+    Result failed = Result::unavailable("cannot listen on " + path_ + ": " + std::strerror(errno));
     if (listen_fd_ >= 0) close(listen_fd_);
     listen_fd_ = -1;
-    return Status::kNotPermitted;
+    return failed;
   }
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   running_ = true;
@@ -88,7 +86,7 @@ Status AdminServer::start(std::string* why) {
     pthread_setname_np(pthread_self(), "vgpu-admin");  // for top -H, perf, gdb
     run();
   });
-  return Status::kSuccess;
+  return {};
 }
 
 void AdminServer::stop() {

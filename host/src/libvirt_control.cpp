@@ -30,7 +30,7 @@ LibvirtControl::LibvirtControl(policy::Store* store, VmHooks hooks, std::string 
 
 LibvirtControl::~LibvirtControl() { stop(); }
 
-Status LibvirtControl::start(std::string*) {
+void LibvirtControl::start() {
   int ended = 0;
   // A vgpud that stopped without ending its sessions (killed): their QEMUs
   // lost the connection with it, so they ended then.
@@ -44,17 +44,15 @@ Status LibvirtControl::start(std::string*) {
     for (const auto& [uuid, a] : by_uuid_) attached.push_back(a);
   }
   for (const auto& a : attached) {
-    std::string why;
-    if (!ok(hooks_.serve(a.vm, &why))) {
+    if (const Result r = hooks_.serve(a.vm); !r.ok()) {
       // The others are served; this one's domain cannot start until it is fixed.
-      spdlog::error("vm {}: attached to domain {} but cannot be served: {}", a.vm, a.uuid, why);
+      spdlog::error("vm {}: attached to domain {} but cannot be served: {}", a.vm, a.uuid, r.text());
     }
   }
   if (watcher_) {
     spdlog::info("vgpud: watching libvirt domains at {} ({} attached)", uri_, attached.size());
     watcher_->start();
   }
-  return Status::kSuccess;
 }
 
 void LibvirtControl::stop() {
@@ -92,10 +90,9 @@ void LibvirtControl::after_request(const nlohmann::json& request, nlohmann::json
   if (op == "vm.attach") {
     result["socket"] = hooks_.socket_path(vm);
     if (dry_run) return;
-    std::string why;
-    if (!ok(hooks_.serve(vm, &why))) {
-      spdlog::error("vm {}: attached but cannot be served: {}", vm, why);
-      result["warning"] = "vgpud cannot serve it: " + why;
+    if (const Result r = hooks_.serve(vm); !r.ok()) {
+      spdlog::error("vm {}: attached but cannot be served: {}", vm, r.text());
+      result["warning"] = "vgpud cannot serve it: " + r.text();
     }
     spdlog::info("vm {}: attached to domain {}; serving {}", vm,
                  admin::field<std::string>(request, "uuid", ""),
@@ -250,8 +247,8 @@ void LibvirtControl::event(const virt::DomainEvent& e) {
       break;
     case virt::EventKind::kDefined:
       if (attached) {
-        std::string why;
-        if (!ok(hooks_.serve(vm, &why))) spdlog::error("vm {}: cannot be served: {}", vm, why);
+        if (const Result r = hooks_.serve(vm); !r.ok())
+          spdlog::error("vm {}: cannot be served: {}", vm, r.text());
       }
       break;
     case virt::EventKind::kOther:

@@ -1,10 +1,10 @@
-// The policy store's categories as CUDA status values (policy_status.h).
+// Result's categories as CUDA status values (policy_status.h).
 #include "vgpu/host/policy_status.h"
 
 namespace vgpu::host {
 
-Status guest_status(const policy::Result& result) {
-  using Code = policy::Result::Code;
+Status guest_status(const vgpu::Result& result) {
+  using Code = vgpu::Result::Code;
   switch (result.code()) {
     case Code::kOk:
       return Status::kSuccess;
@@ -18,6 +18,7 @@ Status guest_status(const policy::Result& result) {
       return Status::kInvalidValue;
     case Code::kBusy:
     case Code::kStorage:
+    case Code::kUnavailable:
       return Status::kUnknown;
   }
   return Status::kUnknown;

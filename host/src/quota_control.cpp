@@ -37,8 +37,8 @@ QuotaControl::QuotaControl(policy::Store* store, policy::Store* admin_store, uin
 
 QuotaControl::~QuotaControl() { stop(); }
 
-Status QuotaControl::start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
-                           const std::string& runtime_dir, std::string* why) {
+Result QuotaControl::start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
+                           const std::string& runtime_dir) {
   dispatcher_ = dispatcher;
   backend_ = backend;
   AdminServer::Limits limits;
@@ -46,7 +46,7 @@ Status QuotaControl::start(scheduler::Dispatcher* dispatcher, executor::Backend*
   server_ = std::make_unique<AdminServer>(
       runtime_dir + "/" + std::string(admin::kAdminSocketName),
       [this](uint32_t uid, const std::string& line) { return handle(uid, line); }, limits);
-  return server_->start(why);
+  return server_->start();
 }
 
 void QuotaControl::stop() {
@@ -168,7 +168,7 @@ std::string QuotaControl::handle(uint32_t uid, const std::string& line) {
     return admin::error_answer("a request is one JSON object per line").dump();
   }
   policy::Actor actor;
-  if (const policy::Result known = admin_store_->actor_for_uid(uid, &actor); !known.ok()) {
+  if (const vgpu::Result known = admin_store_->actor_for_uid(uid, &actor); !known.ok()) {
     if (uid != 0 && uid != daemon_uid_) return admin::error_answer(known).dump();
     actor.uid = uid;
     const passwd* pw = getpwuid(uid);

@@ -84,7 +84,7 @@ void Sessions::stop() {
 Status Sessions::admit_user(const std::string& vm, uint32_t uid, std::string* why) {
   if (uid == 0 || uid == geteuid()) return Status::kSuccess;
   bool allowed = false;
-  if (const policy::Result usable = parts_.store->vm_usable_by(vm, uid, &allowed); !usable.ok()) {
+  if (const vgpu::Result usable = parts_.store->vm_usable_by(vm, uid, &allowed); !usable.ok()) {
     *why = "the policy database is unavailable";
     return guest_status(usable);
   }
@@ -113,7 +113,7 @@ Status Sessions::on_open(uint64_t channel, const std::string& vm,
   // The loop thread only reads the database here (in WAL mode a read never
   // waits for a writer); the flusher writes when a known VM was seen.
   TenantId tenant = 0;
-  if (const policy::Result found = parts_.store->find_vm(vm, &tenant); !found.ok()) {
+  if (const vgpu::Result found = parts_.store->find_vm(vm, &tenant); !found.ok()) {
     *why = "the policy database is unavailable";
     return guest_status(found);
   }

@@ -24,19 +24,12 @@ transport::VmSpec vm_spec(const std::string& runtime_dir, const std::string& nam
   return vm;
 }
 
-Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>& vms,
-                 std::string* why, int gid) {
+Result serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>& vms, int gid) {
   for (const auto& vm : vms) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(vm.path).parent_path(), ec);
-    if (ec) {
-      *why = "cannot create the directory of " + vm.path + ": " + ec.message();
-      return Status::kNotPermitted;
-    }
-    if (Status s = loop.add_vm(vm, why); !ok(s)) {
-      *why = "VM " + vm.name + ": " + *why;
-      return s;
-    }
+    if (ec) return Result::unavailable("cannot create the directory of " + vm.path + ": " + ec.message());
+    if (const Result r = loop.add_vm(vm); !r.ok()) return r.prefixed("VM " + vm.name + ": ");
     if (!transport::set_group_no_follow(vm.path, gid)) {
       spdlog::warn("vm {}: cannot give {} to group {}: {}", vm.name, vm.path, gid,
                    std::strerror(errno));
@@ -46,15 +39,15 @@ Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
                                                          : "ivshmem-plain region",
                  vm.path);
   }
-  return Status::kSuccess;
+  return {};
 }
 
 VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
                  const std::string& runtime_dir, int gid) {
   VmHooks h;
-  h.serve = [=](const std::string& vm, std::string* why) {
-    if (loop->serves(vm)) return Status::kSuccess;
-    return serve_vms(*loop, {vm_spec(runtime_dir, vm, transport::VmMode::kDoorbell)}, why, gid);
+  h.serve = [=](const std::string& vm) {
+    if (loop->serves(vm)) return Result();
+    return serve_vms(*loop, {vm_spec(runtime_dir, vm, transport::VmMode::kDoorbell)}, gid);
   };
   h.unserve = [=](const std::string& vm) { loop->remove_vm(vm); };
   h.release = [=](const std::string& vm, int pid) { loop->disconnect_vm(vm, pid); };

@@ -422,9 +422,7 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
         [](Ctx& c) {
           const QuotaTarget t = target_of(c.r);
           QuotaFields f;
-          if (std::string why; !fields_from_request(c.r, &f, &why)) {
-            return c.done(Result::invalid_argument(why));
-          }
+          if (Result r = fields_from_request(c.r, &f); !r.ok()) return c.done(r);
           const std::string unassigned = str(c.r, "unassigned", false);
           if (!unassigned.empty()) {
             if (t.kind != QuotaTarget::Kind::kDefault) {

@@ -61,7 +61,7 @@ OpResult execute(policy::Store& store, const policy::Actor& by, const json& requ
 // a refusal of the store answers with its Result's message (its category's
 // name if it has none), whatever the category (docs/quotas.md).
 json error_answer(std::string_view why);
-json error_answer(const policy::Result& refused);
+json error_answer(const vgpu::Result& refused);
 json ok_answer(json result);
 
 }  // namespace vgpu::admin

@@ -28,46 +28,39 @@ json quota_json(const Quota& q) {
   return j;
 }
 
-bool fields_from_request(const json& r, QuotaFields* out, std::string* why) {
+Result fields_from_request(const json& r, QuotaFields* out) {
   *out = {};
   if (r.contains("gpu_time")) {
+    if (!r["gpu_time"].is_string()) return Result::invalid_argument("gpu_time must be a string like 2h/week");
     GpuTime g;
-    if (!r["gpu_time"].is_string() || !parse_gpu_time(r["gpu_time"].get<std::string>(), &g, why)) {
-      if (why->empty()) *why = "gpu_time must be a string like 2h/week";
-      return false;
-    }
+    if (Result p = parse_gpu_time(r["gpu_time"].get<std::string>(), &g); !p.ok()) return p;
     out->gpu_time = g;
   }
   if (r.contains("memory")) {
     uint64_t bytes = 0;
     const json& m = r["memory"];
-    if (!m.is_string()) {
-      *why = "memory must be a string like 4GiB or none";
-      return false;
-    }
-    if (m.get<std::string>() != "none" && !parse_bytes(m.get<std::string>(), &bytes, why)) {
-      return false;
+    if (!m.is_string()) return Result::invalid_argument("memory must be a string like 4GiB or none");
+    if (m.get<std::string>() != "none") {
+      if (Result p = parse_bytes(m.get<std::string>(), &bytes); !p.ok()) return p;
     }
     out->memory = bytes;
   }
   if (r.contains("weight")) {
     const json& w = r["weight"];
     if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > kMaxWeight) {
-      *why = "weight must be a whole number from 1 to " + std::to_string(kMaxWeight);
-      return false;
+      return Result::invalid_argument("weight must be a whole number from 1 to " +
+                                      std::to_string(kMaxWeight));
     }
     out->weight = static_cast<uint32_t>(w.get<int64_t>());
   }
   if (r.contains("on_exhaust")) {
+    if (!r["on_exhaust"].is_string())
+      return Result::invalid_argument("on_exhaust must be reject, wait or best-effort");
     OnExhaust e{};
-    if (!r["on_exhaust"].is_string() ||
-        !parse_on_exhaust(r["on_exhaust"].get<std::string>(), &e, why)) {
-      if (why->empty()) *why = "on_exhaust must be reject, wait or best-effort";
-      return false;
-    }
+    if (Result p = parse_on_exhaust(r["on_exhaust"].get<std::string>(), &e); !p.ok()) return p;
     out->on_exhaust = e;
   }
-  return true;
+  return {};
 }
 
 }  // namespace vgpu::admin

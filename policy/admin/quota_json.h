@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vgpu/policy/quota.h"
+#include "vgpu/result.h"
 
 namespace vgpu::admin {
 
@@ -11,7 +12,8 @@ namespace vgpu::admin {
 nlohmann::json fields_json(const policy::QuotaFields& f);
 // Every field, e.g. {"gpu_time": "2h/week", "limited": true, "budget_ns": ..., ...}.
 nlohmann::json quota_json(const policy::Quota& q);
-// The fields a request sets (human strings), or false with `why`.
-bool fields_from_request(const nlohmann::json& request, policy::QuotaFields* out, std::string* why);
+// The fields a request sets (human strings); invalid argument for a value of
+// the wrong type or one the unit parsers refuse.
+Result fields_from_request(const nlohmann::json& request, policy::QuotaFields* out);
 
 }  // namespace vgpu::admin

@@ -64,7 +64,7 @@ json import_roster(policy::Store& store, const policy::Actor& by, const json& re
   options.dry_run = field<bool>(request, "dry_run", false);
 
   std::vector<policy::RosterOutcome> outcomes;
-  const policy::Result s = store.import_students(by, course, rows, options, &outcomes);
+  const vgpu::Result s = store.import_students(by, course, rows, options, &outcomes);
   if (outcomes.empty()) return s.ok() ? error_answer("nothing imported") : error_answer(s);
   json result = {{"committed", s.ok() && !options.dry_run}, {"rows", json::array()}};
   int added = 0, refused = 0;

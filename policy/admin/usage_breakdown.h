@@ -30,7 +30,7 @@ struct Breakdown {
 // without a period), "start", "end", "time_zone", "course", "student",
 // "assigned", "removed", "vms", "gpu_ns", "quota_ns" (null: no limit, or not
 // known)}]}; see docs/quotas.md. Refused as usage_report is.
-policy::Result usage_breakdown(policy::Store& store, const policy::Actor& by,
+vgpu::Result usage_breakdown(policy::Store& store, const policy::Actor& by,
                                const ReportFilter& filter, const Breakdown& breakdown, int64_t now,
                                nlohmann::json* out);
 

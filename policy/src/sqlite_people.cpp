@@ -140,8 +140,8 @@ Result SqliteStore::create_course(const Actor& by, const CourseSpec& spec) {
     return Result::invalid_argument(bad_name("course", name));
   }
   TimeZone zone;
-  if (std::string why; !spec.time_zone.empty() && !TimeZone::find(spec.time_zone, &zone, &why)) {
-    return Result::invalid_argument(why);
+  if (!spec.time_zone.empty()) {
+    if (Result r = TimeZone::find(spec.time_zone, &zone); !r.ok()) return r;
   }
   sql::Transaction tx(db_);
   if (!tx.began()) return not_begun();
@@ -222,9 +222,7 @@ Result SqliteStore::delete_course(const Actor& by, const std::string& name, bool
 Result SqliteStore::set_course_time_zone(const Actor& by, const std::string& course,
                                          const std::string& time_zone) {
   TimeZone zone;
-  if (std::string why; !TimeZone::find(time_zone, &zone, &why)) {
-    return Result::invalid_argument(why);
-  }
+  if (Result r = TimeZone::find(time_zone, &zone); !r.ok()) return r;
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);

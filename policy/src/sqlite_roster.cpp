@@ -39,17 +39,13 @@ Result parse_fields(const RosterRow& r, RowFields* out) {
   }
   if (!r.gpu_time.empty()) {
     GpuTime g;
-    std::string reason;
-    if (!parse_gpu_time(r.gpu_time, &g, &reason)) {
-      return Result::invalid_argument("gpu_time: " + reason);
-    }
+    if (Result p = parse_gpu_time(r.gpu_time, &g); !p.ok()) return p.prefixed("gpu_time: ");
     out->quota.gpu_time = g;
   }
   if (!r.memory.empty()) {
     uint64_t bytes = 0;  // "none": no cap
-    std::string reason;
-    if (r.memory != "none" && !parse_bytes(r.memory, &bytes, &reason)) {
-      return Result::invalid_argument("memory: " + reason);
+    if (r.memory != "none") {
+      if (Result p = parse_bytes(r.memory, &bytes); !p.ok()) return p.prefixed("memory: ");
     }
     out->quota.memory = bytes;
   }

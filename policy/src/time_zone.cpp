@@ -33,15 +33,12 @@ std::string unknown(std::string_view name) {
 
 }  // namespace
 
-bool TimeZone::find(std::string_view name, TimeZone* out, std::string* why) {
+Result TimeZone::find(std::string_view name, TimeZone* out) {
   if (name == "UTC") {
     *out = TimeZone();
-    return true;
+    return {};
   }
-  if (!plausible(name)) {
-    *why = unknown(name);
-    return false;
-  }
+  if (!plausible(name)) return Result::invalid_argument(unknown(name));
   try {
     const date::time_zone* z = date::locate_zone(name);
     // Load its rules now: a zone that cannot be read is refused here rather
@@ -49,17 +46,15 @@ bool TimeZone::find(std::string_view name, TimeZone* out, std::string* why) {
     z->get_info(date::sys_seconds{chr::seconds{0}});
     out->zone_ = z;
     out->name_ = std::string(name);
-    return true;
-  } catch (const std::exception&) {
-    *why = unknown(name);
-    return false;
+    return {};
+  } catch (const std::exception&) {  // date's way to say it has no such zone
+    return Result::invalid_argument(unknown(name));
   }
 }
 
 TimeZone TimeZone::find_or_utc(std::string_view name) {
   TimeZone z;
-  std::string ignored;
-  if (!find(name, &z, &ignored)) return TimeZone();
+  if (!find(name, &z).ok()) return TimeZone();
   return z;
 }
 

@@ -95,23 +95,20 @@ bool take_char(std::string_view* s, char c) {
 
 }  // namespace
 
-bool parse_duration(std::string_view text, int64_t* ns, std::string* why) {
+Result parse_duration(std::string_view text, int64_t* ns) {
   const std::string quoted = "'" + std::string(text) + "'";
   if (text.empty()) {
-    *why = "empty duration (examples: 90m, 2h, 1h30m, 45s)";
-    return false;
+    return Result::invalid_argument("empty duration (examples: 90m, 2h, 1h30m, 45s)");
   }
   if (text.front() == '-') {
-    *why = "a duration cannot be negative: " + quoted;
-    return false;
+    return Result::invalid_argument("a duration cannot be negative: " + quoted);
   }
   std::string_view s = text;
   uint64_t total = 0;
   while (!s.empty()) {
     Decimal d;
     if (!take_decimal(&s, &d)) {
-      *why = "not a duration: " + quoted + " (examples: 90m, 2h, 1h30m, 45s)";
-      return false;
+      return Result::invalid_argument("not a duration: " + quoted + " (examples: 90m, 2h, 1h30m, 45s)");
     }
     size_t n = 0;
     while (n < s.size() && std::isalpha(static_cast<unsigned char>(s[n]))) ++n;
@@ -131,31 +128,27 @@ bool parse_duration(std::string_view text, int64_t* ns, std::string* why) {
     else if (unit == "w")
       per = 7 * 86400 * kNsPerSecond;
     else {
-      *why = "not a duration: " + quoted + " (units: ms, s, m, h, d, w; e.g. 90m or 1h30m)";
-      return false;
+      return Result::invalid_argument("not a duration: " + quoted + " (units: ms, s, m, h, d, w; e.g. 90m or 1h30m)");
     }
     uint64_t part = 0;
     if (!scale_by(d, per, kMaxNs, &part) || total + part > static_cast<uint64_t>(kMaxNs)) {
-      *why = "duration too long: " + quoted;
-      return false;
+      return Result::invalid_argument("duration too long: " + quoted);
     }
     total += part;
   }
   *ns = static_cast<int64_t>(total);
-  return true;
+  return {};
 }
 
-bool parse_bytes(std::string_view text, uint64_t* bytes, std::string* why) {
+Result parse_bytes(std::string_view text, uint64_t* bytes) {
   const std::string quoted = "'" + std::string(text) + "'";
   if (!text.empty() && text.front() == '-') {
-    *why = "a size cannot be negative: " + quoted;
-    return false;
+    return Result::invalid_argument("a size cannot be negative: " + quoted);
   }
   std::string_view s = text;
   Decimal d;
   if (!take_decimal(&s, &d)) {
-    *why = "not a size: " + quoted + " (examples: 4GiB, 512MiB, 1.5GiB)";
-    return false;
+    return Result::invalid_argument("not a size: " + quoted + " (examples: 4GiB, 512MiB, 1.5GiB)");
   }
   const std::string unit = lower(s);
   uint64_t per = 0;
@@ -178,22 +171,19 @@ bool parse_bytes(std::string_view text, uint64_t* bytes, std::string* why) {
   else if (unit == "tb")
     per = 1000000000000;
   else {
-    *why = "not a size: " + quoted + " (units: B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)";
-    return false;
+    return Result::invalid_argument("not a size: " + quoted + " (units: B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
   }
   if (!scale_by(d, per, uint64_t{1} << 60, bytes)) {
-    *why = "size too large: " + quoted;
-    return false;
+    return Result::invalid_argument("size too large: " + quoted);
   }
-  return true;
+  return {};
 }
 
-bool parse_date(std::string_view text, bool end_of_day, int64_t now, int64_t* out,
-                std::string* why) {
+Result parse_date(std::string_view text, bool end_of_day, int64_t now, int64_t* out) {
   const std::string quoted = "'" + std::string(text) + "'";
   if (text == "now") {
     *out = now;
-    return true;
+    return {};
   }
   std::string_view s = text;
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
@@ -208,38 +198,32 @@ bool parse_date(std::string_view text, bool end_of_day, int64_t now, int64_t* ou
     if (ok && !s.empty()) ok = take_char(&s, 'Z') && s.empty();
   }
   if (!ok) {
-    *why = "not a date: " + quoted + " (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)";
-    return false;
+    return Result::invalid_argument("not a date: " + quoted + " (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)");
   }
   if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
       mi > 59 || sec > 59) {
-    *why = "no such date: " + quoted;
-    return false;
+    return Result::invalid_argument("no such date: " + quoted);
   }
   int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
   if (end_of_day && !has_time) t += 86400;
   *out = t;
-  return true;
+  return {};
 }
 
-bool parse_gpu_time(std::string_view text, GpuTime* out, std::string* why) {
+Result parse_gpu_time(std::string_view text, GpuTime* out) {
   const std::string quoted = "'" + std::string(text) + "'";
   if (text == "unlimited") {
     *out = GpuTime{};
-    return true;
+    return {};
   }
   const size_t slash = text.find('/');
   if (slash == std::string_view::npos) {
-    *why = "not a GPU-time budget: " + quoted +
-           " (examples: 2h/week, 90m/day, 20h/month, 10h/2025-01-06..2025-03-31, unlimited)";
-    return false;
+    return Result::invalid_argument("not a GPU-time budget: " + quoted + " (examples: 2h/week, 90m/day, 20h/month, 10h/2025-01-06..2025-03-31, unlimited)");
   }
   GpuTime g;
   g.unlimited = false;
-  if (!parse_duration(text.substr(0, slash), &g.budget_ns, why)) {
-    *why = "not a GPU-time budget: " + quoted + ": " + *why;
-    return false;
-  }
+  if (Result r = parse_duration(text.substr(0, slash), &g.budget_ns); !r.ok())
+    return r.prefixed("not a GPU-time budget: " + quoted + ": ");
   const std::string_view period = text.substr(slash + 1);
   if (period == "day") {
     g.period = PeriodKind::kDay;
@@ -249,25 +233,20 @@ bool parse_gpu_time(std::string_view text, GpuTime* out, std::string* why) {
     g.period = PeriodKind::kMonth;
   } else if (const size_t dots = period.find(".."); dots != std::string_view::npos) {
     g.period = PeriodKind::kRange;
-    if (!parse_date(period.substr(0, dots), false, 0, &g.range_start, why) ||
-        !parse_date(period.substr(dots + 2), true, 0, &g.range_end, why)) {
-      *why = "not a GPU-time budget: " + quoted + ": " + *why;
-      return false;
-    }
+    Result r = parse_date(period.substr(0, dots), false, 0, &g.range_start);
+    if (r.ok()) r = parse_date(period.substr(dots + 2), true, 0, &g.range_end);
+    if (!r.ok()) return r.prefixed("not a GPU-time budget: " + quoted + ": ");
     if (g.range_end <= g.range_start) {
-      *why = "not a GPU-time budget: " + quoted + ": the range ends before it starts";
-      return false;
+      return Result::invalid_argument("not a GPU-time budget: " + quoted + ": the range ends before it starts");
     }
   } else {
-    *why = "not a GPU-time budget: " + quoted +
-           " (the period is day, week, or FIRST..LAST dates, e.g. 2025-01-06..2025-03-31)";
-    return false;
+    return Result::invalid_argument("not a GPU-time budget: " + quoted + " (the period is day, week, or FIRST..LAST dates, e.g. 2025-01-06..2025-03-31)");
   }
   *out = g;
-  return true;
+  return {};
 }
 
-bool parse_on_exhaust(std::string_view text, OnExhaust* out, std::string* why) {
+Result parse_on_exhaust(std::string_view text, OnExhaust* out) {
   if (text == "reject")
     *out = OnExhaust::kReject;
   else if (text == "wait")
@@ -275,10 +254,9 @@ bool parse_on_exhaust(std::string_view text, OnExhaust* out, std::string* why) {
   else if (text == "best-effort")
     *out = OnExhaust::kBestEffort;
   else {
-    *why = "--on-exhaust must be reject, wait or best-effort, not '" + std::string(text) + "'";
-    return false;
+    return Result::invalid_argument("--on-exhaust must be reject, wait or best-effort, not '" + std::string(text) + "'");
   }
-  return true;
+  return {};
 }
 
 std::string format_duration(int64_t ns) {

@@ -90,9 +90,8 @@ void Dispatcher::stop() {
   run_retired();  // the thread is gone: nothing runs
 }
 
-Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& options,
-                                    std::string* why) {
-  if (Status s = check_policy(name, options, why); !ok(s)) return s;
+Result Dispatcher::configure_policy(std::string_view name, const PolicyOptions& options) {
+  if (Result r = check_policy(name, options); !r.ok()) return r;
   MutexLock lock(mu_);
   policy_name_ = std::string(name);
   control_.push_back([this, wanted = std::string(name), options] {
@@ -101,8 +100,7 @@ Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& 
       return;
     }
     std::unique_ptr<SchedulingPolicy> next;
-    std::string ignored;
-    if (!ok(make_policy(wanted, options, &next, &ignored))) return;  // checked above
+    if (!make_policy(wanted, options, &next).ok()) return;  // checked above
     std::vector<std::pair<std::shared_ptr<Tenant>, TenantParams>> all;
     {
       MutexLock inner(mu_);
@@ -118,7 +116,7 @@ Status Dispatcher::configure_policy(std::string_view name, const PolicyOptions& 
   });
   wake_ = true;
   cv_.notify_one();
-  return Status::kSuccess;
+  return {};
 }
 
 std::string Dispatcher::policy_name() const {

@@ -9,23 +9,22 @@
 
 namespace vgpu::scheduler {
 
-Status check_policy(std::string_view name, const PolicyOptions& options, std::string* why) {
+Result check_policy(std::string_view name, const PolicyOptions& options) {
   if (std::find(kPolicyNames.begin(), kPolicyNames.end(), name) == kPolicyNames.end()) {
-    *why = "policy must be fair, fixed-share or best-effort, not '" + std::string(name) + "'";
-    return Status::kInvalidValue;
+    return Result::invalid_argument("policy must be fair, fixed-share or best-effort, not '" +
+                                    std::string(name) + "'");
   }
   if (options.slice < kMinSlice || options.slice > kMaxSlice) {
     std::ostringstream ms;
     ms << static_cast<double>(options.slice) / 1e6;
-    *why = "slice must be between 0.5 and 50 ms, not " + ms.str() + " ms";
-    return Status::kInvalidValue;
+    return Result::invalid_argument("slice must be between 0.5 and 50 ms, not " + ms.str() + " ms");
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status make_policy(std::string_view name, const PolicyOptions& options,
-                   std::unique_ptr<SchedulingPolicy>* out, std::string* why) {
-  if (Status s = check_policy(name, options, why); !ok(s)) return s;
+Result make_policy(std::string_view name, const PolicyOptions& options,
+                   std::unique_ptr<SchedulingPolicy>* out) {
+  if (Result r = check_policy(name, options); !r.ok()) return r;
   if (name == "fair") {
     *out = std::make_unique<FairPolicy>(options);
   } else if (name == "fixed-share") {
@@ -33,7 +32,7 @@ Status make_policy(std::string_view name, const PolicyOptions& options,
   } else {
     *out = std::make_unique<RoundRobinPolicy>(options);
   }
-  return Status::kSuccess;
+  return {};
 }
 
 }  // namespace vgpu::scheduler

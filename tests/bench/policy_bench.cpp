@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -40,8 +41,7 @@ double timer_overhead() {
 Figures measure(const std::string& policy, uint32_t tenants, uint32_t courses, size_t decisions,
                 double overhead) {
   std::unique_ptr<SchedulingPolicy> p;
-  std::string why;
-  make_policy(policy, PolicyOptions{}, &p, &why);
+  if (!make_policy(policy, PolicyOptions{}, &p).ok()) std::abort();  // the bench names known policies
   sched_sim::Rng rng(tenants);
   for (TenantId t = 1; t <= tenants; ++t) {
     const uint32_t course = courses ? 1 + t % courses : 0;

@@ -11,12 +11,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   vgpu::daemon::SchedulerSettings settings;
-  std::string why;
-  if (!ok(vgpu::daemon::parse_scheduler_config(text, &settings, &why))) {
-    if (why.empty()) __builtin_trap();  // a refusal always says why
+  const vgpu::Result r = vgpu::daemon::parse_scheduler_config(text, &settings);
+  if (!r.ok()) {
+    // A refusal always says why, and a file's fault is an invalid argument.
+    if (r.message().empty() || !r.is(vgpu::Result::Code::kInvalidArgument)) __builtin_trap();
     return 0;
   }
-  (void)vgpu::daemon::check_scheduler_settings(settings, &why);
+  // Settings it accepts pass the check vgpud applies before using them.
+  if (!vgpu::daemon::check_scheduler_settings(settings).ok()) __builtin_trap();
   (void)vgpu::daemon::describe(settings);
   return 0;
 }

@@ -50,19 +50,14 @@ HostLoop::HostLoop(std::string socket_path, RegionGeometry geometry, ChannelEven
 
 HostLoop::~HostLoop() { stop(); }
 
-Status HostLoop::start(std::string* why) {
-  if (!geometry_.valid()) {
-    *why = "invalid region geometry";
-    return Status::kInvalidValue;
-  }
-  listen_fd_ = listen_unix(socket_path_, why);
-  if (listen_fd_ < 0) return Status::kNotPermitted;
+Result HostLoop::start() {
+  if (!geometry_.valid()) return Result::invalid_argument("invalid region geometry");
+  std::string why;
+  listen_fd_ = listen_unix(socket_path_, &why);
+  if (listen_fd_ < 0) return Result::unavailable(why);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_ = Doorbell::create();
-  if (epoll_fd_ < 0 || !wake_.valid()) {
-    *why = "cannot create the event loop";
-    return Status::kUnknown;
-  }
+  if (epoll_fd_ < 0 || !wake_.valid()) return Result::unavailable("cannot create the event loop");
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = tag(kListen, listen_fd_);
@@ -75,7 +70,7 @@ Status HostLoop::start(std::string* why) {
     loop_id_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     run();
   });
-  return Status::kSuccess;
+  return {};
 }
 
 void HostLoop::stop() {

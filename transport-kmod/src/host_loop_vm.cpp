@@ -26,42 +26,36 @@ bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
-Status HostLoop::add_vm(const VmSpec& vm, std::string* why) {
-  if (!valid_vm_name(vm.name.c_str(), vm.name.size() + 1) || vm.name.size() >= 64) {
-    *why = "VM names are 1-63 characters of A-Z a-z 0-9 . _ -";
-    return Status::kInvalidValue;
-  }
+Result HostLoop::add_vm(const VmSpec& vm) {
+  if (!valid_vm_name(vm.name.c_str(), vm.name.size() + 1) || vm.name.size() >= 64)
+    return Result::invalid_argument("VM names are 1-63 characters of A-Z a-z 0-9 . _ -");
   const RegionGeometry g = RegionGeometry::for_vm(vm.region_size);
   if (!power_of_two(vm.region_size) || !g.valid() ||
-      VGPU_VM_SLOT_SIZE(g.data_size) < VGPU_VM_MIN_SLOT) {
-    *why = "a VM's region is a power of two of at least 8 MiB";
-    return Status::kInvalidValue;
-  }
+      VGPU_VM_SLOT_SIZE(g.data_size) < VGPU_VM_MIN_SLOT)
+    return Result::invalid_argument("a VM's region is a power of two of at least 8 MiB");
   auto server = std::make_shared<VmServer>();
   server->spec = vm;
   {
     MutexLock lock(vm_mu_);
-    if (vm_names_.count(vm.name)) {
-      *why = "VM " + vm.name + " is already served";
-      return Status::kInvalidValue;
-    }
+    if (vm_names_.count(vm.name)) return Result::already_exists("VM " + vm.name + " is already served");
     vm_names_[vm.name] = vm.path;
   }
-  Status s = Status::kSuccess;
+  std::string why;
+  bool made = false;
   if (vm.mode == VmMode::kDoorbell) {
-    server->listen_fd = listen_unix_stream(vm.path, why);
-    if (server->listen_fd < 0) s = Status::kNotPermitted;
+    server->listen_fd = listen_unix_stream(vm.path, &why);
+    made = server->listen_fd >= 0;
   } else {
-    s = HostChannel::create_in_file(vm.path, g, &server->plain_channel, why);
+    made = ok(HostChannel::create_in_file(vm.path, g, &server->plain_channel, &why));
   }
   MutexLock lock(vm_mu_);
-  if (!ok(s)) {
+  if (!made) {
     vm_names_.erase(vm.name);
-    return s;
+    return Result::unavailable(why);
   }
   pending_vms_.push_back(std::move(server));
   if (running_) wake_.ring();  // else start() serves it
-  return Status::kSuccess;
+  return {};
 }
 
 bool HostLoop::serves(const std::string& name) {

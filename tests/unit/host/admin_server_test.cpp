@@ -36,8 +36,9 @@ struct Server {
           return "echo " + line;
         },
         std::move(limits));
-    std::string why;
-    REQUIRE(ok(server->start(&why)));
+    const vgpu::Result started = server->start();
+    INFO(started.text());
+    REQUIRE(started.ok());
   }
   ~Server() {
     server->stop();

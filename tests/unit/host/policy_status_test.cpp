@@ -5,7 +5,7 @@
 
 using vgpu::Status;
 using vgpu::host::guest_status;
-using vgpu::policy::Result;
+using vgpu::Result;
 
 TEST_CASE("a store refusal maps to a CUDA status by its category, not its text") {
   CHECK(guest_status(Result()) == Status::kSuccess);
@@ -17,6 +17,7 @@ TEST_CASE("a store refusal maps to a CUDA status by its category, not its text")
   }
   CHECK(guest_status(Result::busy("x")) == Status::kUnknown);
   CHECK(guest_status(Result::storage("x")) == Status::kUnknown);
+  CHECK(guest_status(Result::unavailable("x")) == Status::kUnknown);
   // The text says nothing: a "permission denied" message in another category
   // is that category.
   CHECK(guest_status(Result::storage("permission denied: ...")) == Status::kUnknown);

@@ -182,8 +182,7 @@ struct World {
     sessions = std::make_unique<Sessions>(std::move(parts));
     sessions->attach(&loop);
     dispatcher->start();
-    std::string why;
-    REQUIRE(quotas.start(dispatcher.get(), backend.get(), dir.path, &why) == Status::kSuccess);
+    REQUIRE(quotas.start(dispatcher.get(), backend.get(), dir.path).ok());
   }
   ~World() {
     quotas.stop();
@@ -207,8 +206,7 @@ struct World {
   }
   std::unique_ptr<scheduler::Dispatcher> make_dispatcher() {
     std::unique_ptr<scheduler::SchedulingPolicy> policy;
-    std::string why;
-    REQUIRE(scheduler::make_policy("fair", {}, &policy, &why) == Status::kSuccess);
+    REQUIRE(scheduler::make_policy("fair", {}, &policy).ok());
     return std::make_unique<scheduler::Dispatcher>(
         backend.get(), std::move(policy), &quotas, &clock, scheduler::DispatcherConfig{},
         [this](const scheduler::Command& c, const executor::ExecResult& r) {

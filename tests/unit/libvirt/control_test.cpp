@@ -40,10 +40,10 @@ struct FakeDaemon {
   std::atomic<uint64_t> gpu{0};
   VmHooks hooks() {
     VmHooks h;
-    h.serve = [this](const std::string& vm, std::string*) {
+    h.serve = [this](const std::string& vm) {
       std::lock_guard lock(mu);
       served.insert(vm);
-      return Status::kSuccess;
+      return Result();
     };
     h.unserve = [this](const std::string& vm) {
       std::lock_guard lock(mu);
@@ -76,7 +76,6 @@ struct Fixture {
   FakeDaemon fake;
   std::atomic<bool> libvirt_down{false};
   std::unique_ptr<LibvirtControl> control;
-  std::string why;
 
   Fixture() {
     REQUIRE(policy::open_sqlite_store(db, &store).ok());
@@ -102,7 +101,7 @@ struct Fixture {
       return virConnectOpen(uri.c_str());
     };
     control = std::make_unique<LibvirtControl>(store.get(), fake.hooks(), kTestUri, o);
-    REQUIRE(control->start(&why) == Status::kSuccess);
+    control->start();
     REQUIRE(eventually([&] { return control->connected(); }));
   }
   std::vector<policy::VmSession> sessions(const std::string& vm) {

@@ -19,7 +19,6 @@ struct World {
   TempDb db;
   std::unique_ptr<Store> s = db.open();
   int64_t now = kMonday + 3600;
-  std::string why;
   TenantId a1 = 0, a2 = 0, stray = 0;
 
   World(const char* budget, OnExhaust on_exhaust) {
@@ -33,7 +32,7 @@ struct World {
   void set(const char* budget, OnExhaust on_exhaust) {
     QuotaFields f;
     GpuTime g;
-    REQUIRE(parse_gpu_time(budget, &g, &why));
+    REQUIRE(parse_gpu_time(budget, &g).ok());
     f.gpu_time = g;
     f.on_exhaust = on_exhaust;
     f.memory = 64ull << 20;

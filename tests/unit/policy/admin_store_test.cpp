@@ -16,8 +16,7 @@ namespace {
 QuotaFields gpu(const char* text) {
   QuotaFields f;
   GpuTime g;
-  std::string why;
-  REQUIRE(parse_gpu_time(text, &g, &why));
+  REQUIRE(parse_gpu_time(text, &g).ok());
   f.gpu_time = g;
   return f;
 }

@@ -131,12 +131,11 @@ TEST_CASE("a version 5 database gains course time zones, its courses in UTC") {
 TEST_CASE("a Berlin student's daily budget renews at Berlin's midnight, across the March change") {
   TempDb db;
   auto s = db.open();
-  std::string why;
   REQUIRE(s->create_course(root(), CourseSpec{"ml200", "", "Europe/Berlin"}).ok());
   REQUIRE(s->add_student(root(), "alice", "ml200", {"a1"}).ok());
   QuotaFields f;
   GpuTime g;
-  REQUIRE(parse_gpu_time("10ms/day", &g, &why));
+  REQUIRE(parse_gpu_time("10ms/day", &g).ok());
   f.gpu_time = g;
   REQUIRE(s->set_quota(root(), {QuotaTarget::Kind::kStudent, "alice"}, f).ok());
   TenantId a1 = 0;
@@ -213,8 +212,7 @@ TEST_CASE("a version 6 database keeps its quotas and takes monthly budgets") {
   CHECK(q.on_exhaust == std::optional<OnExhaust>(OnExhaust::kWait));
 
   GpuTime monthly;
-  std::string why;
-  REQUIRE(parse_gpu_time("20h/month", &monthly, &why));
+  REQUIRE(parse_gpu_time("20h/month", &monthly).ok());
   QuotaFields f;
   f.gpu_time = monthly;
   REQUIRE(s->set_quota(root(), {QuotaTarget::Kind::kCourse, "cs101"}, f).ok());

@@ -4,6 +4,7 @@
 #include "vgpu/policy/units.h"
 
 using namespace vgpu::policy;
+using Code = vgpu::Result::Code;
 
 namespace {
 
@@ -11,17 +12,19 @@ constexpr int64_t kS = 1000000000;
 
 int64_t dur(const char* text) {
   int64_t ns = -1;
-  std::string why;
-  REQUIRE(parse_duration(text, &ns, &why));
+  REQUIRE(parse_duration(text, &ns).ok());
   return ns;
 }
 
 bool bad_duration(const char* text) {
   int64_t ns = 0;
-  std::string why;
-  const bool refused = !parse_duration(text, &ns, &why);
-  if (refused) CHECK_FALSE(why.empty());
-  return refused;
+  const vgpu::Result r = parse_duration(text, &ns);
+  if (!r.ok()) {
+    CHECK(r.is(Code::kInvalidArgument));
+    CHECK_FALSE(r.message().empty());
+    CHECK(ns == 0);  // untouched
+  }
+  return !r.ok();
 }
 
 }  // namespace
@@ -44,66 +47,71 @@ TEST_CASE("durations parse in human units") {
 
 TEST_CASE("sizes parse in binary and decimal units, never negative") {
   uint64_t b = 0;
-  std::string why;
-  REQUIRE(parse_bytes("4GiB", &b, &why));
+  REQUIRE(parse_bytes("4GiB", &b).ok());
   CHECK(b == 4ull << 30);
-  REQUIRE(parse_bytes("1.5GiB", &b, &why));
+  REQUIRE(parse_bytes("1.5GiB", &b).ok());
   CHECK(b == 3ull << 29);
-  REQUIRE(parse_bytes("512mib", &b, &why));
+  REQUIRE(parse_bytes("512mib", &b).ok());
   CHECK(b == 512ull << 20);
-  REQUIRE(parse_bytes("4GB", &b, &why));
+  REQUIRE(parse_bytes("4GB", &b).ok());
   CHECK(b == 4000000000ull);
-  REQUIRE(parse_bytes("4096", &b, &why));
+  REQUIRE(parse_bytes("4096", &b).ok());
   CHECK(b == 4096);
-  CHECK_FALSE(parse_bytes("-1GiB", &b, &why));
-  CHECK_THAT(why, Catch::Contains("negative"));
-  CHECK_FALSE(parse_bytes("lots", &b, &why));
-  CHECK_FALSE(parse_bytes("4 GiB", &b, &why));
+  const vgpu::Result negative = parse_bytes("-1GiB", &b);
+  CHECK(negative.is(Code::kInvalidArgument));
+  CHECK_THAT(negative.message(), Catch::Contains("negative"));
+  CHECK(b == 4096);  // a refused parse leaves the value as it was
+  CHECK(parse_bytes("lots", &b).is(Code::kInvalidArgument));
+  CHECK(parse_bytes("4 GiB", &b).is(Code::kInvalidArgument));
 }
 
 TEST_CASE("GPU-time budgets name a period") {
   GpuTime g;
-  std::string why;
-  REQUIRE(parse_gpu_time("2h/week", &g, &why));
+  REQUIRE(parse_gpu_time("2h/week", &g).ok());
   CHECK_FALSE(g.unlimited);
   CHECK(g.budget_ns == 7200 * kS);
   CHECK(g.period == PeriodKind::kWeek);
-  REQUIRE(parse_gpu_time("90m/day", &g, &why));
+  REQUIRE(parse_gpu_time("90m/day", &g).ok());
   CHECK(g.period == PeriodKind::kDay);
   CHECK(format_gpu_time(g) == "1h30m/day");
-  REQUIRE(parse_gpu_time("20h/month", &g, &why));
+  REQUIRE(parse_gpu_time("20h/month", &g).ok());
   CHECK(g.period == PeriodKind::kMonth);
   CHECK(g.budget_ns == 20 * 3600 * kS);
   CHECK(format_gpu_time(g) == "20h/month");
-  CHECK_FALSE(parse_gpu_time("20h/months", &g, &why));
-  CHECK_THAT(why, Catch::Contains("20h/month"));  // the examples name it
-  REQUIRE(parse_gpu_time("10h/2025-01-06..2025-03-31", &g, &why));
+  const vgpu::Result months = parse_gpu_time("20h/months", &g);
+  CHECK(months.is(Code::kInvalidArgument));
+  CHECK_THAT(months.message(), Catch::Contains("20h/month"));  // the examples name it
+  REQUIRE(parse_gpu_time("10h/2025-01-06..2025-03-31", &g).ok());
   CHECK(g.period == PeriodKind::kRange);
   CHECK(format_date(g.range_start) == "2025-01-06");
   CHECK(format_date(g.range_end) == "2025-04-01");  // the range includes its last day
   CHECK(format_gpu_time(g) == "10h/2025-01-06..2025-03-31");
-  REQUIRE(parse_gpu_time("unlimited", &g, &why));
+  REQUIRE(parse_gpu_time("unlimited", &g).ok());
   CHECK(g.unlimited);
-  CHECK_FALSE(parse_gpu_time("banana", &g, &why));
-  CHECK_FALSE(parse_gpu_time("2h/fortnight", &g, &why));
-  CHECK_FALSE(parse_gpu_time("-2h/week", &g, &why));
-  CHECK_FALSE(parse_gpu_time("2h/2025-03-01..2025-02-01", &g, &why));
-  CHECK_FALSE(parse_gpu_time("2h/2025-02-30..2025-03-01", &g, &why));
+  CHECK(parse_gpu_time("banana", &g).is(Code::kInvalidArgument));
+  CHECK(parse_gpu_time("2h/fortnight", &g).is(Code::kInvalidArgument));
+  CHECK(parse_gpu_time("-2h/week", &g).is(Code::kInvalidArgument));
+  CHECK(parse_gpu_time("2h/2025-03-01..2025-02-01", &g).is(Code::kInvalidArgument));
+  CHECK(parse_gpu_time("2h/2025-02-30..2025-03-01", &g).is(Code::kInvalidArgument));
+  // A bad part says which budget it was in, and what was wrong with the part.
+  const vgpu::Result part = parse_gpu_time("2h/2025-02-30..2025-03-01", &g);
+  CHECK_THAT(part.message(), Catch::Contains("not a GPU-time budget: '2h/2025-02-30..2025-03-01'"));
+  CHECK_THAT(part.message(), Catch::Contains("no such date"));
+  CHECK(g.unlimited);  // still the "unlimited" parsed before
 }
 
 TEST_CASE("dates are UTC; --until includes the whole day") {
   int64_t t = 0;
-  std::string why;
-  REQUIRE(parse_date("2025-01-06", false, 0, &t, &why));
+  REQUIRE(parse_date("2025-01-06", false, 0, &t).ok());
   CHECK(t == 1736121600);
-  REQUIRE(parse_date("2025-01-06", true, 0, &t, &why));
+  REQUIRE(parse_date("2025-01-06", true, 0, &t).ok());
   CHECK(t == 1736121600 + 86400);
-  REQUIRE(parse_date("2025-01-06T14:30", false, 0, &t, &why));
+  REQUIRE(parse_date("2025-01-06T14:30", false, 0, &t).ok());
   CHECK(t == 1736121600 + 14 * 3600 + 30 * 60);
-  REQUIRE(parse_date("2024-02-29", false, 0, &t, &why));
-  CHECK_FALSE(parse_date("2023-02-29", false, 0, &t, &why));
-  CHECK_FALSE(parse_date("yesterday", false, 0, &t, &why));
-  REQUIRE(parse_date("now", false, 1234, &t, &why));
+  REQUIRE(parse_date("2024-02-29", false, 0, &t).ok());
+  CHECK(parse_date("2023-02-29", false, 0, &t).is(Code::kInvalidArgument));
+  CHECK(parse_date("yesterday", false, 0, &t).is(Code::kInvalidArgument));
+  REQUIRE(parse_date("now", false, 1234, &t).ok());
   CHECK(t == 1234);
   CHECK(format_time(1736121600 + 3661) == "2025-01-06 01:01:01");
 }

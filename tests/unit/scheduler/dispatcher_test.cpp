@@ -373,8 +373,7 @@ TEST_CASE("the policy can be switched live, and the new one knows every tenant")
   h.backend.delay_us = 100;
   h.dispatcher.add_tenant(1, {3, 0, 1});
   h.dispatcher.add_tenant(2, {1, 0, 1});
-  std::string why;
-  REQUIRE(ok(h.dispatcher.configure_policy("fair", PolicyOptions{kMillisecond}, &why)));
+  REQUIRE(h.dispatcher.configure_policy("fair", PolicyOptions{kMillisecond}).ok());
   CHECK(h.dispatcher.policy_name() == "fair");
   for (int i = 0; i < 200; ++i) {
     h.submit(1, 10, i % 250);
@@ -391,13 +390,13 @@ TEST_CASE("the policy can be switched live, and the new one knows every tenant")
 
 TEST_CASE("a bad policy change is refused and changes nothing") {
   Harness h;
-  std::string why;
-  CHECK(h.dispatcher.configure_policy("lottery", PolicyOptions{}, &why) == Status::kInvalidValue);
-  CHECK_FALSE(why.empty());
-  CHECK(h.dispatcher.configure_policy("fair", PolicyOptions{kSecond}, &why) == Status::kInvalidValue);
+  const Result name = h.dispatcher.configure_policy("lottery", PolicyOptions{});
+  CHECK(name.is(Result::Code::kInvalidArgument));
+  CHECK_FALSE(name.message().empty());
+  CHECK(h.dispatcher.configure_policy("fair", PolicyOptions{kSecond}).is(Result::Code::kInvalidArgument));
   CHECK(h.dispatcher.policy_name() == "best-effort");
   // Same policy, new options: kept (and still runs work).
-  REQUIRE(ok(h.dispatcher.configure_policy("best-effort", PolicyOptions{kMillisecond}, &why)));
+  REQUIRE(h.dispatcher.configure_policy("best-effort", PolicyOptions{kMillisecond}).ok());
   h.dispatcher.add_tenant(1, {});
   h.dispatcher.start();
   h.submit(1, 10, 1);

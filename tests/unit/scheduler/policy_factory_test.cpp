@@ -8,8 +8,7 @@ using namespace vgpu::scheduler;
 TEST_CASE("make_policy builds each named policy") {
   for (std::string_view name : kPolicyNames) {
     std::unique_ptr<SchedulingPolicy> p;
-    std::string why;
-    REQUIRE(ok(make_policy(name, PolicyOptions{}, &p, &why)));
+    REQUIRE(make_policy(name, PolicyOptions{}, &p).ok());
     CHECK(p->name() == name);
   }
   CHECK(kDefaultPolicy == "fair");
@@ -17,13 +16,15 @@ TEST_CASE("make_policy builds each named policy") {
 
 TEST_CASE("make_policy refuses unknown names and slices out of range, saying why") {
   std::unique_ptr<SchedulingPolicy> p;
-  std::string why;
-  CHECK(make_policy("lottery", PolicyOptions{}, &p, &why) == Status::kInvalidValue);
-  CHECK(why.find("lottery") != std::string::npos);
+  using Code = Result::Code;
+  const Result name = make_policy("lottery", PolicyOptions{}, &p);
+  CHECK(name.is(Code::kInvalidArgument));
+  CHECK(name.message().find("lottery") != std::string::npos);
   CHECK(p == nullptr);
-  CHECK(make_policy("fair", PolicyOptions{100 * kMicrosecond}, &p, &why) == Status::kInvalidValue);
-  CHECK(why.find("slice") != std::string::npos);
-  CHECK(make_policy("fair", PolicyOptions{51 * kMillisecond}, &p, &why) == Status::kInvalidValue);
-  CHECK(ok(make_policy("fair", PolicyOptions{kMinSlice}, &p, &why)));
-  CHECK(ok(make_policy("fair", PolicyOptions{kMaxSlice}, &p, &why)));
+  const Result slice = make_policy("fair", PolicyOptions{100 * kMicrosecond}, &p);
+  CHECK(slice.is(Code::kInvalidArgument));
+  CHECK(slice.message().find("slice") != std::string::npos);
+  CHECK(make_policy("fair", PolicyOptions{51 * kMillisecond}, &p).is(Code::kInvalidArgument));
+  CHECK(make_policy("fair", PolicyOptions{kMinSlice}, &p).ok());
+  CHECK(make_policy("fair", PolicyOptions{kMaxSlice}, &p).ok());
 }

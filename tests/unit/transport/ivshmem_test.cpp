@@ -264,10 +264,9 @@ struct Fixture {
 
 TEST_CASE("a real VM over ivshmem-doorbell: handshake, clients in slots, attach, hang-up") {
   Fixture f;
-  std::string why;
-  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
+  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell)).ok());
   REQUIRE(std::filesystem::exists(f.dir + "/vm1.sock"));  // before the loop even runs
-  REQUIRE(f.loop.start(&why) == Status::kSuccess);
+  REQUIRE(f.loop.start().ok());
 
   const int qemu = f.connect_qemu(f.dir + "/vm1.sock");
   Setup s;
@@ -370,9 +369,8 @@ TEST_CASE("a real VM over ivshmem-doorbell: handshake, clients in slots, attach,
 
 TEST_CASE("a real VM over ivshmem-plain: the region file, polled without doorbells") {
   Fixture f;
-  std::string why;
-  REQUIRE(f.loop.start(&why) == Status::kSuccess);
-  REQUIRE(f.loop.add_vm(f.vm("vm2", VmMode::kPlain), &why) == Status::kSuccess);
+  REQUIRE(f.loop.start().ok());
+  REQUIRE(f.loop.add_vm(f.vm("vm2", VmMode::kPlain)).ok());
   const std::string path = f.dir + "/vm2.shm";
   REQUIRE(std::filesystem::file_size(path) == 8u << 20);
   REQUIRE(eventually([&] { return f.events.opens == 1; }));
@@ -397,33 +395,36 @@ TEST_CASE("a real VM over ivshmem-plain: the region file, polled without doorbel
 
 TEST_CASE("VMs are checked before they are served") {
   Fixture f;
-  std::string why;
-  CHECK(f.loop.add_vm(f.vm("bad name", VmMode::kDoorbell), &why) == Status::kInvalidValue);
-  CHECK(f.loop.add_vm(f.vm("vm", VmMode::kDoorbell, 12ull << 20), &why) == Status::kInvalidValue);
-  CHECK(f.loop.add_vm(f.vm("vm", VmMode::kPlain, 1ull << 20), &why) == Status::kInvalidValue);
-  REQUIRE(f.loop.add_vm(f.vm("vm", VmMode::kDoorbell), &why) == Status::kSuccess);
-  CHECK(f.loop.add_vm(f.vm("vm", VmMode::kPlain), &why) == Status::kInvalidValue);
-  CHECK_THAT(why, Catch::Contains("already served"));
+  using Code = vgpu::Result::Code;
+  CHECK(f.loop.add_vm(f.vm("bad name", VmMode::kDoorbell)).is(Code::kInvalidArgument));
+  CHECK(f.loop.add_vm(f.vm("vm", VmMode::kDoorbell, 12ull << 20)).is(Code::kInvalidArgument));
+  CHECK(f.loop.add_vm(f.vm("vm", VmMode::kPlain, 1ull << 20)).is(Code::kInvalidArgument));
+  REQUIRE(f.loop.add_vm(f.vm("vm", VmMode::kDoorbell)).ok());
+  const vgpu::Result again = f.loop.add_vm(f.vm("vm", VmMode::kPlain));
+  CHECK(again.is(Code::kAlreadyExists));
+  CHECK_THAT(again.message(), Catch::Contains("already served"));
   VmSpec nowhere = f.vm("other", VmMode::kDoorbell);
   nowhere.path = "/nonexistent-dir/x.sock";
-  CHECK(f.loop.add_vm(nowhere, &why) == Status::kNotPermitted);
+  const vgpu::Result no_dir = f.loop.add_vm(nowhere);
+  CHECK(no_dir.is(Code::kUnavailable));
+  CHECK_THAT(no_dir.message(), Catch::Contains("/nonexistent-dir/x.sock"));
+  CHECK_FALSE(f.loop.serves("other"));  // nothing of it stays
 }
 
 TEST_CASE("a served VM can be disconnected and removed while the loop runs (libvirt lifecycle)") {
   Fixture f;
-  std::string why;
   const std::string path = f.dir + "/vm1.sock";
   SECTION("removing a VM that is not served yet, or never was, is harmless") {
-    REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
+    REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell)).ok());
     f.loop.remove_vm("vm1");
     f.loop.remove_vm("never");
     CHECK_FALSE(std::filesystem::exists(path));
     CHECK_FALSE(f.loop.serves("vm1"));
-    REQUIRE(f.loop.start(&why) == Status::kSuccess);
+    REQUIRE(f.loop.start().ok());
     return;
   }
-  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
-  REQUIRE(f.loop.start(&why) == Status::kSuccess);
+  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell)).ok());
+  REQUIRE(f.loop.start().ok());
   CHECK(f.loop.serves("vm1"));
   const int qemu = f.connect_qemu(path);
   Setup s;
@@ -452,7 +453,7 @@ TEST_CASE("a served VM can be disconnected and removed while the loop runs (libv
   f.loop.remove_vm("vm1");
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK_FALSE(f.loop.serves("vm1"));
-  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell), &why) == Status::kSuccess);
+  REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell)).ok());
   CHECK(std::filesystem::exists(path));
   std::this_thread::sleep_for(100ms);
   CHECK(f.events.closes == 1);

@@ -131,8 +131,7 @@ struct Fixture {
   HostLoop loop{path, geometry, &events};
   Fixture() {
     events.loop = &loop;
-    std::string why;
-    REQUIRE(loop.start(&why) == Status::kSuccess);
+    REQUIRE(loop.start().ok());
   }
 };
 

@@ -174,31 +174,31 @@ TEST_CASE("metrics: Prometheus's own checker accepts the text", "[metrics]") {
 }
 
 TEST_CASE("metrics: listen addresses", "[metrics]") {
-  std::string host, why;
+  std::string host;
   int port = -1;
-  REQUIRE(parse_listen_address("127.0.0.1:9400", &host, &port, &why));
+  REQUIRE(parse_listen_address("127.0.0.1:9400", &host, &port).ok());
   CHECK(host == "127.0.0.1");
   CHECK(port == 9400);
-  REQUIRE(parse_listen_address("[::1]:0", &host, &port, &why));
+  REQUIRE(parse_listen_address("[::1]:0", &host, &port).ok());
   CHECK(host == "::1");
   CHECK(port == 0);
-  REQUIRE(parse_listen_address(":9400", &host, &port, &why));
+  REQUIRE(parse_listen_address(":9400", &host, &port).ok());
   CHECK(host == "0.0.0.0");
   for (const char* bad : {"9400", "host:", "host:65536", "host:-1", "host:12ab", "a b:1", "/x:1"}) {
     INFO(bad);
-    CHECK_FALSE(parse_listen_address(bad, &host, &port, &why));
-    CHECK_THAT(why, Catch::Contains("--metrics-listen"));
+    const vgpu::Result r = parse_listen_address(bad, &host, &port);
+    CHECK(r.is(vgpu::Result::Code::kInvalidArgument));
+    CHECK_THAT(r.message(), Catch::Contains("--metrics-listen"));
   }
 }
 
 TEST_CASE("metrics server: an address in use is refused with a reason", "[metrics]") {
   vgpu::daemon::MetricsServer first, second;
-  std::string why;
-  REQUIRE(first.start("127.0.0.1:0", [] { return std::string("x 1\n"); }, &why) ==
-          vgpu::Status::kSuccess);
+  REQUIRE(first.start("127.0.0.1:0", [] { return std::string("x 1\n"); }).ok());
   REQUIRE(first.port() > 0);
-  CHECK(second.start("127.0.0.1:" + std::to_string(first.port()), [] { return std::string(); },
-                     &why) != vgpu::Status::kSuccess);
-  CHECK_THAT(why, Catch::Contains("cannot listen"));
+  const vgpu::Result r =
+      second.start("127.0.0.1:" + std::to_string(first.port()), [] { return std::string(); });
+  CHECK(r.is(vgpu::Result::Code::kUnavailable));
+  CHECK_THAT(r.message(), Catch::Contains("cannot listen"));
   first.stop();
 }

@@ -15,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using vgpu::cli::prepare_runtime_dir;
+using Code = vgpu::Result::Code;
 
 namespace {
 
@@ -38,11 +39,10 @@ mode_t mode_of(const std::string& p) {
 TEST_CASE("a new runtime directory is made with its parents, closed to others unless root") {
   Scratch s;
   const std::string dir = s.path + "/a/b/vgpu";
-  std::string why;
-  REQUIRE(prepare_runtime_dir(dir, &why));
+  REQUIRE(prepare_runtime_dir(dir).ok());
   CHECK(S_ISDIR(mode_of(dir)));
   CHECK((mode_of(dir) & 07777) == (geteuid() == 0 ? 0755u : 0700u));
-  CHECK(prepare_runtime_dir(dir, &why));  // and used again as it is
+  CHECK(prepare_runtime_dir(dir).ok());  // and used again as it is
 }
 
 TEST_CASE("a runtime directory that is a symbolic link is refused") {
@@ -50,9 +50,9 @@ TEST_CASE("a runtime directory that is a symbolic link is refused") {
   const std::string target = s.path + "/elsewhere", link = s.path + "/vgpu";
   fs::create_directory(target);
   fs::create_directory_symlink(target, link);
-  std::string why;
-  CHECK_FALSE(prepare_runtime_dir(link, &why));
-  CHECK_THAT(why, Catch::Contains("symbolic link"));
+  const vgpu::Result r = prepare_runtime_dir(link);
+  CHECK(r.is(Code::kInvalidArgument));
+  CHECK_THAT(r.message(), Catch::Contains("symbolic link"));
 }
 
 TEST_CASE("a runtime directory anyone may write in, or that is a file, is refused") {
@@ -60,15 +60,16 @@ TEST_CASE("a runtime directory anyone may write in, or that is a file, is refuse
   const std::string open_dir = s.path + "/open";
   fs::create_directory(open_dir);
   REQUIRE(chmod(open_dir.c_str(), 0777) == 0);
-  std::string why;
-  CHECK_FALSE(prepare_runtime_dir(open_dir, &why));
-  CHECK_THAT(why, Catch::Contains("writable by everyone"));
+  const vgpu::Result open = prepare_runtime_dir(open_dir);
+  CHECK(open.is(Code::kPermissionDenied));
+  CHECK_THAT(open.message(), Catch::Contains("writable by everyone"));
   const std::string file = s.path + "/file";
   FILE* f = fopen(file.c_str(), "w");
   REQUIRE(f);
   fclose(f);
-  CHECK_FALSE(prepare_runtime_dir(file, &why));
-  CHECK_THAT(why, Catch::Contains("not a directory"));
+  const vgpu::Result not_dir = prepare_runtime_dir(file);
+  CHECK(not_dir.is(Code::kInvalidArgument));
+  CHECK_THAT(not_dir.message(), Catch::Contains("not a directory"));
 }
 
 TEST_CASE("a runtime directory someone else made first is refused") {
@@ -78,13 +79,13 @@ TEST_CASE("a runtime directory someone else made first is refused") {
   Scratch s;
   const std::string dir = s.path + "/vgpu";
   fs::create_directory(dir);
-  std::string why;
   if (geteuid() == 0) {
     REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);  // nobody
-    CHECK_FALSE(prepare_runtime_dir(dir, &why));
-    CHECK_THAT(why, Catch::Contains("belongs to uid 65534"));
+    const vgpu::Result r = prepare_runtime_dir(dir);
+    CHECK(r.is(Code::kPermissionDenied));
+    CHECK_THAT(r.message(), Catch::Contains("belongs to uid 65534"));
   } else {
-    CHECK(prepare_runtime_dir(dir, &why));
+    CHECK(prepare_runtime_dir(dir).ok());
   }
 }
 

@@ -16,9 +16,9 @@ using namespace vgpu::daemon;
 
 namespace {
 
-Status parse(const std::string& text, SchedulerSettings* s, std::string* why) {
+Result parse(const std::string& text, SchedulerSettings* s) {
   *s = SchedulerSettings{};
-  return parse_scheduler_config(text, s, why);
+  return parse_scheduler_config(text, s);
 }
 
 std::string temp_file(const std::string& text) {
@@ -34,8 +34,7 @@ std::string temp_file(const std::string& text) {
 
 TEST_CASE("config: defaults are fair, 2 ms, depth 1") {
   SchedulerSettings s;
-  std::string why;
-  REQUIRE(ok(parse("{}", &s, &why)));
+  REQUIRE(parse("{}", &s).ok());
   CHECK(s.policy == "fair");
   CHECK(s.slice_ms == 2.0);
   CHECK(s.overlap_depth == 4);
@@ -44,11 +43,10 @@ TEST_CASE("config: defaults are fair, 2 ms, depth 1") {
 
 TEST_CASE("config: a full file is read") {
   SchedulerSettings s;
-  std::string why;
-  REQUIRE(ok(parse(R"({"policy": "fixed-share", "slice_ms": 0.5, "overlap_depth": 6,
+  REQUIRE(parse(R"({"policy": "fixed-share", "slice_ms": 0.5, "overlap_depth": 6,
                        "weights": {"alice": 4, "bob": 1},
                        "courses": {"gpu101": {"weight": 3, "vms": ["alice", "carol"]}}})",
-                   &s, &why)));
+                   &s).ok());
   CHECK(s.policy == "fixed-share");
   CHECK(policy_options(s).slice == 500 * scheduler::kMicrosecond);
   CHECK(s.overlap_depth == 6);
@@ -92,10 +90,10 @@ TEST_CASE("config: mistakes are refused with a reason that names the value") {
   for (const auto& [text, mention] : cases) {
     SchedulerSettings s;
     s.policy = "best-effort";  // must survive a failed parse untouched
-    std::string why;
     INFO(text);
-    CHECK(parse_scheduler_config(text, &s, &why) == Status::kInvalidValue);
-    CHECK_THAT(why, Catch::Contains(mention));
+    const Result r = parse_scheduler_config(text, &s);
+    CHECK(r.is(Result::Code::kInvalidArgument));
+    CHECK_THAT(r.message(), Catch::Contains(mention));
     CHECK(s.policy == "best-effort");
   }
 }
@@ -105,18 +103,18 @@ TEST_CASE("config: flags override the file") {
   SchedulerFlags flags;
   flags.config_file = path;
   SchedulerSettings s;
-  std::string why;
-  REQUIRE(ok(resolve_scheduler_settings(flags, &s, &why)));
+  REQUIRE(resolve_scheduler_settings(flags, &s).ok());
   CHECK(s.policy == "best-effort");
   CHECK(s.slice_ms == 5.0);
   flags.slice_ms = 1.0;
-  REQUIRE(ok(resolve_scheduler_settings(flags, &s, &why)));
+  REQUIRE(resolve_scheduler_settings(flags, &s).ok());
   CHECK(s.slice_ms == 1.0);
   CHECK(s.weights.at("a") == 2);
   std::remove(path.c_str());
 
-  CHECK(resolve_scheduler_settings(flags, &s, &why) == Status::kInvalidValue);  // file gone
-  CHECK_THAT(why, Catch::Contains(path));
+  const Result gone = resolve_scheduler_settings(flags, &s);  // the file is gone
+  CHECK(gone.is(Result::Code::kUnavailable));
+  CHECK_THAT(gone.message(), Catch::Contains(path));
 }
 
 TEST_CASE("config: the command-line flags") {
@@ -146,8 +144,7 @@ TEST_CASE("config: course ids are stable and stay out of the database's range") 
 
 TEST_CASE("config: vgpud.toml's scheduling keys and tables are read as the JSON file's") {
   SchedulerSettings s;
-  std::string why;
-  REQUIRE(ok(parse(R"(# a class's host
+  REQUIRE(parse(R"(# a class's host
 backend = "sim"
 policy = "fixed-share"
 slice-ms = 0.5
@@ -158,9 +155,7 @@ bob = 1
 [courses.gpu101]
 weight = 3
 vms = ["alice", "carol"]
-)",
-                   &s, &why)));
-  INFO(why);
+)", &s).ok());
   CHECK(s.policy == "fixed-share");
   CHECK(policy_options(s).slice == 500 * scheduler::kMicrosecond);
   CHECK(s.overlap_depth == 6);
@@ -172,15 +167,13 @@ vms = ["alice", "carol"]
 
 TEST_CASE("config: vgpud.toml keeps every other key as a flag's values") {
   ConfigFile f;
-  std::string why;
-  REQUIRE(ok(parse_config_file(R"(
+  REQUIRE(parse_config_file(R"(
 backend = "sim"
 sim-memory-gib = 8
 watchdog-s = 2.5
 sim-kernels = ["/opt/a.so", "/opt/b.so"]
 policy = "fair"
-)",
-                               &f, &why)));
+)", &f).ok());
   CHECK(f.flags.at("backend") == std::vector<std::string>{"sim"});
   CHECK(f.flags.at("sim-memory-gib") == std::vector<std::string>{"8"});
   CHECK(f.flags.at("watchdog-s") == std::vector<std::string>{"2.5"});
@@ -202,10 +195,10 @@ TEST_CASE("config: vgpud.toml's mistakes name the line or the key") {
   for (const auto& [text, mention] : cases) {
     SchedulerSettings s;
     s.policy = "best-effort";
-    std::string why;
     INFO(text);
-    CHECK(parse_scheduler_config(text, &s, &why) == Status::kInvalidValue);
-    CHECK_THAT(why, Catch::Contains(mention));
+    const Result r = parse_scheduler_config(text, &s);
+    CHECK(r.is(Result::Code::kInvalidArgument));
+    CHECK_THAT(r.message(), Catch::Contains(mention));
     CHECK(s.policy == "best-effort");
   }
 }
@@ -255,12 +248,9 @@ TEST_CASE("config: vgpud.toml sets any flag through CLI11 and the command line w
 
 TEST_CASE("config: a reload names what only a restart applies, and keys that are no flag") {
   ConfigFile before, after;
-  std::string why;
-  REQUIRE(ok(parse_config_file("backend = \"sim\"\nsim-memory-gib = 4\ndb = \"/a.db\"\nslice-ms = 2\n",
-                               &before, &why)));
-  REQUIRE(ok(parse_config_file("backend = \"sim\"\nsim-memory-gib = 8\nlog-level = \"debug\"\n"
-                               "slice-ms = 3\nbogus = 1\n",
-                               &after, &why)));
+  REQUIRE(parse_config_file("backend = \"sim\"\nsim-memory-gib = 4\ndb = \"/a.db\"\nslice-ms = 2\n", &before).ok());
+  REQUIRE(parse_config_file("backend = \"sim\"\nsim-memory-gib = 8\nlog-level = \"debug\"\n"
+                               "slice-ms = 3\nbogus = 1\n", &after).ok());
   const ConfigDiff d =
       diff_flags(before, after, {"backend", "sim-memory-gib", "db", "log-level", "slice-ms"});
   CHECK(d.changed == std::vector<std::string>{"db", "log-level", "sim-memory-gib"});

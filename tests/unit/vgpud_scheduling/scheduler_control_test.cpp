@@ -49,8 +49,7 @@ TEST_CASE("control: the dispatcher starts with the configured policy and VM pins
   SchedulerFlags flags;
   flags.config_file = f.path;
   SchedulerControl control(flags);
-  std::string why;
-  REQUIRE(ok(control.load(&why)));
+  REQUIRE(control.load().ok());
   scheduler::Dispatcher d(&f.backend, control.make_policy(), &f.gate, &f.clock,
                           control.dispatcher_config(), [](auto&, auto&) {}, [] {});
   control.attach(&d, f.sink());
@@ -67,8 +66,7 @@ TEST_CASE("control: a reload applies changes live, and a bad file changes nothin
   SchedulerFlags flags;
   flags.config_file = f.path;
   SchedulerControl control(flags);
-  std::string why;
-  REQUIRE(ok(control.load(&why)));
+  REQUIRE(control.load().ok());
   scheduler::Dispatcher d(&f.backend, control.make_policy(), &f.gate, &f.clock,
                           control.dispatcher_config(), [](auto&, auto&) {}, [] {});
   control.attach(&d, f.sink());
@@ -78,7 +76,7 @@ TEST_CASE("control: a reload applies changes live, and a bad file changes nothin
 
   f.write(R"({"policy": "best-effort", "slice_ms": 4, "overlap_depth": 3,
               "courses": {"c1": {"weight": 2, "vms": ["alice"]}}})");
-  REQUIRE(ok(control.reload(&why)));
+  REQUIRE(control.reload().ok());
   CHECK(d.policy_name() == "best-effort");
   CHECK(d.overlap_depth() == 3);
   CHECK_FALSE(f.pins[1].weight.has_value());  // the weight pin is gone
@@ -86,8 +84,9 @@ TEST_CASE("control: a reload applies changes live, and a bad file changes nothin
   CHECK(control.settings().slice_ms == 4.0);
 
   f.write(R"({"policy": "fair", "slice_ms": 400})");
-  CHECK(control.reload(&why) == Status::kInvalidValue);
-  CHECK_THAT(why, Catch::Contains("slice"));
+  const Result bad = control.reload();
+  CHECK(bad.is(Result::Code::kInvalidArgument));
+  CHECK_THAT(bad.message(), Catch::Contains("slice"));
   CHECK(d.policy_name() == "best-effort");
   CHECK(control.settings().slice_ms == 4.0);
 
@@ -96,7 +95,7 @@ TEST_CASE("control: a reload applies changes live, and a bad file changes nothin
   pinned.policy = "fixed-share";
   SchedulerControl control2(pinned);
   f.write(R"({"policy": "fair"})");
-  REQUIRE(ok(control2.load(&why)));
+  REQUIRE(control2.load().ok());
   CHECK(control2.settings().policy == "fixed-share");
 }
 
@@ -106,7 +105,7 @@ TEST_CASE("control: refusing to start on a bad file") {
   SchedulerFlags flags;
   flags.config_file = f.path;
   SchedulerControl control(flags);
-  std::string why;
-  CHECK(control.load(&why) == Status::kInvalidValue);
-  CHECK_THAT(why, Catch::Contains(f.path));
+  const Result r = control.load();
+  CHECK(r.is(Result::Code::kInvalidArgument));
+  CHECK_THAT(r.message(), Catch::Contains(f.path));
 }

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 
 namespace vgpu::host {
 
@@ -40,7 +40,9 @@ class AdminServer {
 
   AdminServer(std::string path, Handler handler, Limits limits = {});
   ~AdminServer();
-  Status start(std::string* why);
+  // Binds the socket and starts the thread: invalid argument for a path too
+  // long for a socket, unavailable when it cannot listen there.
+  Result start();
   void stop();
 
  private:

@@ -47,13 +47,14 @@
 #include "vgpu/host/serial_worker.h"
 #include "domain_watcher.h"
 #include "vgpu/policy/store.h"
+#include "vgpu/result.h"
 
 namespace vgpu::host {
 
 // What the control asks of the daemon.
 struct VmHooks {
   // Serves VM `vm`'s ivshmem-doorbell socket (nothing to do if it is served).
-  std::function<Status(const std::string& vm, std::string* why)> serve;
+  std::function<Result(const std::string& vm)> serve;
   std::function<void(const std::string& vm)> unserve;
   // Closes VM `vm`'s channel if QEMU process `pid` (any, if -1) holds it.
   std::function<void(const std::string& vm, int pid)> release;
@@ -74,8 +75,9 @@ class LibvirtControl final : public virt::DomainEvents {
   ~LibvirtControl() override;
 
   // Ends sessions a previous vgpud left open, serves every attached VM,
-  // starts watching. Fails only if an attached VM cannot be served.
-  Status start(std::string* why);
+  // starts watching. An attached VM that cannot be served is logged and the
+  // others are served: its domain cannot start until that is fixed.
+  void start();
   void stop();  // open sessions end with "vgpud stopped"
 
   // Admin thread, after each request: vm.attach adds the socket path to its

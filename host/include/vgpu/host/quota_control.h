@@ -44,8 +44,8 @@ class QuotaControl final : public scheduler::QuotaGate {
   ~QuotaControl() override;
 
   // Starts the admin socket; the dispatcher and backend outlive stop().
-  Status start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
-               const std::string& runtime_dir, std::string* why);
+  Result start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
+               const std::string& runtime_dir);
   void stop();
 
   // A VM (tenant) opens a channel: false with `why` if it is refused. Applies

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "vgpu/host/libvirt_control.h"
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/transport/host_loop.h"
 
@@ -23,10 +23,11 @@ transport::VmSpec vm_spec(const std::string& runtime_dir, const std::string& nam
                           transport::VmMode mode);
 
 // Creates <runtime-dir>/vms and serves each VM on `loop` (before or after it
-// started). Stops at the first VM it cannot serve, with `why`. `gid` >= 0:
-// the sockets belong to that group (QEMU's, docs/libvirt.md), mode 0660.
-Status serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>& vms,
-                 std::string* why, int gid = -1);
+// started). Stops at the first VM it cannot serve, its message naming the
+// VM. `gid` >= 0: the sockets belong to that group (QEMU's, docs/libvirt.md),
+// mode 0660.
+Result serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>& vms,
+                 int gid = -1);
 
 // What the libvirt control asks of the daemon (libvirt_control.h): VMs served
 // on `loop` as ivshmem-doorbell sockets under `runtime_dir`, their channels,

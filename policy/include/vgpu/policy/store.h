@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "vgpu/policy/records.h"
-#include "vgpu/policy/result.h"
+#include "vgpu/result.h"
 
 namespace vgpu::policy {
 

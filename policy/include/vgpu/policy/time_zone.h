@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "vgpu/result.h"
+
 namespace date {
 class time_zone;
 }
@@ -22,9 +24,10 @@ class TimeZone {
  public:
   TimeZone() = default;  // UTC
 
-  // The zone named `name` ("UTC", "Europe/Berlin", "America/New_York"). False
-  // with `why` for a name the database does not know (or no database).
-  static bool find(std::string_view name, TimeZone* out, std::string* why);
+  // The zone named `name` ("UTC", "Europe/Berlin", "America/New_York").
+  // Invalid argument for a name the database does not know (or no database);
+  // `*out` is unchanged then.
+  static Result find(std::string_view name, TimeZone* out);
   // find(), or UTC for a name it refuses (a stored name tzdata no longer has).
   static TimeZone find_or_utc(std::string_view name);
 

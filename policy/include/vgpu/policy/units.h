@@ -3,8 +3,9 @@
 // "10h/2025-01-06..2025-03-31") and dates ("2025-01-06", "2025-01-06T14:30").
 //
 // Dates are UTC whatever the host's time zone. Period boundaries are too
-// here; a course's own time zone moves them (window_at with a TimeZone). Parsers return false on anything
-// they do not fully understand (never a partial value) and say why.
+// here; a course's own time zone moves them (window_at with a TimeZone). Parsers
+// refuse anything they do not fully understand as an invalid argument, the
+// message saying why, and leave the output untouched (never a partial value).
 #pragma once
 
 #include <cstdint>
@@ -13,21 +14,21 @@
 #include <string_view>
 
 #include "vgpu/policy/quota.h"
+#include "vgpu/result.h"
 
 namespace vgpu::policy {
 
 // "90m", "1h30m", "2.5h", "500ms", "45s", "1d", "1w". At least 0; no sign.
-bool parse_duration(std::string_view text, int64_t* ns, std::string* why);
+Result parse_duration(std::string_view text, int64_t* ns);
 // "4GiB", "512MiB", "1.5GiB", "4GB" (decimal), "4096" (bytes). No sign.
-bool parse_bytes(std::string_view text, uint64_t* bytes, std::string* why);
+Result parse_bytes(std::string_view text, uint64_t* bytes);
 // "2h/week", "90m/day", "10h/2025-01-06..2025-03-31" (the range includes both
 // days), or "unlimited".
-bool parse_gpu_time(std::string_view text, GpuTime* out, std::string* why);
+Result parse_gpu_time(std::string_view text, GpuTime* out);
 // "2025-01-06" (00:00 UTC), "2025-01-06T14:30[:05]" (UTC), or "now".
 // With `end_of_day`, a bare date means the end of that day (for --until).
-bool parse_date(std::string_view text, bool end_of_day, int64_t now, int64_t* unix_seconds,
-                std::string* why);
-bool parse_on_exhaust(std::string_view text, OnExhaust* out, std::string* why);
+Result parse_date(std::string_view text, bool end_of_day, int64_t now, int64_t* unix_seconds);
+Result parse_on_exhaust(std::string_view text, OnExhaust* out);
 
 std::string format_duration(int64_t ns);        // "2h", "1h30m", "12.5s", "850ms", "0s"
 std::string format_bytes(uint64_t bytes);       // "4GiB", "1.5GiB", "512MiB", "100B"

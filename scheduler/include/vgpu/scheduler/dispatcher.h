@@ -28,6 +28,7 @@
 
 #include "vgpu/executor/backend.h"
 #include "vgpu/protocol/polling.h"
+#include "vgpu/result.h"
 #include "vgpu/scheduler/command.h"
 #include "vgpu/scheduler/policy.h"
 #include "vgpu/scheduler/quota_gate.h"
@@ -96,10 +97,9 @@ class Dispatcher {
   // Switches the policy or changes its options, live, from the next turn.
   // Same name: the policy keeps what it learned (lags, virtual times). Another
   // name: the new policy is told every tenant, its parameters and whether it
-  // is runnable, and starts everyone level. kInvalidValue (and `why`) for an
-  // unknown name or a slice out of range; nothing changes then.
-  Status configure_policy(std::string_view name, const PolicyOptions& options, std::string* why)
-      EXCLUDES(mu_);
+  // is runnable, and starts everyone level. Invalid argument for an unknown
+  // name or a slice out of range; nothing changes then.
+  Result configure_policy(std::string_view name, const PolicyOptions& options) EXCLUDES(mu_);
   std::string policy_name() const EXCLUDES(mu_);
 
   // Launches of one tenant in flight at once: the setting (changed live, from

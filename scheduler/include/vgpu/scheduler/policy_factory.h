@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 #include "vgpu/scheduler/policy.h"
 
 namespace vgpu::scheduler {
@@ -18,10 +18,10 @@ inline constexpr std::string_view kDefaultPolicy = "fair";
 inline constexpr std::array<std::string_view, 3> kPolicyNames = {"fair", "fixed-share",
                                                                  "best-effort"};
 
-// kInvalidValue, with `why` saying which value and why, for an unknown name or
-// a slice outside [kMinSlice, kMaxSlice].
-Status check_policy(std::string_view name, const PolicyOptions& options, std::string* why);
-Status make_policy(std::string_view name, const PolicyOptions& options,
-                   std::unique_ptr<SchedulingPolicy>* out, std::string* why);
+// Invalid argument, the message saying which value and why, for an unknown
+// name or a slice outside [kMinSlice, kMaxSlice].
+Result check_policy(std::string_view name, const PolicyOptions& options);
+Result make_policy(std::string_view name, const PolicyOptions& options,
+                   std::unique_ptr<SchedulingPolicy>* out);
 
 }  // namespace vgpu::scheduler

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 #include "vgpu/thread_annotations.h"
 #include "vgpu/transport/host_channel.h"
 #include "vgpu/transport/region.h"
@@ -119,8 +120,10 @@ class HostLoop final : public LoopPort {
   HostLoop(std::string socket_path, RegionGeometry geometry, ChannelEvents* events);
   ~HostLoop() override;
 
-  Status start(std::string* why);  // binds the socket and starts the thread
-  void stop();                     // closes every channel (on_close each) and joins
+  // Binds the socket and starts the thread: invalid argument for a bad geometry,
+  // unavailable when the socket or the event loop cannot be had.
+  Result start();
+  void stop();  // closes every channel (on_close each) and joins
 
   // LoopPort
   void reply(uint64_t channel, std::span<const std::span<const uint8_t>> parts) override
@@ -129,8 +132,9 @@ class HostLoop final : public LoopPort {
 
   // Any thread, before or after start(): serves real VM `vm.name` at
   // `vm.path`. The socket (or region file) exists when this returns, so QEMU
-  // may start right after. kInvalidValue for a bad spec or a name already served.
-  Status add_vm(const VmSpec& vm, std::string* why) EXCLUDES(vm_mu_);
+  // may start right after. Invalid argument for a bad spec, already exists for a
+  // name already served, unavailable when the socket or file cannot be made.
+  Result add_vm(const VmSpec& vm) EXCLUDES(vm_mu_);
   // Any thread: whether real VM `name` is served (added and not removed).
   bool serves(const std::string& name) EXCLUDES(vm_mu_);
   // Any thread: stops serving real VM `name`. Its socket (or region file) is

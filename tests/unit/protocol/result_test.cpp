@@ -1,13 +1,13 @@
-// policy::Result: the policy module's error type (a category and a message).
+// vgpu::Result: the error type of module boundaries outside CUDA (a category and a message).
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
 
-#include "vgpu/policy/result.h"
+#include "vgpu/result.h"
 
-using vgpu::policy::code_name;
-using vgpu::policy::Result;
+using vgpu::code_name;
+using vgpu::Result;
 using Code = Result::Code;
 
 // Cheap when ok: one pointer, nothing allocated.
@@ -35,7 +35,8 @@ TEST_CASE("each factory makes its category, with the message unchanged") {
                         Case{Result::permission_denied(m), Code::kPermissionDenied},
                         Case{Result::read_only(m), Code::kReadOnly},
                         Case{Result::busy(m), Code::kBusy},
-                        Case{Result::storage(m), Code::kStorage}}) {
+                        Case{Result::storage(m), Code::kStorage},
+                        Case{Result::unavailable(m), Code::kUnavailable}}) {
     INFO(code_name(k.code));
     CHECK_FALSE(k.r.ok());
     CHECK(k.r.code() == k.code);
@@ -85,12 +86,22 @@ TEST_CASE("every category has a name of its own") {
   std::set<std::string> names;
   for (Code c : {Code::kOk, Code::kInvalidArgument, Code::kNotFound, Code::kAlreadyExists,
                  Code::kConflict, Code::kPermissionDenied, Code::kReadOnly, Code::kBusy,
-                 Code::kStorage}) {
+                 Code::kStorage, Code::kUnavailable}) {
     const std::string name(code_name(c));
     CHECK_FALSE(name.empty());
     CHECK(name != "unknown");
     names.insert(name);
   }
-  CHECK(names.size() == 9);
+  CHECK(names.size() == 10);
   CHECK(code_name(Code::kPermissionDenied) == "permission denied");
+}
+
+TEST_CASE("a prefix says what the failure was about and keeps its category") {
+  const Result r = Result::unavailable("cannot listen on /run/x.sock: Permission denied");
+  const Result p = r.prefixed("VM lab-1: ");
+  CHECK(p.is(Code::kUnavailable));
+  CHECK(p.message() == "VM lab-1: cannot listen on /run/x.sock: Permission denied");
+  CHECK(r.message() == "cannot listen on /run/x.sock: Permission denied");  // unchanged
+  CHECK(Result().prefixed("VM lab-1: ").ok());                              // ok stays ok
+  CHECK(Result::storage("").prefixed("db: ").message() == "db: storage error");
 }

@@ -1,7 +1,7 @@
-// The policy module's error type (result.h).
-#include "vgpu/policy/result.h"
+// The error type of module boundaries outside CUDA (result.h).
+#include "vgpu/result.h"
 
-namespace vgpu::policy {
+namespace vgpu {
 
 const std::string& Result::message() const {
   static const std::string* const kEmpty = new std::string;
@@ -11,6 +11,11 @@ const std::string& Result::message() const {
 std::string Result::text() const {
   if (rep_ && !rep_->message.empty()) return rep_->message;
   return std::string(code_name(code()));
+}
+
+Result Result::prefixed(std::string_view context) const {
+  if (!rep_) return {};
+  return {rep_->code, std::string(context) + text()};
 }
 
 std::string_view code_name(Result::Code code) {
@@ -33,8 +38,10 @@ std::string_view code_name(Result::Code code) {
       return "busy";
     case Result::Code::kStorage:
       return "storage error";
+    case Result::Code::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }
 
-}  // namespace vgpu::policy
+}  // namespace vgpu

@@ -1,12 +1,14 @@
-// What the policy store and the admin layer above it return: a category a
-// caller can branch on, and a one-line message for a person. The module's
-// contract for errors: no Store function answers with a CUDA code or a
-// `why` string, and no caller tells one error from another by its text.
+// What a module returns across its boundary when something can fail: a
+// category a caller can branch on, and a one-line message for a person. The
+// contract for errors outside the guest's CUDA path: no function answers with a
+// CUDA code or a bare `why` string, and no caller tells one error from another
+// by its text. CUDA codes (vgpu::Status, protocol/status.h) are only for what
+// CUDA speaks: the wire, the executor's work and the guest libraries.
 //
 // Modelled on LevelDB's Status: an ok Result holds nothing (one null
 // pointer, no allocation), an error holds its code and message. The message
-// is what vgpuctl prints, unchanged ("permission denied: only admins add
-// users"); the code says what kind of refusal it was. Where a refusal must
+// is what vgpuctl or vgpud prints, unchanged ("permission denied: only admins
+// add users"); the code says what kind of failure it was. Where a refusal must
 // become a CUDA code (vgpud answering a guest), the caller maps the code in
 // one place at that boundary (host/include/vgpu/host/policy_status.h), never the text.
 #pragma once
@@ -16,12 +18,12 @@
 #include <string>
 #include <string_view>
 
-namespace vgpu::policy {
+namespace vgpu {
 
 class [[nodiscard]] Result {
  public:
-  // The categories, from what the store refuses today. A message says which
-  // value or object; the code says only which kind.
+  // The categories. A message says which value or object; the code says
+  // only which kind.
   enum class Code : uint8_t {
     kOk = 0,
     kInvalidArgument,   // a malformed or out-of-range value: a name, UUID, quota, time zone, roster
@@ -32,6 +34,8 @@ class [[nodiscard]] Result {
     kReadOnly,          // the store was opened read-only (vgpuctl --db)
     kBusy,              // another connection held the write lock: nothing changed, try again
     kStorage,           // SQLite failed ("database error: ..."), or the file cannot be used
+    kUnavailable,       // the system did not give what was needed: a socket, a directory, a
+                        // thread, a device, a service (libvirt); the message says which and why
   };
 
   Result() noexcept = default;  // ok
@@ -58,6 +62,9 @@ class [[nodiscard]] Result {
   static Result read_only(std::string message) { return {Code::kReadOnly, std::move(message)}; }
   static Result busy(std::string message) { return {Code::kBusy, std::move(message)}; }
   static Result storage(std::string message) { return {Code::kStorage, std::move(message)}; }
+  static Result unavailable(std::string message) {
+    return {Code::kUnavailable, std::move(message)};
+  }
 
   bool ok() const { return rep_ == nullptr; }
   Code code() const { return rep_ ? rep_->code : Code::kOk; }
@@ -66,6 +73,9 @@ class [[nodiscard]] Result {
   const std::string& message() const;
   // The message, or the code's name if the message is empty ("ok" when ok).
   std::string text() const;
+  // The same category with `context` before the message ("VM lab-1: " +
+  // "..."), for a caller that knows what the failure was about; ok stays ok.
+  Result prefixed(std::string_view context) const;
 
  private:
   struct Rep {
@@ -81,4 +91,4 @@ class [[nodiscard]] Result {
 // "ok", "invalid argument", "not found", ... (for logs and tests).
 std::string_view code_name(Result::Code code);
 
-}  // namespace vgpu::policy
+}  // namespace vgpu
