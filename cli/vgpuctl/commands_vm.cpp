@@ -41,10 +41,11 @@ int list_vms(Context& ctx, double interval) {
   json vms;
   if (!ctx.call({{"op", "vm.list"}}, &vms)) return 1;
   std::vector<virt::DomainInfo> domains;
-  std::string why;
-  auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
-  if (!conn || !ok(conn->list(&domains, &why))) {
-    std::fprintf(stderr, "vgpuctl: %s; showing vgpud's VMs only\n", why.c_str());
+  std::unique_ptr<virt::Connection> conn;
+  Result listed = virt::Connection::open(ctx.libvirt_uri, &conn);
+  if (listed.ok()) listed = conn->list(&domains);
+  if (!listed.ok()) {
+    std::fprintf(stderr, "vgpuctl: %s; showing vgpud's VMs only\n", listed.text().c_str());
   }
   std::map<std::string, double> shares;
   const bool sampled = ctx.db.empty() && interval > 0 && gpu_shares(ctx, interval, &shares);

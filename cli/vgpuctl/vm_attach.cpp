@@ -13,6 +13,15 @@ int fail(const std::string& why) {
   return 1;
 }
 
+int fail(const Result& r) { return fail(r.text()); }
+
+// The domain's persistent definition, read.
+Result read_definition(const virt::Domain& d, virt::DomainXml* parsed) {
+  std::string xml;
+  if (Result r = d.persistent_xml(&xml); !r.ok()) return r;
+  return virt::parse_domain_xml(xml, parsed);
+}
+
 bool valid_vm_name(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
   for (char c : s) {
@@ -38,20 +47,17 @@ bool attached_vm(Context& ctx, const std::string& uuid_or_name, json* vm) {
 
 int attach_domain(Context& ctx, const std::string& domain, const std::string& student,
                   const std::string& vm_flag) {
-  std::string why;
-  auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
-  if (!conn) return fail(why);
+  std::unique_ptr<virt::Connection> conn;
+  if (Result r = virt::Connection::open(ctx.libvirt_uri, &conn); !r.ok()) return fail(r);
   virt::Domain d;
-  if (!ok(conn->find(domain, &d, &why))) return fail(why);
+  if (Result r = conn->find(domain, &d); !r.ok()) return fail(r);
   const virt::DomainInfo info = d.info();
   if (!info.persistent) {
     return fail("domain '" + info.name +
                 "' is transient: vgpu attaches to persistent domains (virsh define)");
   }
-  std::string xml;
   virt::DomainXml parsed;
-  if (!ok(d.persistent_xml(&xml, &why)) || !virt::parse_domain_xml(xml, &parsed, &why))
-    return fail(why);
+  if (Result r = read_definition(d, &parsed); !r.ok()) return fail(r);
   const std::string vm = vm_flag.empty() ? info.name : vm_flag;
   if (!parsed.devices.empty()) {
     // Attaching again as it is attached changes nothing and succeeds (scripts
@@ -91,21 +97,21 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
   if (!ctx.call(checked, &result)) return 1;
   const std::string socket = result.value("socket", "");
   const std::string device = virt::device_xml(vm, socket);
-  if (!ok(conn->add_device(d, device, &why))) return fail(why);
+  if (Result r = conn->add_device(d, device); !r.ok()) return fail(r);
   if (!ctx.call(request, &result)) {
-    std::string undo_why;
-    if (!ok(conn->remove_device(d, std::string(virt::kDevicePrefix) + vm, &undo_why))) {
+    if (Result undo = conn->remove_device(d, std::string(virt::kDevicePrefix) + vm); !undo.ok()) {
       std::fprintf(stderr, "vgpuctl: and the device could not be taken out again: %s\n",
-                   undo_why.c_str());
+                   undo.text().c_str());
     }
     return 1;
   }
   // A running domain gets the device now (PCI hot-plug); where that fails,
   // at its next start.
   bool restart = false, plugged = false;
-  std::string plug_why;
+  Result plug;
   if (virt::has_process(info.state)) {
-    plugged = ok(conn->plug(d, device, &plug_why));
+    plug = conn->plug(d, device);
+    plugged = plug.ok();
     restart = !plugged;
   }
   if (ctx.json_output) {
@@ -132,7 +138,7 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
   } else if (restart) {
     std::printf("the domain is %s but %s: shut it down and start it again for the device to "
                 "appear\n",
-                std::string(virt::state_name(info.state)).c_str(), plug_why.c_str());
+                std::string(virt::state_name(info.state)).c_str(), plug.text().c_str());
   } else {
     std::printf("the device appears when the domain starts\n");
   }
@@ -143,16 +149,15 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
 }
 
 int detach_domain(Context& ctx, const std::string& domain) {
-  std::string why;
-  auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
-  if (!conn) return fail(why);
+  std::unique_ptr<virt::Connection> conn;
+  if (Result r = virt::Connection::open(ctx.libvirt_uri, &conn); !r.ok()) return fail(r);
   virt::Domain d;
-  const Status found = conn->find(domain, &d, &why);
+  const Result found = conn->find(domain, &d);
   json row;
-  if (!ok(found)) {
+  if (!found.ok()) {
     // Gone from libvirt (undefined): forget the attachment in vgpu.
-    if (found != Status::kInvalidValue || !attached_vm(ctx, domain, &row)) return fail(why);
-    if (row.empty()) return fail(why);
+    if (!found.is(Result::Code::kNotFound) || !attached_vm(ctx, domain, &row)) return fail(found);
+    if (row.empty()) return fail(found);
     json result;
     const std::string vm = row.value("name", "");
     if (!ctx.call({{"op", "vm.detach"}, {"vm", vm}}, &result)) return 1;
@@ -161,10 +166,8 @@ int detach_domain(Context& ctx, const std::string& domain) {
     return 0;
   }
   const virt::DomainInfo info = d.info();
-  std::string xml;
   virt::DomainXml parsed;
-  if (!ok(d.persistent_xml(&xml, &why)) || !virt::parse_domain_xml(xml, &parsed, &why))
-    return fail(why);
+  if (Result r = read_definition(d, &parsed); !r.ok()) return fail(r);
   if (!attached_vm(ctx, info.uuid, &row)) return 1;
   if (parsed.devices.empty() && row.empty()) {
     // Detaching what is not attached leaves it so and succeeds (idempotent).
@@ -183,7 +186,7 @@ int detach_domain(Context& ctx, const std::string& domain) {
       !ctx.call({{"op", "vm.detach"}, {"vm", vm}, {"dry_run", true}}, &result))
     return 1;
   for (const virt::VgpuDevice& dev : parsed.devices) {
-    if (!ok(conn->remove_device(d, dev.name, &why))) return fail(why);
+    if (Result r = conn->remove_device(d, dev.name); !r.ok()) return fail(r);
   }
   if (!row.empty() && !ctx.call({{"op", "vm.detach"}, {"vm", vm}}, &result)) return 1;
   const bool running = virt::has_process(info.state);
@@ -214,11 +217,10 @@ int allow_domain(Context& ctx, const std::string& domain, const std::string& cou
   std::string uuid = domain, name = domain;
   const bool is_uuid = domain.size() == 36 && std::count(domain.begin(), domain.end(), '-') == 4;
   if (!is_uuid) {
-    std::string why;
-    auto conn = virt::Connection::open(ctx.libvirt_uri, &why);
-    if (!conn) return fail(why);
+    std::unique_ptr<virt::Connection> conn;
+    if (Result r = virt::Connection::open(ctx.libvirt_uri, &conn); !r.ok()) return fail(r);
     virt::Domain d;
-    if (!ok(conn->find(domain, &d, &why))) return fail(why);
+    if (Result r = conn->find(domain, &d); !r.ok()) return fail(r);
     const virt::DomainInfo info = d.info();
     uuid = info.uuid;
     name = info.name;

@@ -138,8 +138,9 @@ bool DomainWatcher::connect() {
       c, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), this,
       nullptr);
   std::vector<DomainInfo> domains;
-  if (id < 0 || !ok(conn->list(&domains, &why))) {
-    last_why_ = id < 0 ? "cannot subscribe to domain events: " + last_error() : why;
+  const Result listed = id < 0 ? Result() : conn->list(&domains);
+  if (id < 0 || !listed.ok()) {
+    last_why_ = id < 0 ? "cannot subscribe to domain events: " + last_error() : listed.text();
     if (id >= 0) virConnectDomainEventDeregisterAny(c, id);
     virConnectUnregisterCloseCallback(c, on_close);
     return false;  // conn closes it
@@ -182,8 +183,7 @@ void DomainWatcher::handle(const Raw& raw) {
     conn = conn_.get();  // only this thread replaces it
   }
   Domain d;
-  std::string why;
-  if (conn && ok(conn->find(e.uuid, &d, &why))) e.state_now = d.info().state;
+  if (conn && conn->find(e.uuid, &d).ok()) e.state_now = d.info().state;
   events_->event(e);
 }
 

@@ -112,13 +112,13 @@ std::string device_xml(const std::string& vm, const std::string& server_path) {
   return dump(doc.get(), shmem);
 }
 
-bool parse_domain_xml(std::string_view xml, DomainXml* out, std::string* why) {
-  Doc doc = parse(xml, why);
-  if (!doc) return false;
+Result parse_domain_xml(std::string_view xml, DomainXml* out) {
+  std::string why;
+  Doc doc = parse(xml, &why);
+  if (!doc) return Result::invalid_argument(why);
   xmlNode* root = xmlDocGetRootElement(doc.get());
   if (!is(root, "domain")) {
-    *why = "not a libvirt domain's XML (no <domain>)";
-    return false;
+    return Result::invalid_argument("not a libvirt domain's XML (no <domain>)");
   }
   *out = {};
   out->name = text(child(root, "name"));
@@ -130,46 +130,45 @@ bool parse_domain_xml(std::string_view xml, DomainXml* out, std::string* why) {
     read_device(doc.get(), n, &d);
     out->devices.push_back(std::move(d));
   }
-  return true;
+  return {};
 }
 
-bool parse_device_xml(std::string_view xml, VgpuDevice* out, std::string* why) {
-  Doc doc = parse(xml, why);
-  if (!doc) return false;
+Result parse_device_xml(std::string_view xml, VgpuDevice* out) {
+  std::string why;
+  Doc doc = parse(xml, &why);
+  if (!doc) return Result::invalid_argument(why);
   xmlNode* root = xmlDocGetRootElement(doc.get());
   if (!ours(root)) {
-    *why = "not a vgpu device (<shmem name='vgpu-...'>)";
-    return false;
+    return Result::invalid_argument("not a vgpu device (<shmem name='vgpu-...'>)");
   }
   read_device(doc.get(), root, out);
-  return true;
+  return {};
 }
 
-bool add_device(std::string_view domain_xml, std::string_view device, std::string* out,
-                std::string* why) {
-  Doc doc = parse(domain_xml, why);
-  Doc dev = doc ? parse(device, why) : nullptr;
-  if (!dev) return false;
+Result add_device(std::string_view domain_xml, std::string_view device, std::string* out) {
+  std::string why;
+  Doc doc = parse(domain_xml, &why);
+  Doc dev = doc ? parse(device, &why) : nullptr;
+  if (!dev) return Result::invalid_argument(why);
   xmlNode* root = xmlDocGetRootElement(doc.get());
   if (!is(root, "domain")) {
-    *why = "not a libvirt domain's XML (no <domain>)";
-    return false;
+    return Result::invalid_argument("not a libvirt domain's XML (no <domain>)");
   }
   xmlNode* devices = child(root, "devices");
   if (!devices) devices = xmlNewChild(root, nullptr, x("devices"), nullptr);
   xmlAddChild(devices, xmlDocCopyNode(xmlDocGetRootElement(dev.get()), doc.get(), 1));
   *out = dump_doc(doc.get());
-  return true;
+  return {};
 }
 
-bool remove_device(std::string_view domain_xml, std::string_view name, std::string* out,
-                   int* removed, std::string* why) {
-  Doc doc = parse(domain_xml, why);
-  if (!doc) return false;
+Result remove_device(std::string_view domain_xml, std::string_view name, std::string* out,
+                     int* removed) {
+  std::string why;
+  Doc doc = parse(domain_xml, &why);
+  if (!doc) return Result::invalid_argument(why);
   xmlNode* root = xmlDocGetRootElement(doc.get());
   if (!is(root, "domain")) {
-    *why = "not a libvirt domain's XML (no <domain>)";
-    return false;
+    return Result::invalid_argument("not a libvirt domain's XML (no <domain>)");
   }
   *removed = 0;
   xmlNode* devices = child(root, "devices");
@@ -183,7 +182,7 @@ bool remove_device(std::string_view domain_xml, std::string_view name, std::stri
     n = next;
   }
   *out = dump_doc(doc.get());
-  return true;
+  return {};
 }
 
 }  // namespace vgpu::virt

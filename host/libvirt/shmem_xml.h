@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vgpu/result.h"
+
 namespace vgpu::virt {
 
 inline constexpr std::string_view kDevicePrefix = "vgpu-";
@@ -44,16 +46,17 @@ struct DomainXml {
 // The <shmem> element for VM `vm` served at `server_path`.
 std::string device_xml(const std::string& vm, const std::string& server_path);
 
+// Each refuses XML it cannot read, or that is not what it should be (no
+// <domain>, not a vgpu device), as an invalid argument saying which.
 // Reads a domain's XML (as virDomainGetXMLDesc gives it).
-bool parse_domain_xml(std::string_view xml, DomainXml* out, std::string* why);
+Result parse_domain_xml(std::string_view xml, DomainXml* out);
 // Reads one device element (device_xml's output, or a VgpuDevice's xml).
-bool parse_device_xml(std::string_view xml, VgpuDevice* out, std::string* why);
+Result parse_device_xml(std::string_view xml, VgpuDevice* out);
 
 // The domain's XML with `device` appended to its <devices>.
-bool add_device(std::string_view domain_xml, std::string_view device, std::string* out,
-                std::string* why);
+Result add_device(std::string_view domain_xml, std::string_view device, std::string* out);
 // The domain's XML without its vgpu device named `name`; `removed` counts them.
-bool remove_device(std::string_view domain_xml, std::string_view name, std::string* out,
-                   int* removed, std::string* why);
+Result remove_device(std::string_view domain_xml, std::string_view name, std::string* out,
+                     int* removed);
 
 }  // namespace vgpu::virt

@@ -79,134 +79,109 @@ DomainInfo Domain::info() const {
   return out;
 }
 
-Status Domain::persistent_xml(std::string* out, std::string* why) const {
+Result Domain::persistent_xml(std::string* out) const {
   char* xml = virDomainGetXMLDesc(d_, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
-  if (!xml) {
-    *why = "cannot read the domain's definition: " + last_error();
-    return Status::kUnknown;
-  }
+  if (!xml) return Result::unavailable("cannot read the domain's definition: " + last_error());
   *out = xml;
   free(xml);
-  return Status::kSuccess;
+  return {};
 }
 
-Status Domain::live_xml(std::string* out, std::string* why) const {
+Result Domain::live_xml(std::string* out) const {
   char* xml = virDomainGetXMLDesc(d_, 0);
-  if (!xml) {
-    *why = "cannot read the running domain's XML: " + last_error();
-    return Status::kUnknown;
-  }
+  if (!xml) return Result::unavailable("cannot read the running domain's XML: " + last_error());
   *out = xml;
   free(xml);
-  return Status::kSuccess;
+  return {};
 }
 
-std::unique_ptr<Connection> Connection::open(const std::string& uri, std::string* why) {
+Result Connection::open(const std::string& uri, std::unique_ptr<Connection>* out) {
   init_libvirt();
   virConnectPtr c = virConnectOpen(uri.c_str());
-  if (!c) {
-    *why = "cannot reach libvirt at " + uri + ": " + last_error();
-    return nullptr;
-  }
+  if (!c) return Result::unavailable("cannot reach libvirt at " + uri + ": " + last_error());
   auto conn = std::make_unique<Connection>(c);
   conn->uri_ = uri;
-  return conn;
+  *out = std::move(conn);
+  return {};
 }
 
 Connection::~Connection() {
   if (c_) virConnectClose(c_);
 }
 
-Status Connection::find(const std::string& name_or_uuid, Domain* out, std::string* why) const {
+Result Connection::find(const std::string& name_or_uuid, Domain* out) const {
   virDomainPtr d = looks_like_uuid(name_or_uuid)
                        ? virDomainLookupByUUIDString(c_, name_or_uuid.c_str())
                        : virDomainLookupByName(c_, name_or_uuid.c_str());
   if (!d) {
-    if (last_error_code() == VIR_ERR_NO_DOMAIN) {
-      *why = "unknown domain '" + name_or_uuid + "' on " + uri_;
-      return Status::kInvalidValue;
-    }
-    *why = "cannot look up domain '" + name_or_uuid + "': " + last_error();
-    return Status::kUnknown;
+    if (last_error_code() == VIR_ERR_NO_DOMAIN)
+      return Result::not_found("unknown domain '" + name_or_uuid + "' on " + uri_);
+    return Result::unavailable("cannot look up domain '" + name_or_uuid + "': " + last_error());
   }
   *out = Domain(d);
-  return Status::kSuccess;
+  return {};
 }
 
-Status Connection::list(std::vector<DomainInfo>* out, std::string* why) const {
+Result Connection::list(std::vector<DomainInfo>* out) const {
   virDomainPtr* domains = nullptr;
   const int n = virConnectListAllDomains(c_, &domains, 0);
-  if (n < 0) {
-    *why = "cannot list the domains on " + uri_ + ": " + last_error();
-    return Status::kUnknown;
-  }
+  if (n < 0) return Result::unavailable("cannot list the domains on " + uri_ + ": " + last_error());
   out->clear();
   for (int i = 0; i < n; ++i) {
     Domain d(domains[i]);  // frees it
     out->push_back(d.info());
   }
   free(domains);
-  return Status::kSuccess;
+  return {};
 }
 
-Status Connection::redefine(const std::string& xml, std::string* why) {
+Result Connection::redefine(const std::string& xml) {
   virDomainPtr d = virDomainDefineXMLFlags(c_, xml.c_str(), VIR_DOMAIN_DEFINE_VALIDATE);
-  if (!d) {
-    *why = "cannot define the changed domain: " + last_error();
-    return Status::kUnknown;
-  }
+  if (!d) return Result::unavailable("cannot define the changed domain: " + last_error());
   virDomainFree(d);
-  return Status::kSuccess;
+  return {};
 }
 
-Status Connection::add_device(const Domain& d, const std::string& device, std::string* why) {
-  if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_CONFIG) == 0)
-    return Status::kSuccess;
-  if (last_error_code() != VIR_ERR_NO_SUPPORT) {
-    *why = "cannot add the vgpu device: " + last_error();
-    return Status::kUnknown;
-  }
+Result Connection::add_device(const Domain& d, const std::string& device) {
+  if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_CONFIG) == 0) return {};
+  if (last_error_code() != VIR_ERR_NO_SUPPORT)
+    return Result::unavailable("cannot add the vgpu device: " + last_error());
   std::string xml, changed;
-  if (Status s = d.persistent_xml(&xml, why); !ok(s)) return s;
-  if (!virt::add_device(xml, device, &changed, why)) return Status::kUnknown;
-  return redefine(changed, why);
+  if (Result r = d.persistent_xml(&xml); !r.ok()) return r;
+  if (Result r = virt::add_device(xml, device, &changed); !r.ok()) return r;
+  return redefine(changed);
 }
 
-Status Connection::remove_device(const Domain& d, const std::string& name, std::string* why) {
+Result Connection::remove_device(const Domain& d, const std::string& name) {
   std::string xml;
-  if (Status s = d.persistent_xml(&xml, why); !ok(s)) return s;
+  if (Result r = d.persistent_xml(&xml); !r.ok()) return r;
   DomainXml parsed;
-  if (!parse_domain_xml(xml, &parsed, why)) return Status::kUnknown;
+  if (Result r = parse_domain_xml(xml, &parsed); !r.ok()) return r;
   for (const VgpuDevice& dev : parsed.devices) {
     if (dev.name != name) continue;
     // The element exactly as libvirt keeps it, so it matches only this device.
     if (virDomainDetachDeviceFlags(d.raw(), dev.xml.c_str(), VIR_DOMAIN_AFFECT_CONFIG) == 0)
       continue;
-    if (last_error_code() != VIR_ERR_NO_SUPPORT) {
-      *why = "cannot remove the vgpu device: " + last_error();
-      return Status::kUnknown;
-    }
+    if (last_error_code() != VIR_ERR_NO_SUPPORT)
+      return Result::unavailable("cannot remove the vgpu device: " + last_error());
     std::string changed;
     int removed = 0;
-    if (!virt::remove_device(xml, name, &changed, &removed, why)) return Status::kUnknown;
-    return redefine(changed, why);
+    if (Result r = virt::remove_device(xml, name, &changed, &removed); !r.ok()) return r;
+    return redefine(changed);
   }
-  return Status::kSuccess;
+  return {};
 }
 
-Status Connection::plug(const Domain& d, const std::string& device, std::string* why) {
-  if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0)
-    return Status::kSuccess;
-  *why = "cannot plug the vgpu device into the running domain: " + last_error();
-  return Status::kUnknown;
+Result Connection::plug(const Domain& d, const std::string& device) {
+  if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0) return {};
+  return Result::unavailable("cannot plug the vgpu device into the running domain: " + last_error());
 }
 
-Status Connection::unplug(const Domain& d, const std::string& device_element,
-                          std::string* why) {
+Result Connection::unplug(const Domain& d, const std::string& device_element) {
   if (virDomainDetachDeviceFlags(d.raw(), device_element.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0)
-    return Status::kSuccess;
-  *why = "cannot unplug the vgpu device from the running domain: " + last_error();
-  return Status::kUnknown;
+    return {};
+  return Result::unavailable("cannot unplug the vgpu device from the running domain: " +
+                             last_error());
 }
 
 }  // namespace vgpu::virt

@@ -1,8 +1,10 @@
-// libvirt's C API behind small RAII types with Status values: a connection,
+// libvirt's C API behind small RAII types returning Results: a connection,
 // its domains (found by name or by UUID), their state, their persistent XML,
 // and the vgpu device added to or removed from their persistent definition,
 // or plugged into a running domain.
 // Errors come back as one line with libvirt's reason; libvirt prints nothing.
+// What libvirt refuses or cannot do is unavailable; a domain it does not know
+// is not found; XML that is not a domain's is an invalid argument.
 #pragma once
 
 #include <libvirt/libvirt.h>
@@ -12,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 
 namespace vgpu::virt {
 
@@ -47,9 +49,9 @@ class Domain {
   virDomainPtr raw() const { return d_; }
   DomainInfo info() const;
   // The persistent definition, secrets included (it may be defined again).
-  Status persistent_xml(std::string* out, std::string* why) const;
+  Result persistent_xml(std::string* out) const;
   // The running domain's XML: the devices its QEMU has now.
-  Status live_xml(std::string* out, std::string* why) const;
+  Result live_xml(std::string* out) const;
 
  private:
   virDomainPtr d_ = nullptr;
@@ -57,8 +59,8 @@ class Domain {
 
 class Connection {
  public:
-  // Opens `uri` (read-write). Null with `why` if libvirt cannot be reached.
-  static std::unique_ptr<Connection> open(const std::string& uri, std::string* why);
+  // Opens `uri` (read-write): unavailable if libvirt cannot be reached.
+  static Result open(const std::string& uri, std::unique_ptr<Connection>* out);
   explicit Connection(virConnectPtr c) : c_(c) {}  // takes the reference
   ~Connection();
   Connection(const Connection&) = delete;
@@ -66,30 +68,30 @@ class Connection {
 
   virConnectPtr raw() const { return c_; }
   const std::string& uri() const { return uri_; }
-  // A domain by name, or by UUID when `name_or_uuid` is one; kInvalidValue
-  // with "unknown domain 'X' on URI" when there is none.
-  Status find(const std::string& name_or_uuid, Domain* out, std::string* why) const;
-  Status list(std::vector<DomainInfo>* out, std::string* why) const;
+  // A domain by name, or by UUID when `name_or_uuid` is one; not found, with
+  // "unknown domain 'X' on URI", when there is none.
+  Result find(const std::string& name_or_uuid, Domain* out) const;
+  Result list(std::vector<DomainInfo>* out) const;
 
   // The vgpu device `device` (shmem_xml.h) added to, or the vgpu device named
   // `name` removed from, the domain's persistent definition (the running
   // domain is left as it is). virDomainAttachDeviceFlags/DetachDeviceFlags
   // with VIR_DOMAIN_AFFECT_CONFIG; where a driver lacks them (the test
   // driver), the definition edited with libxml2 and defined again.
-  Status add_device(const Domain& d, const std::string& device, std::string* why);
-  Status remove_device(const Domain& d, const std::string& name, std::string* why);
+  Result add_device(const Domain& d, const std::string& device);
+  Result remove_device(const Domain& d, const std::string& name);
 
   // The vgpu device `device` plugged into the running domain (PCI hot-plug:
   // QEMU connects to the device's server, the guest's module probes it).
-  Status plug(const Domain& d, const std::string& device, std::string* why);
+  Result plug(const Domain& d, const std::string& device);
   // Asks the running domain to let go of the device whose element (as the
   // live XML has it) is `device_element` (PCI hot-unplug). libvirt waits a
   // few seconds for the guest; it may answer before the device is gone: read
   // the live XML to know.
-  Status unplug(const Domain& d, const std::string& device_element, std::string* why);
+  Result unplug(const Domain& d, const std::string& device_element);
 
  private:
-  Status redefine(const std::string& xml, std::string* why);
+  Result redefine(const std::string& xml);
 
   virConnectPtr c_ = nullptr;
   std::string uri_;

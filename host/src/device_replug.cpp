@@ -18,6 +18,13 @@ bool runs(virt::DomainState s) {
   return s == virt::DomainState::kRunning || s == virt::DomainState::kBlocked;
 }
 
+// The running domain's XML, read: the devices its QEMU has now.
+Result read_live(const virt::Domain& d, virt::DomainXml* parsed) {
+  std::string live;
+  if (Result r = d.live_xml(&live); !r.ok()) return r;
+  return virt::parse_domain_xml(live, parsed);
+}
+
 }  // namespace
 
 DeviceReplug::~DeviceReplug() { stop(); }
@@ -68,17 +75,15 @@ void DeviceReplug::run(const ReplugJob& job) {
 ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
   ReplugOutcome out;
   out.vm = job.vm;
-  std::string why;
   if (!conn_) {
-    conn_ = virt::Connection::open(uri_, &why);
-    if (!conn_) {
-      out.what = why;
+    if (Result r = virt::Connection::open(uri_, &conn_); !r.ok()) {
+      out.what = r.text();
       return out;
     }
   }
   virt::Domain d;
-  if (!ok(conn_->find(job.uuid, &d, &why))) {
-    out.what = why;
+  if (Result r = conn_->find(job.uuid, &d); !r.ok()) {
+    out.what = r.text();
     return out;
   }
   const virt::DomainInfo info = d.info();
@@ -89,10 +94,9 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
                     : " now: it connects to this vgpud at its next start");
     return out;
   }
-  std::string live;
   virt::DomainXml parsed;
-  if (!ok(d.live_xml(&live, &why)) || !virt::parse_domain_xml(live, &parsed, &why)) {
-    out.what = why;
+  if (Result r = read_live(d, &parsed); !r.ok()) {
+    out.what = r.text();
     return out;
   }
   const std::string name = std::string(virt::kDevicePrefix) + job.vm;
@@ -111,8 +115,10 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
                  "to plug it in again",
                  job.vm, info.name);
     const auto asked = std::chrono::steady_clock::now();
-    if (!ok(conn_->unplug(d, dev->xml, &why)) || !wait_removed(d, name, &why)) {
-      out.what = why;
+    Result unplugged = conn_->unplug(d, dev->xml);
+    if (unplugged.ok()) unplugged = wait_removed(d, name);
+    if (!unplugged.ok()) {
+      out.what = unplugged.text();
       return out;
     }
     const auto removed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -122,7 +128,8 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
           std::to_string(removed_ms) + " ms)";
   }
   if (job.before_plug) job.before_plug();
-  if (!ok(conn_->plug(d, virt::device_xml(job.vm, job.socket), &why))) {
+  if (Result r = conn_->plug(d, virt::device_xml(job.vm, job.socket)); !r.ok()) {
+    const std::string why = r.text();
     out.what = missing ? "domain " + info.name + " runs without its vgpu device, and " + why +
                              ": it gets it at its next start"
                        : why + " (it was unplugged: vgpud tries again when it starts or "
@@ -134,29 +141,23 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
   return out;
 }
 
-bool DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name, std::string* why) {
+Result DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name) {
   const auto limit = std::chrono::steady_clock::now() + kRemovalLimit;
   for (;;) {
-    std::string live;
     virt::DomainXml parsed;
-    if (!ok(d.live_xml(&live, why)) || !virt::parse_domain_xml(live, &parsed, why)) return false;
+    if (Result r = read_live(d, &parsed); !r.ok()) return r;
     if (std::none_of(parsed.devices.begin(), parsed.devices.end(),
                      [&](const virt::VgpuDevice& v) { return v.name == name; }))
-      return true;
-    if (!runs(d.info().state)) {  // a stopped domain's XML is its definition: the device stays
-      *why = "the domain stopped while its guest let go of the device";
-      return false;
-    }
+      return {};
+    if (!runs(d.info().state))  // a stopped domain's XML is its definition: the device stays
+      return Result::conflict("the domain stopped while its guest let go of the device");
     if (std::chrono::steady_clock::now() > limit) {
-      *why = "the guest did not let go of the vgpu device within " +
-             std::to_string(kRemovalLimit.count()) +
-             " s (its kernel has no PCI hot-plug, or it hangs): restart the domain";
-      return false;
+      return Result::unavailable("the guest did not let go of the vgpu device within " +
+                                 std::to_string(kRemovalLimit.count()) +
+                                 " s (its kernel has no PCI hot-plug, or it hangs): restart the "
+                                 "domain");
     }
-    if (stopping()) {
-      *why = "vgpud stopped while the guest let go of the device";
-      return false;
-    }
+    if (stopping()) return Result::conflict("vgpud stopped while the guest let go of the device");
     std::this_thread::sleep_for(kRemovalPoll);
   }
 }

@@ -109,9 +109,8 @@ TEST_CASE("attach adds exactly the vgpu device and the binding; detach takes bot
 
   // The domain has one vgpu device, the one vgpud serves, and nothing else changed.
   virt::DomainXml parsed;
-  std::string why;
   const std::string after = lab.domain.persistent_xml();
-  REQUIRE(virt::parse_domain_xml(after, &parsed, &why));
+  REQUIRE(virt::parse_domain_xml(after, &parsed).ok());
   REQUIRE(parsed.devices.size() == 1);
   const virt::VgpuDevice& dev = parsed.devices[0];
   CHECK(dev.name == "vgpu-lab-1");

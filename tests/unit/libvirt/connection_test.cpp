@@ -22,21 +22,22 @@ TEST_CASE("domains are found by name and by UUID; an unknown one is one line") {
   TestConnection tc;
   TestDomain dom(tc.get(), "conn-a", "10000000-0000-4000-8000-00000000000a");
   REQUIRE(dom.defined());
-  std::string why;
-  auto conn = Connection::open(kTestUri, &why);
+  std::unique_ptr<Connection> conn;
+  REQUIRE(Connection::open(kTestUri, &conn).ok());
   REQUIRE(conn);
   Domain d;
-  REQUIRE(conn->find("conn-a", &d, &why) == Status::kSuccess);
+  REQUIRE(conn->find("conn-a", &d).ok());
   CHECK(d.info().uuid == dom.uuid());
   CHECK(d.info().state == DomainState::kShutoff);
   CHECK(d.info().persistent);
-  REQUIRE(conn->find(dom.uuid(), &d, &why) == Status::kSuccess);
+  REQUIRE(conn->find(dom.uuid(), &d).ok());
   CHECK(d.info().name == "conn-a");
-  CHECK(conn->find("nope", &d, &why) == Status::kInvalidValue);
-  CHECK(why == "unknown domain 'nope' on test:///default");
-  CHECK(conn->find("10000000-0000-4000-8000-0000000000ff", &d, &why) == Status::kInvalidValue);
+  const vgpu::Result nope = conn->find("nope", &d);
+  CHECK(nope.is(vgpu::Result::Code::kNotFound));
+  CHECK(nope.message() == "unknown domain 'nope' on test:///default");
+  CHECK(conn->find("10000000-0000-4000-8000-0000000000ff", &d).is(vgpu::Result::Code::kNotFound));
   std::vector<DomainInfo> all;
-  REQUIRE(conn->list(&all, &why) == Status::kSuccess);
+  REQUIRE(conn->list(&all).ok());
   bool seen = false;
   for (const auto& i : all) seen = seen || i.name == "conn-a";
   CHECK(seen);
@@ -47,17 +48,15 @@ TEST_CASE("the vgpu device goes into the persistent definition and out again, ex
   TestDomain dom(tc.get(), "conn-b", "10000000-0000-4000-8000-00000000000b",
                  "<shmem name='keep-me'><model type='ivshmem-plain'/><size unit='M'>4</size></shmem>");
   REQUIRE(dom.defined());
-  std::string why;
-  auto conn = Connection::open(kTestUri, &why);
-  REQUIRE(conn);
+  std::unique_ptr<Connection> conn;
+  REQUIRE(Connection::open(kTestUri, &conn).ok());
   Domain d;
-  REQUIRE(conn->find("conn-b", &d, &why) == Status::kSuccess);
+  REQUIRE(conn->find("conn-b", &d).ok());
   const std::string before = dom.persistent_xml();
 
-  REQUIRE(conn->add_device(d, device_xml("conn-b", "/run/vgpu/vms/conn-b.sock"), &why) ==
-          Status::kSuccess);
+  REQUIRE(conn->add_device(d, device_xml("conn-b", "/run/vgpu/vms/conn-b.sock")).ok());
   DomainXml parsed;
-  REQUIRE(parse_domain_xml(dom.persistent_xml(), &parsed, &why));
+  REQUIRE(parse_domain_xml(dom.persistent_xml(), &parsed).ok());
   REQUIRE(parsed.devices.size() == 1);
   CHECK(parsed.devices[0].name == "vgpu-conn-b");
   CHECK(parsed.devices[0].model == "ivshmem-doorbell");
@@ -65,18 +64,20 @@ TEST_CASE("the vgpu device goes into the persistent definition and out again, ex
   CHECK(parsed.devices[0].vectors == 1);
   CHECK(parsed.uuid == dom.uuid());  // the same domain, redefined
 
-  REQUIRE(conn->remove_device(d, "vgpu-conn-b", &why) == Status::kSuccess);
+  REQUIRE(conn->remove_device(d, "vgpu-conn-b").ok());
   CHECK(dom.persistent_xml() == before);  // the other shmem device is still there
   // Removing it again changes nothing.
-  REQUIRE(conn->remove_device(d, "vgpu-conn-b", &why) == Status::kSuccess);
+  REQUIRE(conn->remove_device(d, "vgpu-conn-b").ok());
   CHECK(dom.persistent_xml() == before);
 }
 
 TEST_CASE("an unreachable libvirt is one line saying where") {
-  std::string why;
-  CHECK_FALSE(Connection::open("qemu:///session?socket=/nonexistent/libvirt-sock", &why));
-  CHECK_THAT(why, Catch::StartsWith("cannot reach libvirt at qemu:///session?socket=/nonexistent"));
-  CHECK(why.find('\n') == std::string::npos);
+  std::unique_ptr<Connection> conn;
+  const vgpu::Result r = Connection::open("qemu:///session?socket=/nonexistent/libvirt-sock", &conn);
+  CHECK(r.is(vgpu::Result::Code::kUnavailable));
+  CHECK_FALSE(conn);
+  CHECK_THAT(r.message(), Catch::StartsWith("cannot reach libvirt at qemu:///session?socket=/nonexistent"));
+  CHECK(r.message().find('\n') == std::string::npos);
 }
 
 TEST_CASE("reconnection backs off: doubling from the first delay to the most") {

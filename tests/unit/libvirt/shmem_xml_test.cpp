@@ -23,8 +23,7 @@ const char* kDomain = R"(<domain type='kvm'>
 TEST_CASE("the vgpu device is ivshmem-doorbell on vgpud's socket, one vector, no size") {
   const std::string xml = device_xml("alice-vm", "/run/vgpu/vms/alice-vm.sock");
   VgpuDevice d;
-  std::string why;
-  REQUIRE(parse_device_xml(xml, &d, &why));
+  REQUIRE(parse_device_xml(xml, &d).ok());
   CHECK(d.name == "vgpu-alice-vm");
   CHECK(d.vm == "alice-vm");
   CHECK(d.model == "ivshmem-doorbell");
@@ -37,22 +36,20 @@ TEST_CASE("the vgpu device is ivshmem-doorbell on vgpud's socket, one vector, no
 TEST_CASE("paths and names are escaped as XML, not spliced") {
   const std::string xml = device_xml("vm", "/tmp/a'b\"<c>&d/vm.sock");
   VgpuDevice d;
-  std::string why;
-  REQUIRE(parse_device_xml(xml, &d, &why));
+  REQUIRE(parse_device_xml(xml, &d).ok());
   CHECK(d.server_path == "/tmp/a'b\"<c>&d/vm.sock");
 }
 
 TEST_CASE("a domain's vgpu devices are found; other shmem devices are not vgpu's") {
   DomainXml dom;
-  std::string why;
-  REQUIRE(parse_domain_xml(kDomain, &dom, &why));
+  REQUIRE(parse_domain_xml(kDomain, &dom).ok());
   CHECK(dom.name == "alice-vm");
   CHECK(dom.uuid == "6695eb01-f6a4-8304-79aa-97f2502e193f");
   CHECK(dom.devices.empty());
 
   std::string with;
-  REQUIRE(add_device(kDomain, device_xml("alice-vm", "/run/vgpu/vms/alice-vm.sock"), &with, &why));
-  REQUIRE(parse_domain_xml(with, &dom, &why));
+  REQUIRE(add_device(kDomain, device_xml("alice-vm", "/run/vgpu/vms/alice-vm.sock"), &with).ok());
+  REQUIRE(parse_domain_xml(with, &dom).ok());
   REQUIRE(dom.devices.size() == 1);
   CHECK(dom.devices[0].name == "vgpu-alice-vm");
   CHECK(with.find("name=\"other\"") != std::string::npos);  // untouched
@@ -60,39 +57,43 @@ TEST_CASE("a domain's vgpu devices are found; other shmem devices are not vgpu's
 
   std::string without;
   int removed = 0;
-  REQUIRE(remove_device(with, "vgpu-alice-vm", &without, &removed, &why));
+  REQUIRE(remove_device(with, "vgpu-alice-vm", &without, &removed).ok());
   CHECK(removed == 1);
-  REQUIRE(parse_domain_xml(without, &dom, &why));
+  REQUIRE(parse_domain_xml(without, &dom).ok());
   CHECK(dom.devices.empty());
   CHECK(without.find("name=\"other\"") != std::string::npos);
   // Removing what is not there removes nothing, and never another device.
-  REQUIRE(remove_device(without, "other", &with, &removed, &why));
+  REQUIRE(remove_device(without, "other", &with, &removed).ok());
   CHECK(removed == 0);
   CHECK(with.find("name=\"other\"") != std::string::npos);
 }
 
 TEST_CASE("a domain without <devices> gets one") {
-  std::string out, why;
-  REQUIRE(add_device("<domain><name>x</name></domain>", device_xml("x", "/s"), &out, &why));
+  std::string out;
+  REQUIRE(add_device("<domain><name>x</name></domain>", device_xml("x", "/s"), &out).ok());
   DomainXml dom;
-  REQUIRE(parse_domain_xml(out, &dom, &why));
+  REQUIRE(parse_domain_xml(out, &dom).ok());
   CHECK(dom.devices.size() == 1);
 }
 
 TEST_CASE("malformed XML is refused with one line") {
   DomainXml dom;
   VgpuDevice dev;
-  std::string out, why;
-  CHECK_FALSE(parse_domain_xml("<domain><name>x</domain>", &dom, &why));
-  CHECK_THAT(why, Catch::StartsWith("cannot parse the XML: "));
-  CHECK(why.find('\n') == std::string::npos);
-  CHECK_FALSE(parse_domain_xml("<network/>", &dom, &why));
-  CHECK_THAT(why, Catch::Contains("not a libvirt domain"));
-  CHECK_FALSE(parse_device_xml("<shmem name='other'/>", &dev, &why));
-  CHECK_FALSE(add_device(kDomain, "<shmem", &out, &why));
+  std::string out;
+  using Code = vgpu::Result::Code;
+  const vgpu::Result broken = parse_domain_xml("<domain><name>x</domain>", &dom);
+  CHECK(broken.is(Code::kInvalidArgument));
+  CHECK_THAT(broken.message(), Catch::StartsWith("cannot parse the XML: "));
+  CHECK(broken.message().find('\n') == std::string::npos);
+  const vgpu::Result network = parse_domain_xml("<network/>", &dom);
+  CHECK(network.is(Code::kInvalidArgument));
+  CHECK_THAT(network.message(), Catch::Contains("not a libvirt domain"));
+  CHECK(parse_device_xml("<shmem name='other'/>", &dev).is(Code::kInvalidArgument));
+  CHECK(add_device(kDomain, "<shmem", &out).is(Code::kInvalidArgument));
   // An external entity is not fetched (XML_PARSE_NONET; no entity expansion).
   CHECK(parse_domain_xml("<!DOCTYPE d [<!ENTITY e SYSTEM 'file:///etc/passwd'>]>"
                          "<domain><name>&e;</name></domain>",
-                         &dom, &why));
+                         &dom)
+            .ok());
   CHECK(dom.name.find("root:") == std::string::npos);
 }

@@ -58,9 +58,9 @@ class DeviceReplug {
  private:
   void run(const ReplugJob& job);  // worker
   ReplugOutcome replug(const ReplugJob& job);
-  // Polls the live XML until the device named `name` is gone; false at the
-  // limit or on stop, with `why`.
-  bool wait_removed(const virt::Domain& d, const std::string& name, std::string* why);
+  // Polls the live XML until the device named `name` is gone: unavailable at
+  // the limit, conflict when the domain or vgpud stops meanwhile.
+  Result wait_removed(const virt::Domain& d, const std::string& name);
   bool stopping() const;
 
   const std::string uri_;
