@@ -86,6 +86,16 @@ int DomainWatcher::attempts() const {
   return attempts_;
 }
 
+int DomainWatcher::connections() const {
+  std::lock_guard lock(mu_);
+  return connections_;
+}
+
+uint64_t DomainWatcher::events_handled() const {
+  std::lock_guard lock(mu_);
+  return events_handled_;
+}
+
 void DomainWatcher::inject_close(const std::string& why) {
   {
     std::lock_guard lock(mu_);
@@ -152,6 +162,8 @@ bool DomainWatcher::connect() {
     close_pending_ = false;
   }
   events_->connected(domains);
+  std::lock_guard lock(mu_);
+  ++connections_;
   return true;
 }
 
@@ -171,6 +183,13 @@ void DomainWatcher::disconnect() {
 }
 
 void DomainWatcher::handle(const Raw& raw) {
+  struct Counted {  // on every way out
+    DomainWatcher* w;
+    ~Counted() {
+      std::lock_guard lock(w->mu_);
+      ++w->events_handled_;
+    }
+  } counted{this};
   DomainEvent e;
   e.kind = kind_of(raw.event);
   if (e.kind == EventKind::kOther) return;

@@ -74,6 +74,11 @@ class DomainWatcher {
 
   bool connected() const;
   int attempts() const;  // connection attempts so far
+  // How many times DomainEvents::connected, and how many lifecycle events
+  // (those vgpu ignores too), have been handled to the end: what tests wait
+  // on to know the watcher is done with something, rather than sleep.
+  int connections() const;
+  uint64_t events_handled() const;
   // Fault injection (tests): behave as if libvirt closed the connection.
   void inject_close(const std::string& why);
 
@@ -99,6 +104,8 @@ class DomainWatcher {
   std::string close_why_;
   std::deque<Raw> queue_;
   int attempts_ = 0;
+  int connections_ = 0;
+  uint64_t events_handled_ = 0;
   std::unique_ptr<Connection> conn_;  // written by the watcher thread only
   int callback_ = -1;
   std::string last_why_;  // watcher thread: why the last attempt failed

@@ -81,6 +81,10 @@ void HostLoop::stop() {
   running_ = false;
   wake_.ring();
   thread_.join();
+  {
+    MutexLock lock(vm_mu_);
+    vm_requests_cv_.notify_all();  // wait_vm_requests returns: nothing will be carried out now
+  }
   std::vector<uint64_t> ids;
   for (const auto& [id, peer] : loop_channels()) ids.push_back(id);
   for (uint64_t id : ids) close_channel(id);

@@ -54,6 +54,7 @@ Result HostLoop::add_vm(const VmSpec& vm) {
     return Result::unavailable(why);
   }
   pending_vms_.push_back(std::move(server));
+  ++vm_requests_;
   if (running_) wake_.ring();  // else start() serves it
   return {};
 }
@@ -76,6 +77,7 @@ void HostLoop::remove_vm(const std::string& name) {
     return;
   }
   vm_ops_.push_back({name, true, -1});
+  ++vm_requests_;
   if (running_) wake_.ring();
 }
 
@@ -87,16 +89,25 @@ void HostLoop::expect_replug(const std::string& name) {
 void HostLoop::disconnect_vm(const std::string& name, int pid) {
   MutexLock lock(vm_mu_);
   vm_ops_.push_back({name, false, pid});
+  ++vm_requests_;
   if (running_) wake_.ring();
+}
+
+void HostLoop::wait_vm_requests() {
+  MutexLock lock(vm_mu_);
+  const uint64_t target = vm_requests_;
+  while (running_ && vm_requests_done_ < target) vm_requests_cv_.wait(vm_mu_);
 }
 
 void HostLoop::apply_pending_vms() {
   std::vector<std::shared_ptr<VmServer>> added;
   std::vector<VmOp> ops;
+  uint64_t taken = 0;
   {
     MutexLock lock(vm_mu_);
     added.swap(pending_vms_);
     ops.swap(vm_ops_);
+    taken = vm_requests_;
   }
   // Removals and disconnections first: a VM removed and added again is
   // removed here and served again below.
@@ -143,6 +154,9 @@ void HostLoop::apply_pending_vms() {
     plain_vms_.push_back(server);
     open_vm_channel(peer, &server->channel);
   }
+  MutexLock lock(vm_mu_);
+  vm_requests_done_ = taken;
+  vm_requests_cv_.notify_all();
 }
 
 bool HostLoop::open_vm_channel(const std::shared_ptr<Peer>& peer, uint64_t* id_out) {

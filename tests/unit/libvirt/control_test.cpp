@@ -182,7 +182,10 @@ TEST_CASE("a stop missed while libvirt was unreachable is found on reconnecting"
   f.control->watcher()->inject_close("injected: libvirtd stopped");
   REQUIRE(eventually([&] { return !f.control->connected(); }));
   REQUIRE(dom.destroy());  // nobody is watching
-  std::this_thread::sleep_for(50ms);
+  // The watcher tries again (and fails) after the stop: still nothing ended.
+  const int tried = f.control->watcher()->attempts();
+  REQUIRE(eventually([&] { return f.control->watcher()->attempts() > tried; }));
+  f.control->drain_sessions();
   CHECK(f.sessions("ctl-c")[0].ended_at == 0);
   f.libvirt_down = false;
   REQUIRE(eventually([&] { return f.session_ended("ctl-c", 1); }));
@@ -307,9 +310,10 @@ TEST_CASE("running domains a previous vgpud served get their device plugged in a
   REQUIRE(eventually([&] { return qemu_domain_uuid(qemu.pid()) == lost.uuid(); }));
   std::string why;
   REQUIRE(f.control->admit("ctl-r1", qemu.pid(), &why));
+  const int connections = f.control->watcher()->connections();
   f.control->watcher()->inject_close("injected: libvirtd restarted");
-  REQUIRE(eventually([&] { return f.control->watcher()->attempts() >= 2 && f.control->connected(); }));
-  std::this_thread::sleep_for(200ms);
+  REQUIRE(eventually([&] { return f.control->watcher()->connections() > connections; }));
+  f.control->replug()->drain();  // every job the reconnection asked for has ended
   out = f.control->replug()->outcomes();
   REQUIRE(out.size() == 3);  // ctl-r2 again, not ctl-r1
   CHECK(out[2].vm == "ctl-r2");
@@ -321,9 +325,13 @@ TEST_CASE("a name reused by another domain gets nothing, and its QEMU is turned 
   f.attach("ctl-d", "30000000-0000-4000-8000-0000000000d1");
   TestDomain impostor(f.tc.get(), "ctl-d", "30000000-0000-4000-8000-0000000000d2");
   f.start();
+  const uint64_t handled = f.control->watcher()->events_handled();
   REQUIRE(impostor.start());
   REQUIRE(impostor.destroy());
-  std::this_thread::sleep_for(100ms);
+  // Both events handled (and whatever they asked of the database written):
+  // they began nothing.
+  REQUIRE(eventually([&] { return f.control->watcher()->events_handled() >= handled + 2; }));
+  f.control->drain_sessions();
   CHECK(f.sessions("ctl-d").empty());
   CHECK(f.fake.releases() == 0);
 

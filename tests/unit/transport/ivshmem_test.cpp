@@ -434,10 +434,11 @@ TEST_CASE("a served VM can be disconnected and removed while the loop runs (libv
   // Another process's channel is left alone; then the VM's own is closed.
   f.loop.disconnect_vm("vm1", getpid() + 1000000);
   f.loop.disconnect_vm("other-vm");
-  std::this_thread::sleep_for(100ms);
+  f.loop.wait_vm_requests();  // both carried out: they closed nothing
   CHECK(f.events.closes == 0);
   f.loop.disconnect_vm("vm1", getpid());  // the fake QEMU is this process
-  REQUIRE(eventually([&] { return f.events.closes == 1; }));
+  f.loop.wait_vm_requests();
+  CHECK(f.events.closes == 1);  // closed by the time the wait returns
   char byte;
   CHECK(read(qemu, &byte, 1) == 0);  // QEMU sees the hang-up
   close(qemu);
@@ -455,7 +456,7 @@ TEST_CASE("a served VM can be disconnected and removed while the loop runs (libv
   CHECK_FALSE(f.loop.serves("vm1"));
   REQUIRE(f.loop.add_vm(f.vm("vm1", VmMode::kDoorbell)).ok());
   CHECK(std::filesystem::exists(path));
-  std::this_thread::sleep_for(100ms);
+  f.loop.wait_vm_requests();  // the removal and the new server are in place
   CHECK(f.events.closes == 1);
   const int third = f.connect_qemu(path);
   Setup s3;

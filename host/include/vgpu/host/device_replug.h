@@ -53,6 +53,9 @@ class DeviceReplug {
   // Jobs not begun end at once; a replug under way stops at its next look.
   // Returns once the worker has ended: no job calls back after it.
   void stop();
+  // Returns once every job requested before the call has ended (tests: "no
+  // other job came" is then a fact, not a wait).
+  void drain() { worker_.drain(); }
   std::vector<ReplugOutcome> outcomes() const;  // every job's, in order
 
  private:

@@ -149,6 +149,11 @@ class HostLoop final : public LoopPort {
   // Any thread: the next QEMU to connect for real VM `name` has had the VM's
   // device unplugged and is plugging a new one (IvshmemSetup::replug).
   void expect_replug(const std::string& name) EXCLUDES(vm_mu_);
+  // Any thread but the loop's: returns once the loop has carried out every
+  // add_vm, remove_vm and disconnect_vm made before the call (their
+  // on_close calls included), so a caller can tell "not done yet" from "done,
+  // and nothing happened". At once if the loop is not running.
+  void wait_vm_requests() EXCLUDES(vm_mu_);
 
   bool client_data_area(uint64_t channel, uint32_t client,
                         std::span<uint8_t>* area) const override;
@@ -218,6 +223,9 @@ class HostLoop final : public LoopPort {
     int pid = -1;
   };
   std::vector<VmOp> vm_ops_ GUARDED_BY(vm_mu_);  // for the loop, before pending_vms_
+  uint64_t vm_requests_ GUARDED_BY(vm_mu_) = 0;   // add/remove/disconnect calls queued
+  uint64_t vm_requests_done_ GUARDED_BY(vm_mu_) = 0;  // of those, carried out by the loop
+  CondVar vm_requests_cv_;                        // vm_requests_done_ moved
   std::unordered_map<int, std::shared_ptr<VmServer>> vm_servers_;  // by listen fd; loop thread
   std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
   int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
