@@ -23,13 +23,14 @@ double busy_ms(const RunResult& r) {
   return std::stod(m[1]) / 1000.0;
 }
 
-// Waits until `busy` has queued its kernels ("launched"), then a moment for
-// the host to start the first: its context and sim worker take a while to
-// come up, more on a loaded machine.
-void running_kernel(Process& busy) {
+// Waits until `busy` (VM `vm`) has queued its kernels ("launched") and the
+// backend holds the first: the dispatcher issued it to the VM's worker (its
+// context and sim worker take a while to come up, more on a loaded machine).
+void running_kernel(Daemon& d, Process& busy, const std::string& vm) {
   REQUIRE(eventually([&] { return busy.output_so_far().find("launched") != std::string::npos; },
                      30s));
-  std::this_thread::sleep_for(300ms);
+  REQUIRE(eventually(
+      [&] { return tenant_of(daemon_status(d.runtime_dir()), vm).value("pending", 0) > 0; }, 30s));
 }
 
 }  // namespace
@@ -102,7 +103,7 @@ TEST_CASE("a program that ends does not wait for another VM's long kernel", "[ba
   // waited as long as the kernel of whoever held the GPU.
   Daemon d;
   auto holder = d.start("holder", "busy", {"5000000", "1"});  // one kernel of 5 s
-  running_kernel(*holder);
+  running_kernel(d, *holder, "holder");
   double worst_ms = 0;
   for (int i = 0; i < 2; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -128,7 +129,7 @@ TEST_CASE("a VM that goes while its own long kernel runs does not hold up the ot
   // ends; the transport thread once waited for that, and every VM with it.
   Daemon d;
   auto leaver = d.start("leaver", "busy", {"5000000", "1"});  // one kernel of 5 s
-  running_kernel(*leaver);
+  running_kernel(d, *leaver, "leaver");
   leaver->signal(SIGKILL);
   leaver->wait(10s);
   const auto t0 = std::chrono::steady_clock::now();
