@@ -7,8 +7,8 @@
 #include "metrics.h"
 #include "vgpu/host/daemon_status.h"
 #include "vgpu/host/vm_people.h"
-#include "vgpu/protocol/handover.h"
 #include "vgpu/host/vm_sockets.h"
+#include "vgpu/protocol/handover.h"
 
 namespace vgpu::daemon {
 

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vgpu/host/libvirt_control.h"
 #include "metrics_server.h"
 #include "scheduler_control.h"
 #include "vgpu/executor/backend.h"
+#include "vgpu/host/libvirt_control.h"
 #include "vgpu/host/quota_control.h"
 #include "vgpu/host/sessions.h"
 #include "vgpu/host/usage_flusher.h"

@@ -3,8 +3,8 @@
 #include <libvirt/virterror.h>
 #include <pthread.h>
 
-#include "virt_event_loop.h"
 #include "virt_error.h"
+#include "virt_event_loop.h"
 
 namespace vgpu::virt {
 namespace {

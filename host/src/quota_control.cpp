@@ -7,8 +7,8 @@
 #include <ctime>
 
 #include "admin_ops.h"
-#include "vgpu/host/vm_people.h"
 #include "admin_protocol.h"
+#include "vgpu/host/vm_people.h"
 #include "vgpu/policy/units.h"
 
 namespace vgpu::host {

@@ -16,9 +16,9 @@
 
 #include <sqlite3.h>
 
-#include "vgpu/host/libvirt_control.h"
 #include "qemu_peer.h"
 #include "test_driver.h"
+#include "vgpu/host/libvirt_control.h"
 
 using namespace vgpu;
 using namespace vgpu::host;

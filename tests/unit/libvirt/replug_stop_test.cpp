@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "vgpu/host/device_replug.h"
 #include "test_driver.h"
+#include "vgpu/host/device_replug.h"
 
 using namespace vgpu::host;
 

@@ -13,8 +13,8 @@
 #include <iterator>
 #include <string>
 
-#include "vgpu/host/call_latency.h"
 #include "metrics_server.h"
+#include "vgpu/host/call_latency.h"
 
 using nlohmann::json;
 using vgpu::daemon::parse_listen_address;

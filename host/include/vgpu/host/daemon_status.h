@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vgpu/host/tenant_counters.h"
 #include "vgpu/executor/backend.h"
+#include "vgpu/host/tenant_counters.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/transport/host_loop.h"
 

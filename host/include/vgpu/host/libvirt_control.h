@@ -43,9 +43,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "domain_watcher.h"
 #include "vgpu/host/device_replug.h"
 #include "vgpu/host/serial_worker.h"
-#include "domain_watcher.h"
 #include "vgpu/policy/store.h"
 #include "vgpu/result.h"
 

@@ -4,8 +4,8 @@
 // a store answer into a CUDA code, and nothing reads its message to do it.
 #pragma once
 
-#include "vgpu/result.h"
 #include "vgpu/protocol/status.h"
+#include "vgpu/result.h"
 
 namespace vgpu::host {
 

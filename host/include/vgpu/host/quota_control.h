@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vgpu/host/admin_server.h"
 #include "vgpu/executor/backend.h"
 #include "vgpu/executor/call_handler.h"
+#include "vgpu/host/admin_server.h"
 #include "vgpu/policy/accounting.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/quota_gate.h"
