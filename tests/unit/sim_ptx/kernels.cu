@@ -297,6 +297,12 @@ extern "C" __global__ void texture_reads(cudaTextureObject_t t, cudaTextureObjec
   i[5] = (int)u.y;
 }
 
+// One tex1Dfetch per thread: the texture unit from many CTAs at once.
+extern "C" __global__ void texture_fetch_grid(cudaTextureObject_t lin, int* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = tex1Dfetch<int>(lin, i);
+}
+
 extern "C" __global__ void surface_rw(cudaSurfaceObject_t s, int* out) {
   int v;
   surf2Dread(&v, s, 8, 3);

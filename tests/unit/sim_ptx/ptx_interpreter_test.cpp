@@ -2,10 +2,13 @@
 // on host buffers (global memory is plain host memory here) and is checked against the CPU.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -562,6 +565,47 @@ TEST_CASE("texture objects: every geometry, levels of detail, tex1Dfetch and int
     CHECK(r.outcome == Outcome::kUnsupported);
     CHECK_THAT(r.message, Catch::Contains("tex.1d.v4.f32.f32") && Catch::Contains("no texture unit"));
     CHECK(f[0] == -7);
+  }
+}
+
+TEST_CASE("CTAs on several host threads use the texture unit at the same time") {
+  // The first fetch waits for a second to arrive while it is still inside the unit. Another
+  // host thread's CTA can only come in if fetches are not taken one at a time (they were,
+  // behind the printf and heap lock); a unit called one at a time gives up after 20 s.
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  bool overlapped = false;
+  std::atomic<bool> first{true};
+  std::atomic<int> calls{0};
+  Environment env;
+  env.texture_read = [](uint64_t, const float*, int, float, uint32_t*) { return false; };
+  env.texture_fetch = [&](uint64_t h, int64_t index, uint32_t out[4]) {
+    if (h != 12) return false;
+    calls++;
+    {
+      std::unique_lock lock(mu);
+      ++inside;
+      if (inside >= 2) overlapped = true;
+      cv.notify_all();
+      if (first.exchange(false)) cv.wait_for(lock, std::chrono::seconds(20), [&] { return overlapped; });
+      --inside;
+    }
+    const int32_t v[4] = {static_cast<int32_t>(index) * 3, 0, 0, 0};
+    memcpy(out, v, sizeof v);
+    return true;
+  };
+  constexpr uint32_t kBlocks = 256, kThreads = 32;  // large enough to be run on several threads
+  std::vector<int> out(kBlocks * kThreads, -1);
+  const Params params = Params().add(uint64_t{12}).add(out.data());
+  Launch l{{kBlocks, 1, 1}, {kThreads, 1, 1}, 0, params.bytes.data(), params.bytes.size()};
+  l.host_threads = 4;
+  REQUIRE_OK(run(program(), "texture_fetch_grid", l, env));
+  CHECK(overlapped);
+  CHECK(calls == static_cast<int>(kBlocks * kThreads));
+  for (uint32_t i = 0; i < kBlocks * kThreads; ++i) {
+    INFO(i);
+    REQUIRE(out[i] == static_cast<int>(i) * 3);
   }
 }
 

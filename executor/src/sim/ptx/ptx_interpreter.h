@@ -12,6 +12,10 @@
 
 namespace vgpu::executor::sim::ptx {
 
+// Threads: with several host threads (Launch::host_threads), symbol_address, texture_read,
+// texture_fetch and surface_access may be called from all of them at once: they must only read
+// tables that do not change during a run (and the memory the kernel addresses, as a GPU's
+// texture unit does). print, heap_alloc and heap_free are called one at a time.
 struct Environment {
   // Device address of a module-scope .global or .const variable of this module, by its PTX name;
   // 0 if unknown (then the launch fails with kUnsupported naming it). A variable with an

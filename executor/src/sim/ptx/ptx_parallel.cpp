@@ -13,10 +13,11 @@
 namespace vgpu::executor::sim::ptx {
 namespace {
 
-// The environment's functions, called one at a time: the backend's printf FIFO, heap and
-// texture unit are not shared between threads otherwise.
+// The environment's functions that keep state (the printf FIFO, the device heap), called one
+// at a time; the lookups and the texture unit only read tables a run does not change, and the
+// memory the kernel addresses, so CTAs on several threads sample textures at once (Environment).
 Environment serialized(const Environment& env, std::mutex& mu) {
-  Environment out;
+  Environment out = env;
   auto wrap = [&mu](const auto& f) {
     using F = std::decay_t<decltype(f)>;
     if (!f) return F();
@@ -25,11 +26,7 @@ Environment serialized(const Environment& env, std::mutex& mu) {
       return f(std::forward<decltype(args)>(args)...);
     });
   };
-  out.symbol_address = wrap(env.symbol_address);
   out.print = wrap(env.print);
-  out.texture_read = wrap(env.texture_read);
-  out.texture_fetch = wrap(env.texture_fetch);
-  out.surface_access = wrap(env.surface_access);
   out.heap_alloc = wrap(env.heap_alloc);
   out.heap_free = wrap(env.heap_free);
   return out;
