@@ -15,13 +15,6 @@ int fail(const std::string& why) {
 
 int fail(const Result& r) { return fail(r.text()); }
 
-// The domain's persistent definition, read.
-Result read_definition(const virt::Domain& d, virt::DomainXml* parsed) {
-  std::string xml;
-  if (Result r = d.persistent_xml(&xml); !r.ok()) return r;
-  return virt::parse_domain_xml(xml, parsed);
-}
-
 bool valid_vm_name(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
   for (char c : s) {
@@ -57,7 +50,7 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
                 "' is transient: vgpu attaches to persistent domains (virsh define)");
   }
   virt::DomainXml parsed;
-  if (Result r = read_definition(d, &parsed); !r.ok()) return fail(r);
+  if (Result r = d.definition(&parsed); !r.ok()) return fail(r);
   const std::string vm = vm_flag.empty() ? info.name : vm_flag;
   if (!parsed.devices.empty()) {
     // Attaching again as it is attached changes nothing and succeeds (scripts
@@ -167,7 +160,7 @@ int detach_domain(Context& ctx, const std::string& domain) {
   }
   const virt::DomainInfo info = d.info();
   virt::DomainXml parsed;
-  if (Result r = read_definition(d, &parsed); !r.ok()) return fail(r);
+  if (Result r = d.definition(&parsed); !r.ok()) return fail(r);
   if (!attached_vm(ctx, info.uuid, &row)) return 1;
   if (parsed.devices.empty() && row.empty()) {
     // Detaching what is not attached leaves it so and succeeds (idempotent).

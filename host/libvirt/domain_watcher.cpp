@@ -183,13 +183,6 @@ void DomainWatcher::disconnect() {
 }
 
 void DomainWatcher::handle(const Raw& raw) {
-  struct Counted {  // on every way out
-    DomainWatcher* w;
-    ~Counted() {
-      std::lock_guard lock(w->mu_);
-      ++w->events_handled_;
-    }
-  } counted{this};
   DomainEvent e;
   e.kind = kind_of(raw.event);
   if (e.kind == EventKind::kOther) return;
@@ -247,6 +240,7 @@ void DomainWatcher::run() {
       lock.unlock();
       handle(raw);
       lock.lock();
+      ++events_handled_;
       continue;
     }
     cv_.wait(lock, [this] { return stopping_ || close_pending_ || !queue_.empty(); });

@@ -95,6 +95,18 @@ Result Domain::live_xml(std::string* out) const {
   return {};
 }
 
+Result Domain::definition(DomainXml* out) const {
+  std::string xml;
+  if (Result r = persistent_xml(&xml); !r.ok()) return r;
+  return parse_domain_xml(xml, out);
+}
+
+Result Domain::devices_now(DomainXml* out) const {
+  std::string xml;
+  if (Result r = live_xml(&xml); !r.ok()) return r;
+  return parse_domain_xml(xml, out);
+}
+
 Result Connection::open(const std::string& uri, std::unique_ptr<Connection>* out) {
   init_libvirt();
   virConnectPtr c = virConnectOpen(uri.c_str());

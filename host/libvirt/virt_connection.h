@@ -18,6 +18,8 @@
 
 namespace vgpu::virt {
 
+struct DomainXml;  // shmem_xml.h
+
 enum class DomainState : uint8_t { kNoState, kRunning, kBlocked, kPaused, kShutdown, kShutoff,
                                    kCrashed, kSuspended };
 // "running", "shut off", ... as virsh says them.
@@ -52,6 +54,10 @@ class Domain {
   Result persistent_xml(std::string* out) const;
   // The running domain's XML: the devices its QEMU has now.
   Result live_xml(std::string* out) const;
+  // The same, read (parse_domain_xml): the definition's vgpu devices, or the
+  // ones the running domain has now.
+  Result definition(DomainXml* out) const;
+  Result devices_now(DomainXml* out) const;
 
  private:
   virDomainPtr d_ = nullptr;

@@ -18,13 +18,6 @@ bool runs(virt::DomainState s) {
   return s == virt::DomainState::kRunning || s == virt::DomainState::kBlocked;
 }
 
-// The running domain's XML, read: the devices its QEMU has now.
-Result read_live(const virt::Domain& d, virt::DomainXml* parsed) {
-  std::string live;
-  if (Result r = d.live_xml(&live); !r.ok()) return r;
-  return virt::parse_domain_xml(live, parsed);
-}
-
 }  // namespace
 
 DeviceReplug::~DeviceReplug() { stop(); }
@@ -95,7 +88,7 @@ ReplugOutcome DeviceReplug::replug(const ReplugJob& job) {
     return out;
   }
   virt::DomainXml parsed;
-  if (Result r = read_live(d, &parsed); !r.ok()) {
+  if (Result r = d.devices_now(&parsed); !r.ok()) {
     out.what = r.text();
     return out;
   }
@@ -145,7 +138,7 @@ Result DeviceReplug::wait_removed(const virt::Domain& d, const std::string& name
   const auto limit = std::chrono::steady_clock::now() + kRemovalLimit;
   for (;;) {
     virt::DomainXml parsed;
-    if (Result r = read_live(d, &parsed); !r.ok()) return r;
+    if (Result r = d.devices_now(&parsed); !r.ok()) return r;
     if (std::none_of(parsed.devices.begin(), parsed.devices.end(),
                      [&](const virt::VgpuDevice& v) { return v.name == name; }))
       return {};
