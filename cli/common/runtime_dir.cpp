@@ -26,15 +26,16 @@ Result prepare_runtime_dir(const std::string& path) {
   const std::filesystem::path dir(path);
   std::error_code ec;
   if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
-  if (ec) return Result::unavailable("cannot create " + dir.parent_path().string() + ": " + ec.message());
+  if (ec)
+    return Result::unavailable("cannot create " + dir.parent_path().string() + ": " + ec.message());
   if (mkdir(path.c_str(), geteuid() == 0 ? 0755 : 0700) != 0 && errno != EEXIST)
     return Result::unavailable("cannot create " + path + ": " + std::strerror(errno));
   struct stat st{};
   if (lstat(path.c_str(), &st) != 0)
     return Result::unavailable("cannot examine " + path + ": " + std::strerror(errno));
   if (S_ISLNK(st.st_mode)) {
-    return Result::invalid_argument(path +
-                                    " is a symbolic link; the runtime directory must be a real directory");
+    return Result::invalid_argument(
+        path + " is a symbolic link; the runtime directory must be a real directory");
   }
   if (!S_ISDIR(st.st_mode)) return Result::invalid_argument(path + " is not a directory");
   if (st.st_uid != geteuid() && st.st_uid != 0) {

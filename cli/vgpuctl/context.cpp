@@ -84,7 +84,8 @@ CLI::Validator name_validator(const std::string& what) {
 
 int64_t parse_date_or_die(const std::string& text, bool end_of_day) {
   int64_t t = 0;
-  if (const Result r = policy::parse_date(text, end_of_day, static_cast<int64_t>(std::time(nullptr)), &t);
+  if (const Result r =
+          policy::parse_date(text, end_of_day, static_cast<int64_t>(std::time(nullptr)), &t);
       !r.ok()) {
     // Dates are also checked by their validator; this is a second line of defence.
     std::fprintf(stderr, "vgpuctl: %s\n", r.text().c_str());

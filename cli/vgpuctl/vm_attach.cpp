@@ -129,9 +129,10 @@ int attach_domain(Context& ctx, const std::string& domain, const std::string& st
                 "takes it up)\n",
                 std::string(virt::state_name(info.state)).c_str());
   } else if (restart) {
-    std::printf("the domain is %s but %s: shut it down and start it again for the device to "
-                "appear\n",
-                std::string(virt::state_name(info.state)).c_str(), plug.text().c_str());
+    std::printf(
+        "the domain is %s but %s: shut it down and start it again for the device to "
+        "appear\n",
+        std::string(virt::state_name(info.state)).c_str(), plug.text().c_str());
   } else {
     std::printf("the device appears when the domain starts\n");
   }

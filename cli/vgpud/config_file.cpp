@@ -103,8 +103,9 @@ Result parse_config_file(const std::string& text, ConfigFile* out) {
   try {
     doc = toml::parse(text);
   } catch (const toml::parse_error& e) {
-    return Result::invalid_argument("not valid TOML: line " + std::to_string(e.source().begin.line) +
-                                    ": " + std::string(e.description()));
+    return Result::invalid_argument("not valid TOML: line " +
+                                    std::to_string(e.source().begin.line) + ": " +
+                                    std::string(e.description()));
   }
   ConfigFile file;
   for (const auto& [k, v] : doc) {
@@ -129,7 +130,8 @@ Result parse_config_file(const std::string& text, ConfigFile* out) {
     } else if (scalar_text(v, &one)) {
       values.push_back(one);
     } else {
-      return Result::invalid_argument("[" + key + "] is no table vgpud knows (tables: weights, courses)");
+      return Result::invalid_argument("[" + key +
+                                      "] is no table vgpud knows (tables: weights, courses)");
     }
     file.flags[key] = std::move(values);
   }

@@ -13,16 +13,19 @@ namespace vgpu::daemon {
 Result parse_listen_address(const std::string& text, std::string* host, int* port) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos)
-    return Result::invalid_argument("--metrics-listen " + text + ": expected HOST:PORT (e.g. 127.0.0.1:9400)");
+    return Result::invalid_argument("--metrics-listen " + text +
+                                    ": expected HOST:PORT (e.g. 127.0.0.1:9400)");
   std::string h = text.substr(0, colon);
   const std::string p = text.substr(colon + 1);
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
   char* end = nullptr;
   const long n = p.empty() ? -1 : std::strtol(p.c_str(), &end, 10);
   if (n < 0 || n > 65535 || (end && *end != '\0'))
-    return Result::invalid_argument("--metrics-listen " + text + ": the port must be a number from 0 to 65535");
+    return Result::invalid_argument("--metrics-listen " + text +
+                                    ": the port must be a number from 0 to 65535");
   if (h.find_first_of("[]/ ") != std::string::npos)
-    return Result::invalid_argument("--metrics-listen " + text + ": not a host name or address: " + h);
+    return Result::invalid_argument("--metrics-listen " + text +
+                                    ": not a host name or address: " + h);
   *host = h.empty() ? "0.0.0.0" : h;
   *port = static_cast<int>(n);
   return {};

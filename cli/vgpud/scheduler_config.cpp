@@ -116,7 +116,8 @@ Result parse_scheduler_config(const std::string& text, SchedulerSettings* out) {
     }
     std::string why = r.message();
     for (auto [from, to] : {std::pair{"slice_ms", "slice-ms"}, {"overlap_depth", "overlap-depth"}}) {
-      for (size_t at; (at = why.find(from)) != std::string::npos;) why.replace(at, strlen(from), to);
+      for (size_t at; (at = why.find(from)) != std::string::npos;)
+        why.replace(at, strlen(from), to);
     }
     return Result::invalid_argument(why);
   } else {

@@ -186,7 +186,8 @@ Result Connection::remove_device(const Domain& d, const std::string& name) {
 
 Result Connection::plug(const Domain& d, const std::string& device) {
   if (virDomainAttachDeviceFlags(d.raw(), device.c_str(), VIR_DOMAIN_AFFECT_LIVE) == 0) return {};
-  return Result::unavailable("cannot plug the vgpu device into the running domain: " + last_error());
+  return Result::unavailable("cannot plug the vgpu device into the running domain: " +
+                             last_error());
 }
 
 Result Connection::unplug(const Domain& d, const std::string& device_element) {

@@ -46,7 +46,8 @@ void LibvirtControl::start() {
   for (const auto& a : attached) {
     if (const Result r = hooks_.serve(a.vm); !r.ok()) {
       // The others are served; this one's domain cannot start until it is fixed.
-      spdlog::error("vm {}: attached to domain {} but cannot be served: {}", a.vm, a.uuid, r.text());
+      spdlog::error("vm {}: attached to domain {} but cannot be served: {}", a.vm, a.uuid,
+                    r.text());
     }
   }
   if (watcher_) {

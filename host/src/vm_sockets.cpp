@@ -28,7 +28,8 @@ Result serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
   for (const auto& vm : vms) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(vm.path).parent_path(), ec);
-    if (ec) return Result::unavailable("cannot create the directory of " + vm.path + ": " + ec.message());
+    if (ec)
+      return Result::unavailable("cannot create the directory of " + vm.path + ": " + ec.message());
     if (const Result r = loop.add_vm(vm); !r.ok()) return r.prefixed("VM " + vm.name + ": ");
     if (!transport::set_group_no_follow(vm.path, gid)) {
       spdlog::warn("vm {}: cannot give {} to group {}: {}", vm.name, vm.path, gid,

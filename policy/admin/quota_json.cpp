@@ -31,7 +31,8 @@ json quota_json(const Quota& q) {
 Result fields_from_request(const json& r, QuotaFields* out) {
   *out = {};
   if (r.contains("gpu_time")) {
-    if (!r["gpu_time"].is_string()) return Result::invalid_argument("gpu_time must be a string like 2h/week");
+    if (!r["gpu_time"].is_string())
+      return Result::invalid_argument("gpu_time must be a string like 2h/week");
     GpuTime g;
     if (Result p = parse_gpu_time(r["gpu_time"].get<std::string>(), &g); !p.ok()) return p;
     out->gpu_time = g;
@@ -39,7 +40,8 @@ Result fields_from_request(const json& r, QuotaFields* out) {
   if (r.contains("memory")) {
     uint64_t bytes = 0;
     const json& m = r["memory"];
-    if (!m.is_string()) return Result::invalid_argument("memory must be a string like 4GiB or none");
+    if (!m.is_string())
+      return Result::invalid_argument("memory must be a string like 4GiB or none");
     if (m.get<std::string>() != "none") {
       if (Result p = parse_bytes(m.get<std::string>(), &bytes); !p.ok()) return p;
     }

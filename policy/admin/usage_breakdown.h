@@ -31,7 +31,7 @@ struct Breakdown {
 // "assigned", "removed", "vms", "gpu_ns", "quota_ns" (null: no limit, or not
 // known)}]}; see docs/quotas.md. Refused as usage_report is.
 vgpu::Result usage_breakdown(policy::Store& store, const policy::Actor& by,
-                               const ReportFilter& filter, const Breakdown& breakdown, int64_t now,
-                               nlohmann::json* out);
+                             const ReportFilter& filter, const Breakdown& breakdown, int64_t now,
+                             nlohmann::json* out);
 
 }  // namespace vgpu::admin

@@ -24,7 +24,7 @@ struct ReportFilter {
 // see docs/quotas.md. kNotFound for an unknown course or student,
 // kPermissionDenied for a course the actor may not see, kStorage for a
 // ledger that cannot be read.
-vgpu::Result usage_report(policy::Store& store, const policy::Actor& by,
-                            const ReportFilter& filter, int64_t now, nlohmann::json* out);
+vgpu::Result usage_report(policy::Store& store, const policy::Actor& by, const ReportFilter& filter,
+                          int64_t now, nlohmann::json* out);
 
 }  // namespace vgpu::admin

@@ -108,7 +108,8 @@ Result parse_duration(std::string_view text, int64_t* ns) {
   while (!s.empty()) {
     Decimal d;
     if (!take_decimal(&s, &d)) {
-      return Result::invalid_argument("not a duration: " + quoted + " (examples: 90m, 2h, 1h30m, 45s)");
+      return Result::invalid_argument("not a duration: " + quoted +
+                                      " (examples: 90m, 2h, 1h30m, 45s)");
     }
     size_t n = 0;
     while (n < s.size() && std::isalpha(static_cast<unsigned char>(s[n]))) ++n;
@@ -128,7 +129,8 @@ Result parse_duration(std::string_view text, int64_t* ns) {
     else if (unit == "w")
       per = 7 * 86400 * kNsPerSecond;
     else {
-      return Result::invalid_argument("not a duration: " + quoted + " (units: ms, s, m, h, d, w; e.g. 90m or 1h30m)");
+      return Result::invalid_argument("not a duration: " + quoted +
+                                      " (units: ms, s, m, h, d, w; e.g. 90m or 1h30m)");
     }
     uint64_t part = 0;
     if (!scale_by(d, per, kMaxNs, &part) || total + part > static_cast<uint64_t>(kMaxNs)) {
@@ -171,7 +173,8 @@ Result parse_bytes(std::string_view text, uint64_t* bytes) {
   else if (unit == "tb")
     per = 1000000000000;
   else {
-    return Result::invalid_argument("not a size: " + quoted + " (units: B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
+    return Result::invalid_argument("not a size: " + quoted +
+                                    " (units: B, KiB, MiB, GiB, TiB, or kB, MB, GB, TB)");
   }
   if (!scale_by(d, per, uint64_t{1} << 60, bytes)) {
     return Result::invalid_argument("size too large: " + quoted);
@@ -198,7 +201,8 @@ Result parse_date(std::string_view text, bool end_of_day, int64_t now, int64_t* 
     if (ok && !s.empty()) ok = take_char(&s, 'Z') && s.empty();
   }
   if (!ok) {
-    return Result::invalid_argument("not a date: " + quoted + " (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)");
+    return Result::invalid_argument("not a date: " + quoted +
+                                    " (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)");
   }
   if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
       mi > 59 || sec > 59) {
@@ -218,7 +222,9 @@ Result parse_gpu_time(std::string_view text, GpuTime* out) {
   }
   const size_t slash = text.find('/');
   if (slash == std::string_view::npos) {
-    return Result::invalid_argument("not a GPU-time budget: " + quoted + " (examples: 2h/week, 90m/day, 20h/month, 10h/2025-01-06..2025-03-31, unlimited)");
+    return Result::invalid_argument(
+        "not a GPU-time budget: " + quoted +
+        " (examples: 2h/week, 90m/day, 20h/month, 10h/2025-01-06..2025-03-31, unlimited)");
   }
   GpuTime g;
   g.unlimited = false;
@@ -237,10 +243,13 @@ Result parse_gpu_time(std::string_view text, GpuTime* out) {
     if (r.ok()) r = parse_date(period.substr(dots + 2), true, 0, &g.range_end);
     if (!r.ok()) return r.prefixed("not a GPU-time budget: " + quoted + ": ");
     if (g.range_end <= g.range_start) {
-      return Result::invalid_argument("not a GPU-time budget: " + quoted + ": the range ends before it starts");
+      return Result::invalid_argument("not a GPU-time budget: " + quoted +
+                                      ": the range ends before it starts");
     }
   } else {
-    return Result::invalid_argument("not a GPU-time budget: " + quoted + " (the period is day, week, or FIRST..LAST dates, e.g. 2025-01-06..2025-03-31)");
+    return Result::invalid_argument(
+        "not a GPU-time budget: " + quoted +
+        " (the period is day, week, or FIRST..LAST dates, e.g. 2025-01-06..2025-03-31)");
   }
   *out = g;
   return {};
@@ -254,7 +263,8 @@ Result parse_on_exhaust(std::string_view text, OnExhaust* out) {
   else if (text == "best-effort")
     *out = OnExhaust::kBestEffort;
   else {
-    return Result::invalid_argument("--on-exhaust must be reject, wait or best-effort, not '" + std::string(text) + "'");
+    return Result::invalid_argument("--on-exhaust must be reject, wait or best-effort, not '" +
+                                    std::string(text) + "'");
   }
   return {};
 }

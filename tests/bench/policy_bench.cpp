@@ -41,7 +41,8 @@ double timer_overhead() {
 Figures measure(const std::string& policy, uint32_t tenants, uint32_t courses, size_t decisions,
                 double overhead) {
   std::unique_ptr<SchedulingPolicy> p;
-  if (!make_policy(policy, PolicyOptions{}, &p).ok()) std::abort();  // the bench names known policies
+  if (!make_policy(policy, PolicyOptions{}, &p).ok())
+    std::abort();  // the bench names known policies
   sched_sim::Rng rng(tenants);
   for (TenantId t = 1; t <= tenants; ++t) {
     const uint32_t course = courses ? 1 + t % courses : 0;

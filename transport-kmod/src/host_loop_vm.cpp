@@ -37,7 +37,8 @@ Result HostLoop::add_vm(const VmSpec& vm) {
   server->spec = vm;
   {
     MutexLock lock(vm_mu_);
-    if (vm_names_.count(vm.name)) return Result::already_exists("VM " + vm.name + " is already served");
+    if (vm_names_.count(vm.name))
+      return Result::already_exists("VM " + vm.name + " is already served");
     vm_names_[vm.name] = vm.path;
   }
   std::string why;

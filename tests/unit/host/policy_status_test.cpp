@@ -3,9 +3,9 @@
 
 #include "vgpu/host/policy_status.h"
 
+using vgpu::Result;
 using vgpu::Status;
 using vgpu::host::guest_status;
-using vgpu::Result;
 
 TEST_CASE("a store refusal maps to a CUDA status by its category, not its text") {
   CHECK(guest_status(Result()) == Status::kSuccess);

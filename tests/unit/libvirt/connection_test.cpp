@@ -73,10 +73,12 @@ TEST_CASE("the vgpu device goes into the persistent definition and out again, ex
 
 TEST_CASE("an unreachable libvirt is one line saying where") {
   std::unique_ptr<Connection> conn;
-  const vgpu::Result r = Connection::open("qemu:///session?socket=/nonexistent/libvirt-sock", &conn);
+  const vgpu::Result r =
+      Connection::open("qemu:///session?socket=/nonexistent/libvirt-sock", &conn);
   CHECK(r.is(vgpu::Result::Code::kUnavailable));
   CHECK_FALSE(conn);
-  CHECK_THAT(r.message(), Catch::StartsWith("cannot reach libvirt at qemu:///session?socket=/nonexistent"));
+  CHECK_THAT(r.message(),
+             Catch::StartsWith("cannot reach libvirt at qemu:///session?socket=/nonexistent"));
   CHECK(r.message().find('\n') == std::string::npos);
 }
 

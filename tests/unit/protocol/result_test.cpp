@@ -28,15 +28,15 @@ TEST_CASE("each factory makes its category, with the message unchanged") {
     Code code;
   };
   const std::string m = "permission denied: only admins add users";
-  for (const Case& k : {Case{Result::invalid_argument(m), Code::kInvalidArgument},
-                        Case{Result::not_found(m), Code::kNotFound},
-                        Case{Result::already_exists(m), Code::kAlreadyExists},
-                        Case{Result::conflict(m), Code::kConflict},
-                        Case{Result::permission_denied(m), Code::kPermissionDenied},
-                        Case{Result::read_only(m), Code::kReadOnly},
-                        Case{Result::busy(m), Code::kBusy},
-                        Case{Result::storage(m), Code::kStorage},
-                        Case{Result::unavailable(m), Code::kUnavailable}}) {
+  for (const Case& k :
+       {Case{Result::invalid_argument(m), Code::kInvalidArgument},
+        Case{Result::not_found(m), Code::kNotFound},
+        Case{Result::already_exists(m), Code::kAlreadyExists},
+        Case{Result::conflict(m), Code::kConflict},
+        Case{Result::permission_denied(m), Code::kPermissionDenied},
+        Case{Result::read_only(m), Code::kReadOnly}, Case{Result::busy(m), Code::kBusy},
+        Case{Result::storage(m), Code::kStorage},
+        Case{Result::unavailable(m), Code::kUnavailable}}) {
     INFO(code_name(k.code));
     CHECK_FALSE(k.r.ok());
     CHECK(k.r.code() == k.code);

@@ -393,7 +393,8 @@ TEST_CASE("a bad policy change is refused and changes nothing") {
   const Result name = h.dispatcher.configure_policy("lottery", PolicyOptions{});
   CHECK(name.is(Result::Code::kInvalidArgument));
   CHECK_FALSE(name.message().empty());
-  CHECK(h.dispatcher.configure_policy("fair", PolicyOptions{kSecond}).is(Result::Code::kInvalidArgument));
+  CHECK(h.dispatcher.configure_policy("fair", PolicyOptions{kSecond})
+            .is(Result::Code::kInvalidArgument));
   CHECK(h.dispatcher.policy_name() == "best-effort");
   // Same policy, new options: kept (and still runs work).
   REQUIRE(h.dispatcher.configure_policy("best-effort", PolicyOptions{kMillisecond}).ok());

@@ -588,7 +588,8 @@ TEST_CASE("CTAs on several host threads use the texture unit at the same time") 
       ++inside;
       if (inside >= 2) overlapped = true;
       cv.notify_all();
-      if (first.exchange(false)) cv.wait_for(lock, std::chrono::seconds(20), [&] { return overlapped; });
+      if (first.exchange(false))
+        cv.wait_for(lock, std::chrono::seconds(20), [&] { return overlapped; });
       --inside;
     }
     const int32_t v[4] = {static_cast<int32_t>(index) * 3, 0, 0, 0};

@@ -46,7 +46,8 @@ TEST_CASE("config: a full file is read") {
   REQUIRE(parse(R"({"policy": "fixed-share", "slice_ms": 0.5, "overlap_depth": 6,
                        "weights": {"alice": 4, "bob": 1},
                        "courses": {"gpu101": {"weight": 3, "vms": ["alice", "carol"]}}})",
-                   &s).ok());
+                &s)
+              .ok());
   CHECK(s.policy == "fixed-share");
   CHECK(policy_options(s).slice == 500 * scheduler::kMicrosecond);
   CHECK(s.overlap_depth == 6);
@@ -155,7 +156,9 @@ bob = 1
 [courses.gpu101]
 weight = 3
 vms = ["alice", "carol"]
-)", &s).ok());
+)",
+                &s)
+              .ok());
   CHECK(s.policy == "fixed-share");
   CHECK(policy_options(s).slice == 500 * scheduler::kMicrosecond);
   CHECK(s.overlap_depth == 6);
@@ -173,7 +176,9 @@ sim-memory-gib = 8
 watchdog-s = 2.5
 sim-kernels = ["/opt/a.so", "/opt/b.so"]
 policy = "fair"
-)", &f).ok());
+)",
+                            &f)
+              .ok());
   CHECK(f.flags.at("backend") == std::vector<std::string>{"sim"});
   CHECK(f.flags.at("sim-memory-gib") == std::vector<std::string>{"8"});
   CHECK(f.flags.at("watchdog-s") == std::vector<std::string>{"2.5"});
@@ -248,9 +253,13 @@ TEST_CASE("config: vgpud.toml sets any flag through CLI11 and the command line w
 
 TEST_CASE("config: a reload names what only a restart applies, and keys that are no flag") {
   ConfigFile before, after;
-  REQUIRE(parse_config_file("backend = \"sim\"\nsim-memory-gib = 4\ndb = \"/a.db\"\nslice-ms = 2\n", &before).ok());
+  REQUIRE(parse_config_file("backend = \"sim\"\nsim-memory-gib = 4\ndb = \"/a.db\"\nslice-ms = 2\n",
+                            &before)
+              .ok());
   REQUIRE(parse_config_file("backend = \"sim\"\nsim-memory-gib = 8\nlog-level = \"debug\"\n"
-                               "slice-ms = 3\nbogus = 1\n", &after).ok());
+                            "slice-ms = 3\nbogus = 1\n",
+                            &after)
+              .ok());
   const ConfigDiff d =
       diff_flags(before, after, {"backend", "sim-memory-gib", "db", "log-level", "slice-ms"});
   CHECK(d.changed == std::vector<std::string>{"db", "log-level", "sim-memory-gib"});

@@ -223,9 +223,9 @@ class HostLoop final : public LoopPort {
     int pid = -1;
   };
   std::vector<VmOp> vm_ops_ GUARDED_BY(vm_mu_);  // for the loop, before pending_vms_
-  uint64_t vm_requests_ GUARDED_BY(vm_mu_) = 0;   // add/remove/disconnect calls queued
+  uint64_t vm_requests_ GUARDED_BY(vm_mu_) = 0;  // add/remove/disconnect calls queued
   uint64_t vm_requests_done_ GUARDED_BY(vm_mu_) = 0;  // of those, carried out by the loop
-  CondVar vm_requests_cv_;                        // vm_requests_done_ moved
+  CondVar vm_requests_cv_;                            // vm_requests_done_ moved
   std::unordered_map<int, std::shared_ptr<VmServer>> vm_servers_;  // by listen fd; loop thread
   std::vector<std::shared_ptr<VmServer>> plain_vms_;  // loop thread
   int plain_channels_ = 0;   // loop thread: while nonzero, idle sleeps are short
