@@ -85,7 +85,7 @@ void add_quota_commands(CLI::App& app, Context& ctx) {
   quota->require_subcommand(1);
 
   static Target target;
-  static std::string gpu_time, memory, on_exhaust, unassigned;
+  static std::string gpu_time, memory, on_exhaust, unassigned, placement;
   static int64_t weight = 0;
   auto* set = quota->add_subcommand(
       "set",
@@ -104,6 +104,10 @@ void add_quota_commands(CLI::App& app, Context& ctx) {
                   "when the budget is spent: reject (a clear CUDA error), wait (until renewal or "
                   "a raise), best-effort (runs behind everyone in budget)")
       ->check(CLI::IsMember({"reject", "wait", "best-effort"}));
+  set->add_option("--placement", placement,
+                  "which of the host's GPUs the VMs go to: spread (the least loaded) or pack "
+                  "(fill one GPU first); not set: the host's (vgpud --placement)")
+      ->check(CLI::IsMember({"spread", "pack"}));
   set->add_option("--unassigned", unassigned,
                   "with --default: run unassigned VMs under the default quota, or refuse them")
       ->check(CLI::IsMember({"run", "refuse"}));
@@ -115,6 +119,7 @@ void add_quota_commands(CLI::App& app, Context& ctx) {
       if (set->count("--memory")) req["memory"] = memory;
       if (set->count("--weight")) req["weight"] = weight;
       if (set->count("--on-exhaust")) req["on_exhaust"] = on_exhaust;
+      if (set->count("--placement")) req["placement"] = placement;
       if (set->count("--unassigned")) req["unassigned"] = unassigned;
       return ctx.run(req,
                      [](const json&) { std::printf("set %s\n", target_name(target).c_str()); });

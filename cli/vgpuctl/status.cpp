@@ -15,17 +15,18 @@ namespace {
 std::string n(const json& v) { return std::to_string(v.get<uint64_t>()); }
 
 Table tenants_table(const json& s) {
-  Table table({text_column("VM", "vm"), number_column("CHANNELS", "channels"),
-               number_column("CONTEXTS", "contexts"), number_column("ALLOCS", "allocations"),
-               number_column("MEMORY", "bytes"), number_column("STREAMS", "streams"),
-               number_column("EVENTS", "events"), number_column("MODULES", "modules"),
-               number_column("QUEUED", "queued"), number_column("MALFORMED", "malformed"),
-               number_column("REFUSED", "refused"), number_column("FAILED", "work_failed"),
-               number_column("PAUSED", "backpressure")});
+  Table table({text_column("VM", "vm"), number_column("GPU", "gpu"),
+               number_column("CHANNELS", "channels"), number_column("CONTEXTS", "contexts"),
+               number_column("ALLOCS", "allocations"), number_column("MEMORY", "bytes"),
+               number_column("STREAMS", "streams"), number_column("EVENTS", "events"),
+               number_column("MODULES", "modules"), number_column("QUEUED", "queued"),
+               number_column("MALFORMED", "malformed"), number_column("REFUSED", "refused"),
+               number_column("FAILED", "work_failed"), number_column("PAUSED", "backpressure")});
   for (const json& vm : s["tenants"]) {
     const std::string name = vm["vm"];
-    table.add({name.empty() ? "(tenant " + n(vm["tenant"]) + ")" : name, vm["channels"],
-               vm["contexts"], vm["allocations"],
+    table.add({name.empty() ? "(tenant " + n(vm["tenant"]) + ")" : name,
+               vm.contains("gpu") ? Cell(vm["gpu"]) : Cell(nullptr), vm["channels"], vm["contexts"],
+               vm["allocations"],
                Cell(policy::format_bytes(vm["bytes"].get<uint64_t>()), vm["bytes"]), vm["streams"],
                vm["events"], vm["modules"], vm["queued"], vm["malformed"], vm["refused"],
                vm["work_failed"], vm["backpressure"]});
@@ -62,6 +63,19 @@ void print_status(const Context& ctx, const json& s) {
   std::printf("held back:  %s back-pressure pauses, %s reply stalls; %s queued commands failed\n\n",
               n(v["backpressure"]).c_str(), n(t["reply_stalls"]).c_str(),
               n(v["work_failed"]).c_str());
+  // Each GPU's load, where the host has several (a VM's GPU is in its row).
+  const json gpus = s.value("gpus", json::array());
+  for (const json& g : gpus.size() > 1 ? gpus : json::array()) {
+    std::printf(
+        "gpu %s:      %s VMs (weight %g), %s contexts, %s of %s charged (%s committed), "
+        "%s busy, %s queued\n",
+        n(g["index"]).c_str(), n(g["vms"]).c_str(), g.value("committed_weight", 0.0),
+        n(g["contexts"]).c_str(), policy::format_bytes(g["device_bytes"].get<uint64_t>()).c_str(),
+        policy::format_bytes(g["memory_total"].get<uint64_t>()).c_str(),
+        policy::format_bytes(g.value("committed_memory", uint64_t{0})).c_str(),
+        policy::format_duration(g["gpu_ns"].get<int64_t>()).c_str(), n(g["queued"]).c_str());
+  }
+  if (gpus.size() > 1) std::printf("\n");
   std::string waiting;
   for (const json& vm : s["tenants"]) {
     if (vm.value("waiting", uint64_t{0}) == 0) continue;

@@ -169,7 +169,7 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 std::string set_text(const nlohmann::json& set) {
   std::string out;
-  for (const char* key : {"gpu_time", "memory", "weight", "on_exhaust"}) {
+  for (const char* key : {"gpu_time", "memory", "weight", "on_exhaust", "placement"}) {
     if (!set.contains(key)) continue;
     const nlohmann::json& v = set[key];
     std::string flag = key;

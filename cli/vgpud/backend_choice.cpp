@@ -26,4 +26,33 @@ Status choose_backend(const std::string& choice, const executor::SimConfig& sim,
   return Status::kInvalidValue;
 }
 
+Status choose_gpus(const std::string& choice, const executor::SimConfig& sim,
+                   const std::vector<uint64_t>& sim_memory_gib, const executor::CudaConfig& cuda,
+                   std::vector<std::unique_ptr<executor::Backend>>* out, std::string* why) {
+  std::unique_ptr<executor::Backend> first;
+  executor::SimConfig one = sim;
+  one.device_memory = sim_memory_gib.at(0) * executor::kGiB;
+  if (const Status st = choose_backend(choice, one, cuda, &first, why); !ok(st)) return st;
+  const bool is_sim = first->name() == "sim";
+  out->push_back(std::move(first));
+  if (sim_memory_gib.size() == 1) return Status::kSuccess;
+  if (!is_sim) {
+    *why = "--sim-devices and a list of --sim-memory-gib apply to the sim backend only";
+    out->clear();
+    return Status::kInvalidValue;
+  }
+  for (size_t i = 1; i < sim_memory_gib.size(); ++i) {
+    one.device_memory = sim_memory_gib[i] * executor::kGiB;
+    one.device_index = static_cast<uint32_t>(i);
+    std::unique_ptr<executor::Backend> next;
+    if (const Status st = executor::make_sim_backend(one, &next); !ok(st)) {
+      *why = "sim GPU " + std::to_string(i) + " cannot start (see above)";
+      out->clear();
+      return st;
+    }
+    out->push_back(std::move(next));
+  }
+  return Status::kSuccess;
+}
+
 }  // namespace vgpu::daemon

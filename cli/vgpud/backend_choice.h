@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vgpu/executor/backend.h"
 #include "vgpu/executor/cuda_backend.h"
@@ -14,5 +15,12 @@ namespace vgpu::daemon {
 Status choose_backend(const std::string& choice, const executor::SimConfig& sim,
                       const executor::CudaConfig& cuda, std::unique_ptr<executor::Backend>* out,
                       std::string* why);
+
+// The host's GPUs (daemon.h): with the sim backend, `sim_memory_gib.size()`
+// of them, the i-th modelling sim_memory_gib[i] GiB; with cuda, the one GPU
+// of `cuda.device` (a sim memory list longer than one is then refused).
+Status choose_gpus(const std::string& choice, const executor::SimConfig& sim,
+                   const std::vector<uint64_t>& sim_memory_gib, const executor::CudaConfig& cuda,
+                   std::vector<std::unique_ptr<executor::Backend>>* out, std::string* why);
 
 }  // namespace vgpu::daemon

@@ -12,16 +12,28 @@
 
 namespace vgpu::daemon {
 
-Daemon::Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend,
+Daemon::Daemon(DaemonConfig config, std::vector<std::unique_ptr<executor::Backend>> gpus,
                DaemonStores stores)
     : config_(std::move(config)),
-      backend_(std::move(backend)),
       store_(std::move(stores.serving)),
       admin_store_(std::move(stores.admin)),
       ledger_store_(std::move(stores.ledger)),
       quotas_(std::make_unique<host::QuotaControl>(store_.get(), admin_store_.get(),
                                                    static_cast<uint32_t>(geteuid()))),
-      scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()) {}
+      scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()) {
+  if (gpus.size() == 1) {
+    backend_ = std::move(gpus.front());
+    return;
+  }
+  // Spread's committed weight: what the VM's GPU's policy was told.
+  auto set = std::make_unique<host::GpuSet>(
+      std::move(gpus), config_.placement, [this](executor::TenantId tenant) {
+        const auto params = dispatcher_ ? dispatcher_->tenant_params(tenant) : std::nullopt;
+        return params ? double(params->weight) : 1.0;
+      });
+  gpu_set_ = set.get();
+  backend_ = std::move(set);
+}
 
 Daemon::~Daemon() { stop(); }
 
@@ -29,7 +41,7 @@ std::string Daemon::socket_path() const { return config_.runtime_dir + "/" + VGP
 
 nlohmann::json Daemon::status() const {
   return host::daemon_status(
-      {loop_.get(), backend_.get(), dispatcher_.get(), &sessions_->counters(), started_});
+      {loop_.get(), backend_.get(), gpu_set_, dispatcher_.get(), &sessions_->counters(), started_});
 }
 
 nlohmann::json Daemon::metrics_usage() const {
@@ -44,13 +56,22 @@ nlohmann::json Daemon::metrics_usage() const {
 }
 
 Result Daemon::start() {
-  dispatcher_ = std::make_unique<scheduler::Dispatcher>(
-      backend_.get(), scheduling_->make_policy(), quotas_.get(), &clock_,
-      scheduling_->dispatcher_config(),
-      [this](const scheduler::Command& c, const executor::ExecResult& r) {
-        sessions_->on_complete(c, r);
-      },
-      [this] { loop_->wake(); });
+  // Each GPU runs its own turns over its own backend; the quota gate is one.
+  const size_t gpus = gpu_set_ ? gpu_set_->size() : 1;
+  std::vector<scheduler::Dispatcher*> each;
+  for (size_t i = 0; i < gpus; ++i) {
+    dispatchers_.push_back(std::make_unique<scheduler::Dispatcher>(
+        gpu_set_ ? &gpu_set_->gpu(i) : backend_.get(), scheduling_->make_policy(), quotas_.get(),
+        &clock_, scheduling_->dispatcher_config(),
+        [this](const scheduler::Command& c, const executor::ExecResult& r) {
+          sessions_->on_complete(c, r);
+        },
+        [this] { loop_->wake(); }));
+    each.push_back(dispatchers_.back().get());
+  }
+  scheduler::DispatcherGroup::GpuOf gpu_of;
+  if (gpu_set_) gpu_of = [set = gpu_set_](executor::ContextId c) { return set->gpu_of(c); };
+  dispatcher_ = std::make_unique<scheduler::DispatcherGroup>(std::move(each), std::move(gpu_of));
   scheduling_->attach(dispatcher_.get(), [quotas = quotas_.get()](scheduler::TenantId tenant,
                                                                  const scheduler::ParamsOverride& pin) {
     quotas->pin(tenant, pin);
@@ -83,6 +104,12 @@ Result Daemon::start() {
       ledger_store_.get(),
       host::vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
       config_.libvirt_uri);
+  if (gpu_set_) {
+    quotas_->set_placement_sink(
+        [set = gpu_set_](executor::TenantId tenant, std::optional<policy::Placement> p) {
+          set->set_tenant_policy(tenant, p);
+        });
+  }
   quotas_->set_request_hook([this](const nlohmann::json& request, nlohmann::json* answer) {
     libvirt_->after_request(request, answer);
   });

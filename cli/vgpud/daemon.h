@@ -14,12 +14,14 @@
 #include "metrics_server.h"
 #include "scheduler_control.h"
 #include "vgpu/executor/backend.h"
+#include "vgpu/host/gpu_set.h"
 #include "vgpu/host/libvirt_control.h"
 #include "vgpu/host/quota_control.h"
 #include "vgpu/host/sessions.h"
 #include "vgpu/host/usage_flusher.h"
 #include "vgpu/policy/store.h"
 #include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/transport/host_loop.h"
 
 namespace vgpu::daemon {
@@ -37,6 +39,8 @@ struct DaemonConfig {
   std::chrono::milliseconds flush_interval{1000};
   // Threads answering slow calls (CallHandler::slow), one per VM at a time.
   int call_threads = 2;
+  // Which GPU a VM goes to, with several (host/placement.h).
+  host::PlacementPolicy placement = host::PlacementPolicy::kSpread;
 };
 
 // Three connections to one database, so that the transport thread (every
@@ -55,13 +59,16 @@ struct DaemonStores {
   std::unique_ptr<policy::Store> ledger;
 };
 
-// The composition root of the host: the stores, the dispatcher, the session
+// The composition root of the host: the stores, the GPUs and a dispatcher
+// for each (host/gpu_set.h, scheduler/dispatcher_group.h), the session
 // layer (host/sessions.h) over the transport loop, the quota control and its
 // admin socket, libvirt, the metrics endpoint and the usage flusher, started
 // and stopped in order.
 class Daemon final {
  public:
-  Daemon(DaemonConfig config, std::unique_ptr<executor::Backend> backend, DaemonStores stores);
+  // `gpus`: the host's GPUs, at least one, of one backend kind.
+  Daemon(DaemonConfig config, std::vector<std::unique_ptr<executor::Backend>> gpus,
+         DaemonStores stores);
   ~Daemon();
 
   // Starts every part in order; on a failure, stops what it started and
@@ -81,14 +88,17 @@ class Daemon final {
   nlohmann::json metrics_usage() const;
 
   const DaemonConfig config_;
-  const std::unique_ptr<executor::Backend> backend_;
+  // The one GPU, or the GpuSet of several (gpu_set_ then).
+  std::unique_ptr<executor::Backend> backend_;
+  host::GpuSet* gpu_set_ = nullptr;
   const std::unique_ptr<policy::Store> store_;        // DaemonStores::serving
   const std::unique_ptr<policy::Store> admin_store_;
   const std::unique_ptr<policy::Store> ledger_store_;
   scheduler::SteadyClock clock_;
   std::unique_ptr<host::QuotaControl> quotas_;  // the quota gate, admin socket, live changes
   const std::shared_ptr<SchedulerControl> scheduling_;
-  std::unique_ptr<scheduler::Dispatcher> dispatcher_;
+  std::vector<std::unique_ptr<scheduler::Dispatcher>> dispatchers_;  // one per GPU
+  std::unique_ptr<scheduler::DispatcherGroup> dispatcher_;
   std::unique_ptr<host::UsageFlusher> usage_;
   std::unique_ptr<host::Sessions> sessions_;
   std::unique_ptr<transport::HostLoop> loop_;

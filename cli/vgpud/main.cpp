@@ -92,7 +92,9 @@ int main(int argc, char** argv) {
   std::string backend = "auto", runtime_dir, db, log_level = "info";
   std::vector<std::string> sim_kernels, vm_sockets, vm_plain;
   const uint64_t host_bytes = daemon::host_memory_bytes();
-  uint64_t sim_memory_gib = daemon::default_sim_memory_gib(host_bytes);
+  std::vector<uint64_t> sim_memory_gib = {daemon::default_sim_memory_gib(host_bytes)};
+  unsigned sim_devices = 1;
+  std::string placement = "spread";
   executor::CudaConfig cuda;
   double watchdog_s = 10;
   unsigned sim_threads = 0;
@@ -113,9 +115,18 @@ int main(int argc, char** argv) {
   daemon::add_scheduler_flags(app, &scheduling_flags);  // --policy --slice-ms --overlap-depth
   app.add_option("--sim-memory-gib", sim_memory_gib,
                  "device memory the sim backend models, backed by host memory (default: 16, or "
-                 "half the host's memory where that is less)")
+                 "half the host's memory where that is less); with --sim-devices, one size for "
+                 "all or a comma-separated size for each")
       ->check(CLI::Range(1, 1024))
+      ->delimiter(',')
       ->capture_default_str();
+  app.add_option("--sim-devices", sim_devices,
+                 "GPUs the sim backend models, each with its own memory and dispatcher")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--placement", placement,
+                 "which GPU a VM goes to when the host has several: spread (least committed "
+                 "weight, then most free memory) or pack (the first one its memory cap fits)")
+      ->check(CLI::IsMember({"spread", "pack"}));
   app.add_option("--sim-threads", sim_threads,
                  "CPU threads the sim backend runs an interpreted kernel's blocks on (default: "
                  "0, every CPU vgpud may use)")
@@ -281,7 +292,19 @@ int main(int argc, char** argv) {
 
   const auto watchdog = std::chrono::milliseconds(static_cast<int64_t>(watchdog_s * 1000));
   executor::SimConfig sim;
-  sim.device_memory = sim_memory_gib * executor::kGiB;
+  if (!app.count("--sim-devices") && sim_memory_gib.size() > 1) {
+    sim_devices = static_cast<unsigned>(sim_memory_gib.size());
+  }
+  if (sim_memory_gib.size() == 1) sim_memory_gib.resize(sim_devices, sim_memory_gib[0]);
+  if (sim_memory_gib.size() != sim_devices) {
+    spdlog::error("vgpud: --sim-memory-gib gives {} sizes for {} sim GPU(s) (--sim-devices)",
+                  sim_memory_gib.size(), sim_devices);
+    return 1;
+  }
+  if (const Result r = policy::parse_placement(placement, &config.placement); !r.ok()) {
+    spdlog::error("vgpud: --placement: {}", r.message());
+    return 1;
+  }
   sim.watchdog = watchdog;
   sim.interpreter_threads = sim_threads;
   sim.module_image_limit = module_limit_mib << 20;
@@ -310,17 +333,19 @@ int main(int argc, char** argv) {
   if (app.count("--watchdog-s")) cuda.watchdog = watchdog;
   if (app.count("--cuda-memory-mib")) cuda.device_memory = cuda_memory_mib << 20;
   if (app.count("--cuda-wait")) cuda.spin_wait = cuda_wait == "spin";
-  std::unique_ptr<executor::Backend> exec;
-  if (!ok(daemon::choose_backend(backend, sim, cuda, &exec, &why))) {
+  std::vector<std::unique_ptr<executor::Backend>> gpus;
+  if (!ok(daemon::choose_gpus(backend, sim, sim_memory_gib, cuda, &gpus, &why))) {
     spdlog::error("vgpud: {}", why.empty() ? "cannot start the backend (see above)" : why);
     return 1;
   }
-  const std::string backend_name(exec->name());
-  if (const std::string w = daemon::sim_memory_warning(sim_memory_gib, host_bytes);
+  const std::string backend_name(gpus.front()->name());
+  uint64_t sim_total_gib = 0;
+  for (uint64_t gib : sim_memory_gib) sim_total_gib += gib;
+  if (const std::string w = daemon::sim_memory_warning(sim_total_gib, host_bytes);
       !w.empty() && backend_name == "sim") {
     spdlog::warn("vgpud: {}", w);
   }
-  daemon::Daemon d(config, std::move(exec), std::move(stores));
+  daemon::Daemon d(config, std::move(gpus), std::move(stores));
   if (const Result r = d.start(); !r.ok()) {
     spdlog::error("vgpud: {}", r.text());
     return 1;

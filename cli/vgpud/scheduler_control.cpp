@@ -36,7 +36,7 @@ scheduler::DispatcherConfig SchedulerControl::dispatcher_config() const {
   return c;
 }
 
-void SchedulerControl::attach(scheduler::Dispatcher* dispatcher, PinSink pins) {
+void SchedulerControl::attach(scheduler::DispatcherGroup* dispatcher, PinSink pins) {
   std::lock_guard lock(mu_);
   dispatcher_ = dispatcher;
   pins_ = std::move(pins);

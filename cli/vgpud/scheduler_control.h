@@ -17,7 +17,7 @@
 #include <string>
 
 #include "scheduler_config.h"
-#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 
 namespace vgpu::daemon {
 
@@ -36,7 +36,7 @@ class SchedulerControl {
   // scheduling parameters (host/quota_control.h), merges them with the
   // store's.
   using PinSink = std::function<void(scheduler::TenantId, const scheduler::ParamsOverride&)>;
-  void attach(scheduler::Dispatcher* dispatcher, PinSink pins);
+  void attach(scheduler::DispatcherGroup* dispatcher, PinSink pins);
 
   // A VM connected as `tenant`: pins its weight and course if the settings
   // name it.
@@ -49,7 +49,7 @@ class SchedulerControl {
   const SchedulerFlags flags_;
   mutable std::mutex mu_;  // guards all below
   SchedulerSettings current_;
-  scheduler::Dispatcher* dispatcher_ = nullptr;
+  scheduler::DispatcherGroup* dispatcher_ = nullptr;
   PinSink pins_;
   std::map<std::string, scheduler::TenantId> vms_;  // every VM seen, by name
 };

@@ -62,6 +62,42 @@ json process_footprint() {
           {"children", count_children()}};
 }
 
+namespace {
+
+// Each GPU's load: its memory, contexts, the VMs placed on it and their
+// committed weight and memory, and the device time its dispatcher measured.
+json gpus_status(const StatusSources& s) {
+  const size_t n = s.gpu_set ? s.gpu_set->size() : 1;
+  std::vector<GpuLoad> loads;
+  if (s.gpu_set) loads = s.gpu_set->loads();
+  json gpus = json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const executor::Backend& gpu = s.gpu_set ? s.gpu_set->gpu(i) : *s.backend;
+    const executor::BackendStats stats = gpu.stats();
+    uint64_t gpu_ns = 0, queued = 0;
+    for (const auto& [id, u] : s.dispatcher->at(i).usage_all()) {
+      gpu_ns += u.gpu_ns;
+      queued += u.queued;
+    }
+    json g = {{"index", i},
+              {"name", gpu.device().name},
+              {"memory_total", gpu.device().total_memory},
+              {"device_bytes", stats.device_bytes},
+              {"contexts", stats.contexts},
+              {"vms", stats.tenants.size()},
+              {"gpu_ns", gpu_ns},
+              {"queued", queued}};
+    if (s.gpu_set) {
+      g["committed_weight"] = loads[i].committed_weight;
+      g["committed_memory"] = loads[i].committed_memory;
+    }
+    gpus.push_back(std::move(g));
+  }
+  return gpus;
+}
+
+}  // namespace
+
 json daemon_status(const StatusSources& s) {
   const transport::HostLoopStats loop = s.loop->stats();
   const executor::BackendStats backend = s.backend->stats();
@@ -102,6 +138,12 @@ json daemon_status(const StatusSources& s) {
     t["events"] = h.events;
     t["modules"] = h.modules;
     t["pending"] = h.pending;
+    // Which GPU it is on: with one, the one; with several, where it is placed.
+    if (!s.gpu_set) {
+      t["gpu"] = 0;
+    } else if (const auto gpu = s.gpu_set->gpu_of_tenant(h.tenant)) {
+      t["gpu"] = *gpu;
+    }
   }
   uint64_t gpu_ns = 0;  // every VM's, gone ones too: it never goes back
   for (const auto& [id, u] : usage) {
@@ -136,6 +178,7 @@ json daemon_status(const StatusSources& s) {
         {"refused", totals.refused},
         {"work_failed", totals.work_failed},
         {"backpressure", totals.backpressure}}},
+      {"gpus", gpus_status(s)},
       {"queued", queued},
       {"gpu_ns", gpu_ns},
       {"tenants", list},

@@ -37,7 +37,7 @@ QuotaControl::QuotaControl(policy::Store* store, policy::Store* admin_store, uin
 
 QuotaControl::~QuotaControl() { stop(); }
 
-Result QuotaControl::start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
+Result QuotaControl::start(scheduler::DispatcherGroup* dispatcher, executor::Backend* backend,
                            const std::string& runtime_dir) {
   dispatcher_ = dispatcher;
   backend_ = backend;
@@ -61,6 +61,7 @@ bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::
     return false;
   }
   backend_->set_memory_cap(tenant, p.memory_cap);
+  if (placement_sink_) placement_sink_(tenant, p.placement);
   *params = params_for(p);
   const policy::TenantStatus who = accounting_.status_of(tenant);
   remember_vm(tenant, {who.vm, who.student, who.course});  // its log lines' and metrics' labels
@@ -80,6 +81,7 @@ void QuotaControl::attribute(std::vector<policy::UsageRecord>* batch) {
 
 void QuotaControl::apply(const policy::TenantPlan& plan) {
   backend_->set_memory_cap(plan.tenant, plan.memory_cap);
+  if (placement_sink_) placement_sink_(plan.tenant, plan.placement);
   dispatcher_->update_tenant(plan.tenant, params_for(plan));
 }
 

@@ -7,7 +7,7 @@
 
 namespace vgpu::host {
 
-UsageFlusher::UsageFlusher(policy::Store* ledger, const scheduler::Dispatcher* dispatcher,
+UsageFlusher::UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGroup* dispatcher,
                            const executor::Backend* backend, QuotaControl* quotas,
                            std::chrono::milliseconds interval, WallClock now)
     : ledger_(ledger),

@@ -43,7 +43,7 @@ Result serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
   return {};
 }
 
-VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
+VmHooks vm_hooks(transport::HostLoop* loop, scheduler::DispatcherGroup* dispatcher,
                  const std::string& runtime_dir, int gid) {
   VmHooks h;
   h.serve = [=](const std::string& vm) {

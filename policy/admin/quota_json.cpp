@@ -13,6 +13,7 @@ json fields_json(const QuotaFields& f) {
   if (f.memory) j["memory"] = *f.memory ? format_bytes(*f.memory) : "none";
   if (f.weight) j["weight"] = *f.weight;
   if (f.on_exhaust) j["on_exhaust"] = on_exhaust_name(*f.on_exhaust);
+  if (f.placement) j["placement"] = placement_name(*f.placement);
   return j;
 }
 
@@ -25,6 +26,7 @@ json quota_json(const Quota& q) {
   j["memory_bytes"] = q.memory;
   j["weight"] = q.weight;
   j["on_exhaust"] = on_exhaust_name(q.on_exhaust);
+  j["placement"] = q.placement ? placement_name(*q.placement) : "host";
   return j;
 }
 
@@ -61,6 +63,13 @@ Result fields_from_request(const json& r, QuotaFields* out) {
     OnExhaust e{};
     if (Result p = parse_on_exhaust(r["on_exhaust"].get<std::string>(), &e); !p.ok()) return p;
     out->on_exhaust = e;
+  }
+  if (r.contains("placement")) {
+    if (!r["placement"].is_string())
+      return Result::invalid_argument("placement must be spread or pack");
+    Placement p{};
+    if (Result e = parse_placement(r["placement"].get<std::string>(), &p); !e.ok()) return e;
+    out->placement = p;
   }
   return {};
 }

@@ -43,6 +43,7 @@ TenantPlan Accounting::plan_of(const Tenant& t) const {
   p.course = t.policy.course_id;
   p.course_weight = t.policy.course_fields.weight.value_or(1);
   p.best_effort = t.best_effort;
+  p.placement = t.quota.placement;
   return p;
 }
 

@@ -6,7 +6,7 @@
 namespace vgpu::policy {
 namespace {
 
-constexpr std::array<std::string_view, 7> kMigrations = {
+constexpr std::array<std::string_view, 8> kMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -179,6 +179,11 @@ constexpr std::array<std::string_view, 7> kMigrations = {
                weight, on_exhaust FROM quotas;
       DROP TABLE quotas;
       ALTER TABLE quotas_v7 RENAME TO quotas;
+    )sql",
+    // 8: which GPU of a host a course's or student's VMs go to (spread,
+    // pack); NULL: inherited, or the host's.
+    R"sql(
+      ALTER TABLE quotas ADD COLUMN placement TEXT CHECK (placement IN ('spread', 'pack'));
     )sql",
 };
 

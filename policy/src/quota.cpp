@@ -29,6 +29,7 @@ Quota resolve_student_quota(const QuotaFields& student, const QuotaFields& cours
   q.memory = student.memory.value_or(course.memory.value_or(0));
   q.weight = student.weight.value_or(1);
   q.on_exhaust = student.on_exhaust.value_or(course.on_exhaust.value_or(OnExhaust::kReject));
+  q.placement = student.placement ? student.placement : course.placement;
   return q;
 }
 
@@ -38,6 +39,7 @@ Quota resolve_default_quota(const QuotaFields& defaults) {
   q.memory = defaults.memory.value_or(0);
   q.weight = defaults.weight.value_or(1);
   q.on_exhaust = defaults.on_exhaust.value_or(OnExhaust::kBestEffort);
+  q.placement = defaults.placement;
   return q;
 }
 

@@ -13,6 +13,7 @@ std::string describe(const QuotaFields& f) {
   if (f.memory) add("memory=" + (*f.memory ? format_bytes(*f.memory) : std::string("none")));
   if (f.weight) add("weight=" + std::to_string(*f.weight));
   if (f.on_exhaust) add("on-exhaust=" + std::string(on_exhaust_name(*f.on_exhaust)));
+  if (f.placement) add("placement=" + std::string(placement_name(*f.placement)));
   return out.empty() ? "(nothing set)" : out;
 }
 

@@ -93,7 +93,7 @@ bool SqliteStore::read_quota(const std::string& scope, int64_t id, QuotaFields* 
   *out = {};
   sql::Stmt s(db_,
               "SELECT gpu_limited, gpu_ns, period, range_start, range_end, memory, weight, "
-              "on_exhaust FROM quotas WHERE scope = ?1 AND scope_id = ?2");
+              "on_exhaust, placement FROM quotas WHERE scope = ?1 AND scope_id = ?2");
   s.bind(1, scope).bind(2, id);
   const int rc = s.step();
   if (rc == SQLITE_DONE) return true;
@@ -112,6 +112,11 @@ bool SqliteStore::read_quota(const std::string& scope, int64_t id, QuotaFields* 
   if (!s.is_null(5)) out->memory = static_cast<uint64_t>(s.int64(5));
   if (!s.is_null(6)) out->weight = static_cast<uint32_t>(s.int64(6));
   if (!s.is_null(7)) out->on_exhaust = on_exhaust_from(s.text(7));
+  if (!s.is_null(8)) {
+    Placement p = Placement::kSpread;
+    if (!parse_placement(s.text(8), &p).ok()) return false;  // the CHECK keeps this out
+    out->placement = p;
+  }
   return true;
 }
 
@@ -123,10 +128,10 @@ bool SqliteStore::write_quota(const std::string& scope, int64_t id, const QuotaF
   }
   sql::Stmt s(db_,
               "INSERT OR REPLACE INTO quotas(scope, scope_id, gpu_limited, gpu_ns, period, "
-              "range_start, range_end, memory, weight, on_exhaust) "
-              "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+              "range_start, range_end, memory, weight, on_exhaust, placement) "
+              "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   s.bind(1, scope).bind(2, id);
-  for (int i = 3; i <= 10; ++i) s.bind_null(i);
+  for (int i = 3; i <= 11; ++i) s.bind_null(i);
   if (f.gpu_time) {
     s.bind(3, int64_t{f.gpu_time->unlimited ? 0 : 1});
     if (!f.gpu_time->unlimited) {
@@ -139,6 +144,7 @@ bool SqliteStore::write_quota(const std::string& scope, int64_t id, const QuotaF
   if (f.memory) s.bind(8, static_cast<int64_t>(*f.memory));
   if (f.weight) s.bind(9, static_cast<int64_t>(*f.weight));
   if (f.on_exhaust) s.bind(10, on_exhaust_name(*f.on_exhaust));
+  if (f.placement) s.bind(11, placement_name(*f.placement));
   return s.step() == SQLITE_DONE;
 }
 
@@ -148,7 +154,7 @@ Result SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
   if (Result r = writable(); !r.ok()) return r;
   if (changes.empty()) {
     return Result::invalid_argument(
-        "nothing to set: give --gpu-time, --memory, --weight or --on-exhaust");
+        "nothing to set: give --gpu-time, --memory, --weight, --on-exhaust or --placement");
   }
   if (Result r = valid_quota(changes); !r.ok()) return r;
   if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
@@ -180,6 +186,7 @@ Result SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& targ
   if (changes.memory) now.memory = changes.memory;
   if (changes.weight) now.weight = changes.weight;
   if (changes.on_exhaust) now.on_exhaust = changes.on_exhaust;
+  if (changes.placement) now.placement = changes.placement;
   if (!write_quota(scope, id, now) ||
       !audit(by, "quota.set", target_text(target), course_id, describe(old), describe(now))) {
     return db_error();

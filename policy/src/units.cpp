@@ -335,6 +335,20 @@ std::string format_gpu_time(const GpuTime& g) {
   return out;
 }
 
+Result parse_placement(std::string_view text, Placement* out) {
+  if (text == "spread") {
+    *out = Placement::kSpread;
+  } else if (text == "pack") {
+    *out = Placement::kPack;
+  } else {
+    return Result::invalid_argument("placement must be spread or pack, not '" + std::string(text) +
+                                    "'");
+  }
+  return {};
+}
+
+std::string_view placement_name(Placement p) { return p == Placement::kPack ? "pack" : "spread"; }
+
 std::string_view on_exhaust_name(OnExhaust e) {
   switch (e) {
     case OnExhaust::kReject:

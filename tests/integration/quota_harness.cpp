@@ -90,17 +90,19 @@ nlohmann::json tenant_of(const nlohmann::json& status, const std::string& vm) {
 }
 
 QuotaDaemon::QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready,
-                         const std::vector<std::string>& extra_env)
+                         const std::vector<std::string>& extra_env,
+                         const std::vector<std::string>& extra_args)
     : dir_(dir), db_(db) {
   // Sockets a killed daemon left behind must not look like a live one.
   fs::remove(dir + "/vgpud.sock");
   fs::remove(dir + "/vgpud-admin.sock");
   static int instance = 0;
   log_ = dir + "/vgpud-" + std::to_string(instance++) + ".log";
-  proc_ = std::make_unique<Process>(
-      std::vector<std::string>{vgpud_path(), "--backend", "sim", "--runtime-dir", dir, "--db", db,
-                               "--sim-kernels", test_kernels_path(), "--libvirt", "none"},
-      log_, extra_env);
+  std::vector<std::string> argv = {
+      vgpud_path(),    "--backend",         "sim",       "--runtime-dir", dir, "--db", db,
+      "--sim-kernels", test_kernels_path(), "--libvirt", "none"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  proc_ = std::make_unique<Process>(argv, log_, extra_env);
   if (!wait_ready) return;
   const auto end = std::chrono::steady_clock::now() + 30s;
   while (!ready() && proc_->running() && std::chrono::steady_clock::now() < end) {

@@ -35,7 +35,8 @@ RunResult run_command(const std::vector<std::string>& argv, int uid = -1,
 class QuotaDaemon {
  public:
   QuotaDaemon(const std::string& dir, const std::string& db, bool wait_ready = true,
-              const std::vector<std::string>& extra_env = {});
+              const std::vector<std::string>& extra_env = {},
+              const std::vector<std::string>& extra_args = {});
   ~QuotaDaemon();
   bool ready();  // both sockets listen, their modes set (vgpud logged "serving on")
   void kill9();

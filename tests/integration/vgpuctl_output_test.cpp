@@ -164,8 +164,9 @@ TEST_CASE("listings print as -o table, csv or json, with or without their header
     const json& held = c.row_of(status, "vm", "alice-vm");
     CHECK(held["channels"].get<int64_t>() >= 1);
     CHECK(held["contexts"].get<int64_t>() >= 1);
+    CHECK(held["gpu"] == 0);  // the one GPU
     const auto status_csv = lines_of(c.out({"status", "-o", "csv"}));
-    CHECK_THAT(status_csv[0], Catch::StartsWith("vm,channels,contexts,allocations,bytes,"));
+    CHECK_THAT(status_csv[0], Catch::StartsWith("vm,gpu,channels,contexts,allocations,bytes,"));
     const RunResult done = busy->wait(120s);
     INFO(done.output);
     CHECK(done.exit_code == 0);

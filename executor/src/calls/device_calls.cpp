@@ -33,7 +33,7 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const GetDeviceCountRequest&
 Outcome CallHandler::handle(const vgpu_msg_header&, const GetDevicePropertiesRequest& r,
                             std::span<const uint8_t>) {
   if (r.device < 0 || r.device >= kDeviceCount) return Outcome::failure(Status::kInvalidDevice);
-  const DeviceInfo& d = backend_->device();
+  const DeviceInfo& d = backend_->device_of(caller_->context);
   GetDevicePropertiesReply rep{};
   std::memcpy(rep.name, d.name.data(), std::min(d.name.size(), sizeof rep.name - 1));
   std::memcpy(rep.uuid, d.uuid.data(), sizeof rep.uuid);
@@ -53,14 +53,15 @@ Outcome CallHandler::handle(const vgpu_msg_header&, const DeviceGetAttributeRequ
   if (r.device < 0 || r.device >= kDeviceCount) return Outcome::failure(Status::kInvalidDevice);
   if (r.attribute < 0 || r.attribute >= kDeviceAttributeCount) return Outcome::failure(Status::kInvalidValue);
   Outcome o;
-  o.set_reply(DeviceGetAttributeReply{backend_->device().attributes[static_cast<size_t>(r.attribute)], 0});
+  o.set_reply(DeviceGetAttributeReply{
+      backend_->device_of(caller_->context).attributes[static_cast<size_t>(r.attribute)], 0});
   return o;
 }
 
 Outcome CallHandler::handle(const vgpu_msg_header&, const DriverGetVersionRequest&,
                             std::span<const uint8_t>) {
   Outcome o;
-  o.set_reply(DriverGetVersionReply{backend_->device().driver_version, 0});
+  o.set_reply(DriverGetVersionReply{backend_->device_of(caller_->context).driver_version, 0});
   return o;
 }
 

@@ -1,5 +1,7 @@
 // A backend's live contexts by id, shared by the sim and cuda backends. Ids
-// are never reused; each context gets a seed for its random handles from the
+// are never reused, and unique across every backend of the process (a host
+// with several GPUs has a backend each, and the set of them routes a call
+// by its context: host/gpu_set.h); each context gets a seed for its random handles from the
 // system's random source, so one tenant cannot predict another's handles.
 // Thread-safe: lookups share a lock, changes take it alone. A context found
 // stays alive while its caller holds it, even if it is taken out meanwhile.
@@ -17,11 +19,14 @@
 
 namespace vgpu::executor::common {
 
+// The next context id of any backend in this process.
+inline std::atomic<ContextId> g_next_context_id{1};
+
 template <class Ctx>
 class ContextRegistry {
  public:
   // An id no context has had.
-  ContextId next_id() { return next_.fetch_add(1); }
+  ContextId next_id() { return g_next_context_id.fetch_add(1); }
   // A seed for a new context's handles.
   uint64_t seed() {
     std::unique_lock<std::shared_mutex> lock(mu_);
@@ -65,7 +70,6 @@ class ContextRegistry {
     return out;
   }
 
-  std::atomic<ContextId> next_{1};
   mutable std::shared_mutex mu_;
   std::random_device seed_source_;  // guarded by mu_ (exclusive)
   std::unordered_map<ContextId, std::shared_ptr<Ctx>> contexts_;  // guarded by mu_

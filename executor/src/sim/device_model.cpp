@@ -146,9 +146,12 @@ static_assert(cudaDevAttrMax <= proto::kCapabilitiesAttribute && proto::kCapabil
 DeviceInfo make_device_info(const SimConfig& config) {
   DeviceInfo info;
   info.name = "vgpu sim";
-  // A fixed, version-4-shaped UUID: the same device every run.
+  // A fixed, version-4-shaped UUID: the same device every run; the host's
+  // n-th sim GPU ends in n + 1.
   info.uuid = {0x76, 0x67, 0x70, 0x75, 0x2d, 0x73, 0x49, 0x6d,
                0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};
+  info.uuid[14] = static_cast<uint8_t>((config.device_index + 1) >> 8);
+  info.uuid[15] = static_cast<uint8_t>(config.device_index + 1);
   info.total_memory = config.device_memory;
   info.driver_version = kDriverVersion;
   for (const Attr& a : kAttributes) {

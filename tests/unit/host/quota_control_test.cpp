@@ -3,6 +3,8 @@
 // changes apply to connected VMs at once, and bad requests change nothing.
 #include "session_world.h"
 
+#include <map>
+
 #include "admin_ops.h"
 
 using namespace vgpu;
@@ -64,6 +66,31 @@ TEST_CASE("a weight set by an admin applies to the connected VM at once", "[quot
                               {"weight", 5}});
   REQUIRE(set["ok"] == true);
   CHECK(w.dispatcher->tenant_params(a1)->weight == 5);
+}
+
+TEST_CASE("a placement set on a course reaches its connected VMs, and a bad one is refused",
+          "[quota_control]") {
+  World w;
+  std::map<scheduler::TenantId, std::optional<policy::Placement>> told;
+  w.quotas.set_placement_sink(
+      [&](scheduler::TenantId t, std::optional<policy::Placement> p) { told[t] = p; });
+  REQUIRE(w.open_channel(1, "a1", kAliceUid) == Status::kSuccess);
+  const scheduler::TenantId a1 = w.tenant_of("a1");
+  REQUIRE(told.count(a1));
+  CHECK_FALSE(told[a1].has_value());  // the host's, until a quota says otherwise
+  const json bad =
+      ask(w, 0,
+          {{"op", "quota.set"}, {"kind", "course"}, {"name", "cs101"}, {"placement", "sideways"}});
+  CHECK(bad["ok"] == false);
+  CHECK_THAT(bad["error"].get<std::string>(), Catch::Contains("spread or pack"));
+  CHECK_FALSE(told[a1].has_value());
+  const json set =
+      ask(w, kTeacherUid,
+          {{"op", "quota.set"}, {"kind", "course"}, {"name", "cs101"}, {"placement", "pack"}});
+  REQUIRE(set["ok"] == true);
+  CHECK(told[a1] == std::optional<policy::Placement>(policy::Placement::kPack));
+  const json shown = ask(w, 0, {{"op", "quota.show"}, {"kind", "student"}, {"name", "alice"}});
+  CHECK_THAT(shown.dump(), Catch::Contains("\"placement\":\"pack\""));
 }
 
 TEST_CASE("a bad request is answered with why and changes nothing", "[quota_control]") {

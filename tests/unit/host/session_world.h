@@ -156,9 +156,10 @@ struct World {
   scheduler::SteadyClock clock;
   std::unique_ptr<Sessions> sessions;  // before the dispatcher is made: its completions go here
   std::unique_ptr<scheduler::Dispatcher> dispatcher = make_dispatcher();
+  scheduler::DispatcherGroup gpus{{dispatcher.get()}, {}};  // one GPU
   int64_t wall = kHour + 600;
-  UsageFlusher usage{ledger.get(), dispatcher.get(), backend.get(), &quotas,
-                     std::chrono::hours(1), [this] { return wall; }};
+  UsageFlusher usage{ledger.get(),           &gpus, backend.get(), &quotas, std::chrono::hours(1),
+                     [this] { return wall; }};
   FakeLoop loop;
   uint64_t next_request = 1;
 
@@ -177,12 +178,12 @@ struct World {
     parts.store = store.get();
     parts.ledger_store = ledger.get();
     parts.quotas = &quotas;
-    parts.dispatcher = dispatcher.get();
+    parts.dispatcher = &gpus;
     parts.usage = &usage;
     sessions = std::make_unique<Sessions>(std::move(parts));
     sessions->attach(&loop);
     dispatcher->start();
-    REQUIRE(quotas.start(dispatcher.get(), backend.get(), dir.path).ok());
+    REQUIRE(quotas.start(&gpus, backend.get(), dir.path).ok());
   }
   ~World() {
     quotas.stop();

@@ -104,6 +104,7 @@ TEST_CASE("quotas combine student over course, and every change is audited") {
   CHECK(format_gpu_time(q.gpu_time) == "1h30m/day");
   CHECK(q.memory == 4ull << 30);
   CHECK(q.on_exhaust == OnExhaust::kWait);
+  CHECK_FALSE(q.placement.has_value());  // the host's
 
   std::vector<AuditRow> log;
   REQUIRE(o.s->audit_log(root(), 0, &log).ok());
@@ -117,6 +118,33 @@ TEST_CASE("quotas combine student over course, and every change is audited") {
   // The other teacher sees nothing of cs101 in the log.
   REQUIRE(o.s->audit_log(o.other, 0, &log).ok());
   for (const AuditRow& r : log) CHECK(r.object.find("alice") == std::string::npos);
+}
+
+TEST_CASE("a placement set on a course reaches its students, and a student's own wins") {
+  Org o;
+  REQUIRE(o.s->add_student(o.teacher, "alice", "cs101", {"alice-vm"}).ok());
+  REQUIRE(o.s->add_student(o.teacher, "bob", "cs101", {"bob-vm"}).ok());
+  QuotaFields pack;
+  pack.placement = Placement::kPack;
+  REQUIRE(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kCourse, "cs101"}, pack).ok());
+  QuotaFields spread;
+  spread.placement = Placement::kSpread;
+  REQUIRE(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kStudent, "bob"}, spread).ok());
+  auto placement_of = [&](const char* vm) {
+    TenantId t = 0;
+    REQUIRE(o.s->tenant_for_vm(vm, &t).ok());
+    VmPolicy p;
+    REQUIRE(o.s->vm_policy(t, &p).ok());
+    return resolve_student_quota(p.student_fields, p.course_fields).placement;
+  };
+  CHECK(placement_of("alice-vm") == std::optional<Placement>(Placement::kPack));
+  CHECK(placement_of("bob-vm") == std::optional<Placement>(Placement::kSpread));
+  std::vector<AuditRow> log;
+  REQUIRE(o.s->audit_log(root(), 0, &log).ok());
+  CHECK(log.back().new_value == "placement=spread");
+  // Another field set later keeps the placement.
+  REQUIRE(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kCourse, "cs101"}, gpu("1h/day")).ok());
+  CHECK(placement_of("alice-vm") == std::optional<Placement>(Placement::kPack));
 }
 
 TEST_CASE("invalid changes are refused whole") {

@@ -61,7 +61,7 @@ TEST_CASE("an empty file migrates to the latest schema") {
   TempDb db;
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 7);
+  CHECK(s->schema_version() == 8);
   CHECK(integrity(db.path) == "ok");
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("a version 1 database migrates keeping its VMs and ledger") {
   make_v1(db.path);
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 7);
+  CHECK(s->schema_version() == 8);
   std::vector<VmRow> vms;
   REQUIRE(s->list_vms(&vms).ok());
   REQUIRE(vms.size() == 2);

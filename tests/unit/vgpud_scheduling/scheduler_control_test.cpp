@@ -52,7 +52,8 @@ TEST_CASE("control: the dispatcher starts with the configured policy and VM pins
   REQUIRE(control.load().ok());
   scheduler::Dispatcher d(&f.backend, control.make_policy(), &f.gate, &f.clock,
                           control.dispatcher_config(), [](auto&, auto&) {}, [] {});
-  control.attach(&d, f.sink());
+  scheduler::DispatcherGroup group({&d}, {});
+  control.attach(&group, f.sink());
   CHECK(d.policy_name() == "fixed-share");
   control.vm_opened(1, "alice");
   control.vm_opened(2, "bob");
@@ -69,7 +70,8 @@ TEST_CASE("control: a reload applies changes live, and a bad file changes nothin
   REQUIRE(control.load().ok());
   scheduler::Dispatcher d(&f.backend, control.make_policy(), &f.gate, &f.clock,
                           control.dispatcher_config(), [](auto&, auto&) {}, [] {});
-  control.attach(&d, f.sink());
+  scheduler::DispatcherGroup group({&d}, {});
+  control.attach(&group, f.sink());
   control.vm_opened(1, "alice");
   CHECK(d.policy_name() == "fair");
   CHECK(f.pins[1].weight == 2u);

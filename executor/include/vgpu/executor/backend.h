@@ -179,6 +179,9 @@ class Backend {
 
   virtual std::string_view name() const = 0;
   virtual const DeviceInfo& device() const = 0;
+  // The device the context is on (what its process is told about "its GPU":
+  // name, UUID, attributes); a backend of one device answers device().
+  virtual const DeviceInfo& device_of(ContextId) const { return device(); }
 
   // True when an immediate call may wait on another process (a worker that
   // talks to the driver): the host then answers those calls, and creates

@@ -42,6 +42,7 @@ inline constexpr uint64_t kSimSlotGuard = kGiB;  // unmapped gap after each slot
 
 struct SimConfig {
   uint64_t device_memory = 16 * kGiB;  // what the device reports and shares out
+  uint32_t device_index = 0;           // which of the host's sim GPUs (its UUID's last bytes)
   std::vector<std::string> plugin_paths;  // kernel implementations, loaded by workers
   std::string worker_path;  // default: "vgpu-sim-worker" next to /proc/self/exe
   // Modeled launch duration: kernel_base_ns + ns_per_thread * total threads

@@ -12,8 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "vgpu/executor/backend.h"
+#include "vgpu/host/gpu_set.h"
 #include "vgpu/host/tenant_counters.h"
-#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/transport/host_loop.h"
 
 namespace vgpu::host {
@@ -21,7 +22,9 @@ namespace vgpu::host {
 struct StatusSources {
   const transport::HostLoop* loop = nullptr;
   const executor::Backend* backend = nullptr;
-  const scheduler::Dispatcher* dispatcher = nullptr;
+  // The host's GPUs when it has several (`backend` is then this set); null: one.
+  const GpuSet* gpu_set = nullptr;
+  const scheduler::DispatcherGroup* dispatcher = nullptr;
   const TenantCounters* counters = nullptr;
   std::chrono::steady_clock::time_point started;
 };

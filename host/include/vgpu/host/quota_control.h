@@ -22,7 +22,7 @@
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/host/admin_server.h"
 #include "vgpu/policy/accounting.h"
-#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/scheduler/quota_gate.h"
 
 namespace vgpu::host {
@@ -44,7 +44,7 @@ class QuotaControl final : public scheduler::QuotaGate {
   ~QuotaControl() override;
 
   // Starts the admin socket; the dispatcher and backend outlive stop().
-  Result start(scheduler::Dispatcher* dispatcher, executor::Backend* backend,
+  Result start(scheduler::DispatcherGroup* dispatcher, executor::Backend* backend,
                const std::string& runtime_dir);
   void stop();
 
@@ -82,6 +82,11 @@ class QuotaControl final : public scheduler::QuotaGate {
   // the answer (libvirt_control.h: vm.attach, vm.detach); set before start().
   using RequestHook = std::function<void(const nlohmann::json& request, nlohmann::json* answer)>;
   void set_request_hook(RequestHook hook) { request_hook_ = std::move(hook); }
+  // Told each tenant's placement policy (its quota's; none: the host's)
+  // when it is admitted and when its plan changes (gpu_set.h, with several
+  // GPUs); set before start().
+  using PlacementSink = std::function<void(scheduler::TenantId, std::optional<policy::Placement>)>;
+  void set_placement_sink(PlacementSink sink) { placement_sink_ = std::move(sink); }
 
  private:
   class Live;  // the admin table's view of this daemon (admin::LiveState)
@@ -95,12 +100,13 @@ class QuotaControl final : public scheduler::QuotaGate {
   policy::Store* const admin_store_;
   const uint32_t daemon_uid_;
   policy::Accounting accounting_;
-  scheduler::Dispatcher* dispatcher_ = nullptr;
+  scheduler::DispatcherGroup* dispatcher_ = nullptr;
   executor::Backend* backend_ = nullptr;
   std::unique_ptr<AdminServer> server_;
   std::function<nlohmann::json()> status_;
   std::function<void()> flush_;
   RequestHook request_hook_;
+  PlacementSink placement_sink_;
 
   std::mutex mu_;  // guards connected_, announced_ and pins_
   std::unordered_set<scheduler::TenantId> connected_;

@@ -28,7 +28,7 @@
 #include "vgpu/host/tenant_task_pool.h"
 #include "vgpu/host/usage_flusher.h"
 #include "vgpu/policy/store.h"
-#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/thread_annotations.h"
 #include "vgpu/transport/host_loop.h"
 
@@ -41,7 +41,7 @@ struct SessionParts {
   // A VM's first connection ever writes its tenant here, off the loop thread.
   policy::Store* ledger_store = nullptr;
   QuotaControl* quotas = nullptr;  // admission, budgets
-  scheduler::Dispatcher* dispatcher = nullptr;
+  scheduler::DispatcherGroup* dispatcher = nullptr;
   UsageFlusher* usage = nullptr;  // told which VMs were seen
   int call_threads = 2;           // slow calls, one per VM at a time
   // A VM's channel was admitted (the weights and courses the config file pins
@@ -136,7 +136,7 @@ class Sessions final : public transport::ChannelEvents, public executor::WorkSin
 
   const SessionParts parts_;
   executor::Backend* const backend_;
-  scheduler::Dispatcher* const dispatcher_;
+  scheduler::DispatcherGroup* const dispatcher_;
   QuotaControl* const quotas_;
   transport::LoopPort* loop_ = nullptr;
   executor::CallHandler calls_;

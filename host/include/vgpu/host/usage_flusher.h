@@ -18,7 +18,7 @@
 #include "vgpu/executor/backend.h"
 #include "vgpu/host/quota_control.h"
 #include "vgpu/policy/store.h"
-#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/thread_annotations.h"
 
 namespace vgpu::host {
@@ -28,7 +28,7 @@ class UsageFlusher {
   // Unix seconds now (tests pass a clock that crosses an hour).
   using WallClock = std::function<int64_t()>;
 
-  UsageFlusher(policy::Store* ledger, const scheduler::Dispatcher* dispatcher,
+  UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGroup* dispatcher,
                const executor::Backend* backend, QuotaControl* quotas,
                std::chrono::milliseconds interval, WallClock now = default_now);
   ~UsageFlusher();  // stop()
@@ -51,7 +51,7 @@ class UsageFlusher {
   void run() EXCLUDES(mu_);
 
   policy::Store* const ledger_;
-  const scheduler::Dispatcher* const dispatcher_;
+  const scheduler::DispatcherGroup* const dispatcher_;
   const executor::Backend* const backend_;
   QuotaControl* const quotas_;
   const std::chrono::milliseconds interval_;

@@ -13,7 +13,7 @@
 
 #include "vgpu/host/libvirt_control.h"
 #include "vgpu/result.h"
-#include "vgpu/scheduler/dispatcher.h"
+#include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/transport/host_loop.h"
 
 namespace vgpu::host {
@@ -32,7 +32,7 @@ Result serve_vms(transport::HostLoop& loop, const std::vector<transport::VmSpec>
 // What the libvirt control asks of the daemon (libvirt_control.h): VMs served
 // on `loop` as ivshmem-doorbell sockets under `runtime_dir`, their channels,
 // and the GPU time the dispatcher measured.
-VmHooks vm_hooks(transport::HostLoop* loop, scheduler::Dispatcher* dispatcher,
+VmHooks vm_hooks(transport::HostLoop* loop, scheduler::DispatcherGroup* dispatcher,
                  const std::string& runtime_dir, int gid);
 
 }  // namespace vgpu::host

@@ -39,6 +39,7 @@ struct TenantPlan {
   uint32_t course = 0;      // 0: unassigned
   uint32_t course_weight = 1;
   bool best_effort = false;  // over budget with on-exhaust best-effort
+  std::optional<Placement> placement;  // which GPU it goes to; none: the host's policy
   bool operator==(const TenantPlan&) const = default;
 };
 

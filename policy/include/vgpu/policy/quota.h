@@ -37,13 +37,21 @@ enum class OnExhaust : uint8_t {
   kBestEffort,  // work goes on, in the best-effort group (after everyone in budget)
 };
 
+// Which of a host's GPUs a VM goes to (host/placement.h); unset at every
+// level: the host's policy (vgpud --placement).
+enum class Placement : uint8_t {
+  kSpread,  // the least committed weight, then the most free memory
+  kPack,    // the first GPU its memory cap fits
+};
+
 // What one level sets; an unset field inherits.
 struct QuotaFields {
   std::optional<GpuTime> gpu_time;
   std::optional<uint64_t> memory;  // bytes; 0: no cap
   std::optional<uint32_t> weight;
   std::optional<OnExhaust> on_exhaust;
-  bool empty() const { return !gpu_time && !memory && !weight && !on_exhaust; }
+  std::optional<Placement> placement;
+  bool empty() const { return !gpu_time && !memory && !weight && !on_exhaust && !placement; }
   bool operator==(const QuotaFields&) const = default;
 };
 
@@ -53,13 +61,14 @@ struct Quota {
   uint64_t memory = 0;
   uint32_t weight = 1;
   OnExhaust on_exhaust = OnExhaust::kReject;
+  std::optional<Placement> placement;  // none: the host's
   bool operator==(const Quota&) const = default;
 };
 
 inline constexpr uint32_t kMaxWeight = 10000;
 
 // A student's quota: their fields over their course's over the built-ins
-// (unlimited time, no memory cap, weight 1, reject). The course's weight is
+// (unlimited time, no memory cap, weight 1, reject, the host's placement). The course's weight is
 // not a student default (it is the course's own share), so it is ignored.
 Quota resolve_student_quota(const QuotaFields& student, const QuotaFields& course);
 // An unassigned VM's quota: the admin's default over the built-ins

@@ -36,5 +36,9 @@ std::string format_gpu_time(const GpuTime& g);  // "2h/week", "unlimited"
 std::string format_date(int64_t unix_seconds);  // "2025-01-06"
 std::string format_time(int64_t unix_seconds);  // "2025-01-06 14:30:05"
 std::string_view on_exhaust_name(OnExhaust e);  // "reject", "wait", "best-effort"
+// "spread" or "pack"; invalid argument (naming both) for anything else, and
+// `*out` unchanged.
+Result parse_placement(std::string_view text, Placement* out);
+std::string_view placement_name(Placement p);
 
 }  // namespace vgpu::policy
