@@ -4,14 +4,17 @@
 #   1. decision cost (pick + charge) at 10 .. 10,000 tenants, per policy;
 #   2. the simulated guarantees (fairness, shares, lag, caps) at full size;
 #   3. end to end: 8 VMs with weights 1:1:2:4 (x2) for 20 s through vgpud,
-#      under fair, and under best-effort for contrast.
+#      under fair, and under best-effort for contrast;
+#   4. placement: 512 VMs on 8 GPUs, shares per GPU and decision cost
+#      against one GPU.
 #
 #   VGPU_BENCH_SECONDS  length of the end-to-end window (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-release
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target policy_bench share_bench scheduler_guarantees_test
+cmake --build "$build" -j "$(nproc)" --target policy_bench share_bench scheduler_guarantees_test \
+  placement_bench
 bin=$build/bin
 seconds=${VGPU_BENCH_SECONDS:-20}
 
@@ -28,4 +31,7 @@ status=0
 echo
 echo "== 3b. End to end, best-effort (round robin ignores weights; for contrast)"
 "$bin/share_bench" --seconds "$seconds" --policy best-effort || true
+echo
+echo "== 4. Placement on 8 GPUs"
+"$bin/placement_bench" || status=$?
 exit $status

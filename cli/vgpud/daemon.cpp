@@ -44,6 +44,13 @@ nlohmann::json Daemon::status() const {
       {loop_.get(), backend_.get(), gpu_set_, dispatcher_.get(), &sessions_->counters(), started_});
 }
 
+uint64_t Daemon::total_memory() const {
+  if (!gpu_set_) return backend_->device().total_memory;
+  uint64_t total = 0;
+  for (size_t i = 0; i < gpu_set_->size(); ++i) total += gpu_set_->gpu(i).device().total_memory;
+  return total;
+}
+
 nlohmann::json Daemon::metrics_usage() const {
   nlohmann::json usage = {{"vms", nlohmann::json::array()}};
   for (const auto& [tenant, u] : dispatcher_->usage_all()) {
@@ -128,7 +135,7 @@ Result Daemon::start() {
     metrics_ = std::make_unique<MetricsServer>();
     Result r = metrics_->start(config_.metrics_listen, [this] {
       return prometheus_text(status(), quotas_->top_all(), metrics_usage(),
-                             latency_view(sessions_->latency()), backend_->device().total_memory);
+                             latency_view(sessions_->latency()), total_memory());
     });
     if (!r.ok()) {
       loop_->stop();

@@ -86,6 +86,7 @@ class Daemon final {
  private:
   nlohmann::json status() const;
   nlohmann::json metrics_usage() const;
+  uint64_t total_memory() const;  // of every GPU
 
   const DaemonConfig config_;
   // The one GPU, or the GpuSet of several (gpu_set_ then).

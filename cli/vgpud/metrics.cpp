@@ -227,6 +227,31 @@ std::string prometheus_text(const json& status, const json& top, const json& usa
       .sample("", static_cast<double>(gpu_total_bytes));
   Family(&out, "vgpu_gpu_contexts", "gauge", "Device contexts open").sample(
       "", static_cast<double>(u64(backend, "contexts")));
+  // Each GPU of the host (status "gpus"; one with one GPU).
+  const json& gpus = array_at(status, "gpus");
+  auto per_gpu = [&](const char* name, const char* type, const char* help, const char* key,
+                     double scale) {
+    Family f(&out, name, type, help);
+    for (const json& g : gpus) {
+      f.sample("gpu=\"" + std::to_string(u64(g, "index")) + "\"",
+               static_cast<double>(u64(g, key)) * scale);
+    }
+  };
+  per_gpu("vgpu_gpu_device_busy_seconds_total", "counter",
+          "GPU time the VMs have used on this GPU since vgpud started", "gpu_ns", 1e-9);
+  per_gpu("vgpu_gpu_device_memory_used_bytes", "gauge", "Device memory the VMs hold on this GPU",
+          "device_bytes", 1);
+  per_gpu("vgpu_gpu_device_memory_total_bytes", "gauge", "Device memory of this GPU",
+          "memory_total", 1);
+  per_gpu("vgpu_gpu_device_vms", "gauge", "VMs with a context on this GPU", "vms", 1);
+  {
+    Family f(&out, "vgpu_gpu_device_committed_weight", "gauge",
+             "Scheduling weight of the VMs placed on this GPU (what placement spread compares)");
+    for (const json& g : gpus) {
+      f.sample("gpu=\"" + std::to_string(u64(g, "index")) + "\"",
+               g.value("committed_weight", 0.0));
+    }
+  }
   Family(&out, "vgpu_channels", "gauge", "Open channels (processes of every VM)")
       .sample("", static_cast<double>(u64(transport, "channels")));
   Family(&out, "vgpu_requests_total", "counter", "Requests read from every VM")

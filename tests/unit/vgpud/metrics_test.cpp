@@ -30,6 +30,11 @@ json status_view() {
   json s = {{"uptime_s", 12.5}, {"gpu_ns", 4500000000ull}};
   s["backend"] = {{"name", "sim"}, {"contexts", 2}, {"device_bytes", 3072}};
   s["transport"] = {{"channels", 3}, {"requests", 900}, {"corrupt_rings", 1}};
+  s["gpus"] = json::array(
+      {{{"index", 0}, {"gpu_ns", 4000000000ull}, {"device_bytes", 2048},
+        {"memory_total", 536870912}, {"vms", 1}, {"committed_weight", 3.0}},
+       {{"index", 1}, {"gpu_ns", 500000000ull}, {"device_bytes", 1024},
+        {"memory_total", 536870912}, {"vms", 1}, {"committed_weight", 1.0}}});
   s["tenants"] = json::array({lab1, odd});
   return s;
 }
@@ -102,6 +107,13 @@ TEST_CASE("metrics: each VM's series carry its student and course", "[metrics]")
   CHECK(has_line(t, "vgpu_gpu_memory_used_bytes 3072"));
   CHECK(has_line(t, "vgpu_gpu_memory_total_bytes 1073741824"));
   CHECK(has_line(t, "vgpu_corrupt_rings_total 1"));
+  // Each GPU, labelled by its index.
+  CHECK(has_line(t, "vgpu_gpu_device_busy_seconds_total{gpu=\"0\"} 4"));
+  CHECK(has_line(t, "vgpu_gpu_device_busy_seconds_total{gpu=\"1\"} 0.5"));
+  CHECK(has_line(t, "vgpu_gpu_device_memory_used_bytes{gpu=\"1\"} 1024"));
+  CHECK(has_line(t, "vgpu_gpu_device_memory_total_bytes{gpu=\"0\"} 536870912"));
+  CHECK(has_line(t, "vgpu_gpu_device_vms{gpu=\"0\"} 1"));
+  CHECK(has_line(t, "vgpu_gpu_device_committed_weight{gpu=\"0\"} 3"));
   CHECK(has_line(t, "# TYPE vgpu_vm_gpu_seconds_total counter"));
   CHECK(has_line(t, "# TYPE vgpu_vm_queue_depth gauge"));
 }
