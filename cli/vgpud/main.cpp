@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   unsigned sim_threads = 0;
   uint64_t cuda_memory_mib = 0;
   std::string cuda_wait = "spin";
+  std::vector<std::string> cuda_devices;  // ordinals, or "all"
+  std::vector<int> cuda_ordinals;
   daemon::SchedulerFlags scheduling_flags;
   app.add_option("--backend", backend, "sim, cuda, or auto (cuda if a driver is present)")
       ->check(CLI::IsMember({"sim", "cuda", "auto"}));
@@ -134,8 +136,10 @@ int main(int argc, char** argv) {
   app.add_option("--watchdog-s", watchdog_s,
                  "a kernel or copy running longer than this ends its tenant's context")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_option("--cuda-device", cuda.device, "GPU ordinal the cuda backend uses")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cuda-device", cuda_devices,
+                 "GPU the cuda backend uses, by ordinal; repeatable or comma-separated for "
+                 "several, or all: every GPU the driver sees (default: 0)")
+      ->delimiter(',');
   app.add_option("--cuda-memory-mib", cuda_memory_mib,
                  "device memory shared out among tenants (default: what the GPU reports)");
   app.add_option("--cuda-spare-workers", cuda.spare_workers,
@@ -333,8 +337,13 @@ int main(int argc, char** argv) {
   if (app.count("--watchdog-s")) cuda.watchdog = watchdog;
   if (app.count("--cuda-memory-mib")) cuda.device_memory = cuda_memory_mib << 20;
   if (app.count("--cuda-wait")) cuda.spin_wait = cuda_wait == "spin";
+  if (cuda_devices.empty()) cuda_devices = {std::to_string(cuda.device)};  // VGPU_CUDA_DEVICE or 0
+  if (const Result r = daemon::parse_cuda_devices(cuda_devices, &cuda_ordinals); !r.ok()) {
+    spdlog::error("vgpud: {}", r.message());
+    return 1;
+  }
   std::vector<std::unique_ptr<executor::Backend>> gpus;
-  if (!ok(daemon::choose_gpus(backend, sim, sim_memory_gib, cuda, &gpus, &why))) {
+  if (!ok(daemon::choose_gpus(backend, sim, sim_memory_gib, cuda, cuda_ordinals, &gpus, &why))) {
     spdlog::error("vgpud: {}", why.empty() ? "cannot start the backend (see above)" : why);
     return 1;
   }

@@ -188,3 +188,34 @@ TEST_CASE(
   for (auto& p : lab) p->wait(10s);
   CHECK(d.stop().exit_code == 0);
 }
+
+#ifdef VGPU_TEST_FAKE_LIBCUDA
+// The cuda backend with several GPUs, against the fake driver (three
+// devices): `--cuda-device all` takes every GPU the driver sees (a probe
+// worker each, and no fourth), and vgpud's status lists them.
+TEST_CASE("cuda backend: --cuda-device all serves every GPU the driver sees", "[gpus]") {
+  TempDir dir;
+  Process vgpud({vgpud_path(), "--backend", "cuda", "--cuda-device", "all", "--runtime-dir",
+                 dir.path(), "--db", dir.path() + "/vgpu.db", "--libvirt", "none"},
+                dir.path() + "/vgpud.log",
+                {"VGPU_CUDA_DRIVER=" VGPU_TEST_FAKE_LIBCUDA, "VGPU_FAKE_CUDA_DEVICES=3",
+                 "VGPU_FAKE_CUDA_DEVICE_FILE=" + dir.path() + "/fake-device"});
+  REQUIRE(vgpud.wait_for_output("vgpud: serving on", 60s));
+  const json s = daemon_status(dir.path());
+  INFO(vgpud.output_so_far());
+  REQUIRE(s.is_object());
+  CHECK(s["backend"]["name"] == "cuda");
+  REQUIRE(s["gpus"].size() == 3);
+  for (int g = 0; g < 3; ++g) {
+    CHECK(s["gpus"][g]["index"] == g);
+    CHECK(s["gpus"][g]["memory_total"].get<uint64_t>() > 0);
+  }
+  const std::string log = vgpud.output_so_far();
+  for (const char* line : {"cuda: device 0 ", "cuda: device 1 ", "cuda: device 2 "}) {
+    CHECK_THAT(log, Catch::Contains(line));
+  }
+  CHECK_THAT(log, !Catch::Contains("cuda: device 3 "));
+  vgpud.signal(SIGTERM);
+  CHECK(vgpud.wait(30s).exit_code == 0);
+}
+#endif
