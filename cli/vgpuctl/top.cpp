@@ -19,11 +19,11 @@ void print_frame(const Context& ctx, const json& now, const json& before, bool c
   for (const json& t : before["tenants"]) previous[t["vm"]] = t["gpu_ns"].get<uint64_t>();
   const double wall =
       static_cast<double>(now["now_ns"].get<int64_t>() - before["now_ns"].get<int64_t>());
-  Table table({text_column("VM", "vm"), text_column("STUDENT", "student"),
-               text_column("COURSE", "course"), text_column("STATE", "state"),
-               number_column("GPU SHARE", "gpu_share"), number_column("QUEUED", "queued"),
-               number_column("USED", "spent_ns"), text_column("QUOTA", "quota"),
-               number_column("LEFT", "left_ns")});
+  Table table({text_column("VM", "vm"), number_column("GPU", "gpu"),
+               text_column("STUDENT", "student"), text_column("COURSE", "course"),
+               text_column("STATE", "state"), number_column("GPU SHARE", "gpu_share"),
+               number_column("QUEUED", "queued"), number_column("USED", "spent_ns"),
+               text_column("QUOTA", "quota"), number_column("LEFT", "left_ns")});
   double busy = 0;
   for (const json& t : now["tenants"]) {
     const uint64_t gpu = t["gpu_ns"].get<uint64_t>();
@@ -36,8 +36,9 @@ void print_frame(const Context& ctx, const json& now, const json& before, bool c
     std::snprintf(share, sizeof share, "%.0f%%", 100.0 * fraction);
     const int64_t left = t["left_ns"].get<int64_t>();
     const std::string student = t["student"];
-    table.add({t["vm"], student.empty() ? "(unassigned)" : student, optional_cell(t["course"]),
-               t["state"], Cell(share, fraction), t["queued"],
+    table.add({t["vm"], t.contains("gpu") ? Cell(t["gpu"]) : Cell(nullptr),
+               student.empty() ? "(unassigned)" : student, optional_cell(t["course"]), t["state"],
+               Cell(share, fraction), t["queued"],
                Cell(policy::format_duration(t["spent_ns"].get<int64_t>()), t["spent_ns"]),
                t["quota"],
                left < 0 ? Cell("-", nullptr) : Cell(policy::format_duration(left), left)});

@@ -111,6 +111,10 @@ Result Daemon::start() {
       ledger_store_.get(),
       host::vm_hooks(loop_.get(), dispatcher_.get(), config_.runtime_dir, config_.vm_gid),
       config_.libvirt_uri);
+  // `top` lists connected VMs: with one GPU, each is on it.
+  quotas_->set_gpu_source([set = gpu_set_](executor::TenantId tenant) -> std::optional<size_t> {
+    return set ? set->gpu_of_tenant(tenant) : std::optional<size_t>(0);
+  });
   if (gpu_set_) {
     quotas_->set_placement_sink(
         [set = gpu_set_](executor::TenantId tenant, std::optional<policy::Placement> p) {

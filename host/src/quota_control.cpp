@@ -267,19 +267,23 @@ json QuotaControl::top(const policy::Actor& actor) {
               : s.quota.on_exhaust == policy::OnExhaust::kReject ? "rejected (quota)"
                                                                  : "best-effort";
     }
-    tenants.push_back({{"vm", s.vm},
-                       {"student", s.student},
-                       {"course", s.course},
-                       {"gpu_ns", use.gpu_ns},
-                       {"kernels", use.kernels},
-                       {"queued", use.queued},
-                       {"limited", s.budget.limited},
-                       {"quota", policy::format_gpu_time(s.quota.gpu_time)},
-                       {"spent_ns", s.budget.spent_ns},
-                       {"left_ns", s.budget.limited ? s.budget.left_ns() : -1},
-                       {"on_exhaust", policy::on_exhaust_name(s.quota.on_exhaust)},
-                       {"memory_cap", s.quota.memory},
-                       {"state", state}});
+    json row = {{"vm", s.vm},
+                {"student", s.student},
+                {"course", s.course},
+                {"gpu_ns", use.gpu_ns},
+                {"kernels", use.kernels},
+                {"queued", use.queued},
+                {"limited", s.budget.limited},
+                {"quota", policy::format_gpu_time(s.quota.gpu_time)},
+                {"spent_ns", s.budget.spent_ns},
+                {"left_ns", s.budget.limited ? s.budget.left_ns() : -1},
+                {"on_exhaust", policy::on_exhaust_name(s.quota.on_exhaust)},
+                {"memory_cap", s.quota.memory},
+                {"state", state}};
+    if (const std::optional<size_t> gpu = gpu_of_ ? gpu_of_(s.tenant) : std::nullopt) {
+      row["gpu"] = *gpu;
+    }
+    tenants.push_back(std::move(row));
   }
   const auto now = std::chrono::steady_clock::now().time_since_epoch();
   return {{"now_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()},

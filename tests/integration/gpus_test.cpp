@@ -184,6 +184,13 @@ TEST_CASE(
       },
       60s));
   CHECK(per_gpu == std::map<int, int>{{0, 3}, {1, 1}});
+  // `vgpuctl top` shows the same GPUs.
+  const json top = d.ctl_json({"--json", "top", "--count", "1", "--interval", "0.1"});
+  std::map<int, int> top_per_gpu;
+  for (const json& t : top["tenants"]) {
+    if (t["vm"].get<std::string>().rfind("lab-vm", 0) == 0) top_per_gpu[t["gpu"].get<int>()]++;
+  }
+  CHECK(top_per_gpu == per_gpu);
   for (auto& p : lab) p->signal(SIGKILL);
   for (auto& p : lab) p->wait(10s);
   CHECK(d.stop().exit_code == 0);

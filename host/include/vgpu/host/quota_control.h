@@ -87,6 +87,10 @@ class QuotaControl final : public scheduler::QuotaGate {
   // GPUs); set before start().
   using PlacementSink = std::function<void(scheduler::TenantId, std::optional<policy::Placement>)>;
   void set_placement_sink(PlacementSink sink) { placement_sink_ = std::move(sink); }
+  // The GPU a tenant is on (`top`'s gpu column), if it has one; any thread;
+  // set before start().
+  using GpuOfTenant = std::function<std::optional<size_t>(scheduler::TenantId)>;
+  void set_gpu_source(GpuOfTenant source) { gpu_of_ = std::move(source); }
 
  private:
   class Live;  // the admin table's view of this daemon (admin::LiveState)
@@ -107,6 +111,7 @@ class QuotaControl final : public scheduler::QuotaGate {
   std::function<void()> flush_;
   RequestHook request_hook_;
   PlacementSink placement_sink_;
+  GpuOfTenant gpu_of_;
 
   std::mutex mu_;  // guards connected_, announced_ and pins_
   std::unordered_set<scheduler::TenantId> connected_;
