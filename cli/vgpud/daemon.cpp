@@ -116,6 +116,7 @@ Result Daemon::start() {
     return set ? set->gpu_of_tenant(tenant) : std::optional<size_t>(0);
   });
   if (gpu_set_) {
+    quotas_->set_cap_check([set = gpu_set_](uint64_t cap) { return set->fits_some_gpu(cap); });
     quotas_->set_placement_sink(
         [set = gpu_set_](executor::TenantId tenant, std::optional<policy::Placement> p) {
           set->set_tenant_policy(tenant, p);

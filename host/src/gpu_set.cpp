@@ -28,6 +28,15 @@ std::optional<size_t> GpuSet::gpu_of_tenant(TenantId tenant) const {
   return it->second.gpu;
 }
 
+Result GpuSet::fits_some_gpu(uint64_t memory_cap) const {
+  uint64_t largest = 0;
+  for (const auto& gpu : gpus_) largest = std::max(largest, gpu->device().total_memory);
+  if (memory_cap <= largest) return {};
+  return Result::unavailable("its memory cap of " + std::to_string(memory_cap >> 20) +
+                             " MiB is more than any GPU of this host has (the largest: " +
+                             std::to_string(largest >> 20) + " MiB)");
+}
+
 PlacementPolicy GpuSet::policy() const {
   ReaderLock lock(mu_);
   return policy_;

@@ -36,9 +36,9 @@ Result choose_gpu(PlacementPolicy policy, std::span<const GpuLoad> gpus, uint64_
   }
   if (chosen == gpus.size()) {
     return Result::unavailable(fmt::format(
-        "no GPU of this host has room for the VM's memory cap of {} MiB (the most any GPU has "
-        "free is {} MiB of {} GPU(s))",
-        memory_cap >> 20, most_free >> 20, gpus.size()));
+        "no GPU of this host has room for the VM's memory cap of {} MiB ({} GPUs; the most "
+        "free on one is {} MiB)",
+        memory_cap >> 20, gpus.size(), most_free >> 20));
   }
   *out = chosen;
   return {};

@@ -60,6 +60,13 @@ bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::
     spdlog::warn("vgpud: refused a channel: {}", p.why);
     return false;
   }
+  if (cap_check_) {
+    if (const Result r = cap_check_(p.memory_cap); !r.ok()) {
+      *why = "VM refused: " + r.message() + "; a teacher lowers it with `vgpuctl quota set`";
+      spdlog::warn("vgpud: refused a channel of tenant {}: {}", tenant, r.message());
+      return false;
+    }
+  }
   backend_->set_memory_cap(tenant, p.memory_cap);
   if (placement_sink_) placement_sink_(tenant, p.placement);
   *params = params_for(p);

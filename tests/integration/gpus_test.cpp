@@ -193,6 +193,15 @@ TEST_CASE(
   CHECK(top_per_gpu == per_gpu);
   for (auto& p : lab) p->signal(SIGKILL);
   for (auto& p : lab) p->wait(10s);
+
+  // A VM whose cap no GPU can hold is refused when it connects, and told why.
+  ok({"course", "create", "big"});
+  ok({"quota", "set", "--course", "big", "--memory", "2GiB"});
+  ok({"student", "add", "big-s", "--course", "big", "--vm", "big-vm"});
+  const RunResult big = d.run("big-vm", "vector_add");
+  INFO(big.output);
+  CHECK(big.exit_code != 0);
+  CHECK_THAT(big.output, Catch::Contains("more than any GPU of this host has"));
   CHECK(d.stop().exit_code == 0);
 }
 

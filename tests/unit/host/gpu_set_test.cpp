@@ -118,6 +118,15 @@ TEST_CASE(
   for (executor::TenantId t = 2; t <= 5; ++t) set->destroy_context(ctx[t]);
 }
 
+TEST_CASE("gpu set: a cap larger than every GPU can never fit, and says so") {
+  auto set = make_set({1, 2}, PlacementPolicy::kSpread);
+  CHECK(set->fits_some_gpu(0).ok());
+  CHECK(set->fits_some_gpu(2 * kGiB).ok());
+  const Result r = set->fits_some_gpu(3 * kGiB);
+  CHECK(r.code() == Result::Code::kUnavailable);
+  CHECK_THAT(r.message(), Catch::Contains("3072 MiB") && Catch::Contains("2048 MiB"));
+}
+
 TEST_CASE("gpu set: a context no GPU has is refused as unknown") {
   auto set = make_set({1, 1}, PlacementPolicy::kSpread);
   uint64_t dptr = 0;

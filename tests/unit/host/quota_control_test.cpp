@@ -93,6 +93,27 @@ TEST_CASE("a placement set on a course reaches its connected VMs, and a bad one 
   CHECK_THAT(shown.dump(), Catch::Contains("\"placement\":\"pack\""));
 }
 
+TEST_CASE("a VM whose cap no GPU can hold is refused with why, and let in once it is lowered",
+          "[quota_control]") {
+  World w;
+  w.quotas.set_cap_check([](uint64_t cap) {
+    return cap > (1ull << 30) ? Result::unavailable("too big for these GPUs") : Result{};
+  });
+  REQUIRE(
+      ask(w, kTeacherUid,
+          {{"op", "quota.set"}, {"kind", "course"}, {"name", "cs101"}, {"memory", "2GiB"}})["ok"] ==
+      true);
+  std::string why;
+  CHECK(w.open_channel(1, "a1", kAliceUid, &why) != Status::kSuccess);
+  CHECK_THAT(why, Catch::Contains("too big for these GPUs") && Catch::Contains("quota set"));
+  REQUIRE(ask(w, kTeacherUid,
+              {{"op", "quota.set"},
+               {"kind", "course"},
+               {"name", "cs101"},
+               {"memory", "512MiB"}})["ok"] == true);
+  CHECK(w.open_channel(2, "a1", kAliceUid) == Status::kSuccess);
+}
+
 TEST_CASE("a bad request is answered with why and changes nothing", "[quota_control]") {
   World w;
   REQUIRE(w.open_channel(1, "a1", kAliceUid) == Status::kSuccess);

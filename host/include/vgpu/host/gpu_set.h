@@ -44,6 +44,10 @@ class GpuSet final : public executor::Backend {
   size_t gpu_of(executor::ContextId ctx) const EXCLUDES(mu_);
   // The GPU the tenant is placed on, if it has contexts.
   std::optional<size_t> gpu_of_tenant(executor::TenantId tenant) const EXCLUDES(mu_);
+  // Ok when a VM with this memory cap (0: none) fits at least one GPU of
+  // the set once it is empty; unavailable, naming the cap and the largest
+  // GPU, when it never can.
+  Result fits_some_gpu(uint64_t memory_cap) const;
   // Every GPU's load now, as placement sees it.
   std::vector<GpuLoad> loads() const EXCLUDES(mu_);
 

@@ -87,6 +87,11 @@ class QuotaControl final : public scheduler::QuotaGate {
   // GPUs); set before start().
   using PlacementSink = std::function<void(scheduler::TenantId, std::optional<policy::Placement>)>;
   void set_placement_sink(PlacementSink sink) { placement_sink_ = std::move(sink); }
+  // Whether a VM's memory cap can fit the host's GPUs at all (gpu_set.h):
+  // a VM whose cap cannot is refused when it connects, with the reason, and
+  // admitted once its cap is lowered. Set before start(); none: every cap.
+  using CapCheck = std::function<Result(uint64_t memory_cap)>;
+  void set_cap_check(CapCheck check) { cap_check_ = std::move(check); }
   // The GPU a tenant is on (`top`'s gpu column), if it has one; any thread;
   // set before start().
   using GpuOfTenant = std::function<std::optional<size_t>(scheduler::TenantId)>;
@@ -112,6 +117,7 @@ class QuotaControl final : public scheduler::QuotaGate {
   RequestHook request_hook_;
   PlacementSink placement_sink_;
   GpuOfTenant gpu_of_;
+  CapCheck cap_check_;
 
   std::mutex mu_;  // guards connected_, announced_ and pins_
   std::unordered_set<scheduler::TenantId> connected_;
