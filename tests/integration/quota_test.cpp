@@ -166,7 +166,7 @@ TEST_CASE("top shows each VM's share of the GPU, its queue and its budget", "[qu
   CHECK_THAT(top.output, Catch::Contains("1h/day"));
   CHECK_THAT(top.output, Catch::Contains("busy"));
   CHECK_THAT(top.output,
-             Catch::Matches("(?:.|\\n)*sam-vm +sam +cs101 +busy +[1-9][0-9]*%(?:.|\\n)*"));
+             Catch::Matches("(?:.|\\n)*sam-vm +0 +sam +cs101 +busy +[1-9][0-9]*%(?:.|\\n)*"));
 }
 
 namespace {
