@@ -37,16 +37,6 @@ Result GpuSet::fits_some_gpu(uint64_t memory_cap) const {
                              std::to_string(largest >> 20) + " MiB)");
 }
 
-PlacementPolicy GpuSet::policy() const {
-  ReaderLock lock(mu_);
-  return policy_;
-}
-
-void GpuSet::set_policy(PlacementPolicy policy) {
-  WriterLock lock(mu_);
-  policy_ = policy;
-}
-
 void GpuSet::set_tenant_policy(executor::TenantId tenant, std::optional<PlacementPolicy> policy) {
   WriterLock lock(mu_);
   if (policy) {

@@ -2,11 +2,10 @@
 // its context, a tenant joins a GPU's dispatcher with its first work there,
 // fair shares hold on each GPU among the tenants there, usage adds up, and a
 // removed tenant is retired once every GPU it joined is done with it.
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -19,6 +18,33 @@ using namespace vgpu::scheduler;
 using namespace std::chrono_literals;
 
 namespace {
+
+// A count that callbacks raise on any thread, and a test waits for (woken
+// by each raise, not by a clock).
+class Counter {
+ public:
+  void add() {
+    {
+      std::lock_guard lock(mu_);
+      ++n_;
+    }
+    cv_.notify_all();
+  }
+  int now() {
+    std::lock_guard lock(mu_);
+    return n_;
+  }
+  // True once the count is `n`; false if a minute passes first.
+  bool reaches(int n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 60s, [&] { return n_ >= n; }) && n_ == n;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_ = 0;
+};
 
 // Runs nothing; each memset "takes" 100 us of device time. Records which
 // context ran, in order.
@@ -45,7 +71,7 @@ struct TwoGpus {
   TimedBackend backend[2];
   UnlimitedGate gate;
   SteadyClock clock;
-  std::atomic<int> completed{0};
+  Counter completed;
   std::unique_ptr<Dispatcher> d[2];
   std::unique_ptr<DispatcherGroup> group;
 
@@ -53,8 +79,8 @@ struct TwoGpus {
     for (int i = 0; i < 2; ++i) {
       d[i] = std::make_unique<Dispatcher>(
           &backend[i], std::make_unique<FairPolicy>(PolicyOptions{}), &gate, &clock,
-          DispatcherConfig{}, [this](const Command&, const executor::ExecResult&) { ++completed; },
-          [] {});
+          DispatcherConfig{},
+          [this](const Command&, const executor::ExecResult&) { completed.add(); }, [] {});
     }
     group =
         std::make_unique<DispatcherGroup>(std::vector<Dispatcher*>{d[0].get(), d[1].get()}, gpu_of);
@@ -72,15 +98,6 @@ struct TwoGpus {
   }
 };
 
-template <class F>
-bool eventually(F f) {
-  for (int i = 0; i < 20000; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return f();
-}
-
 }  // namespace
 
 TEST_CASE("group: work runs on its context's GPU, and a tenant joins a GPU with its first work") {
@@ -93,7 +110,7 @@ TEST_CASE("group: work runs on its context's GPU, and a tenant joins a GPU with 
   g.group->start();
   g.submit(1, 1001, 10);  // tenant 1 on GPU 1
   g.submit(2, 2, 5);      // tenant 2 on GPU 0
-  REQUIRE(eventually([&] { return g.completed == 15; }));
+  REQUIRE(g.completed.reaches(15));
   CHECK(g.backend[1].ran() == std::vector<executor::ContextId>(10, 1001));
   CHECK(g.backend[0].ran() == std::vector<executor::ContextId>(5, 2));
   CHECK(g.d[1]->tenant_params(1)->weight == 3u);
@@ -107,7 +124,7 @@ TEST_CASE("group: work runs on its context's GPU, and a tenant joins a GPU with 
 
   // Usage is the sum over GPUs: tenant 2 moves to GPU 1 (a new context).
   g.submit(2, 1002, 4);
-  REQUIRE(eventually([&] { return g.completed == 19; }));
+  REQUIRE(g.completed.reaches(19));
   CHECK(g.group->usage(2).commands == 9);
   CHECK(g.group->usage(2).gpu_ns == 9 * 100'000u);
   CHECK(g.group->usage_all().at(1).commands == 10);
@@ -124,7 +141,7 @@ TEST_CASE("group: fair shares hold on each GPU among the tenants placed there") 
   for (TenantId t : {1u, 2u}) g.submit(t, t, 3000);
   for (TenantId t : {3u, 4u}) g.submit(t, 1000 + t, 3000);
   g.group->start();
-  REQUIRE(eventually([&] { return g.completed == 12000; }));
+  REQUIRE(g.completed.reaches(12000));
   // The first 2000 commands of each GPU, while all its tenants had work.
   auto share = [](const std::vector<executor::ContextId>& ran, executor::ContextId ctx) {
     size_t n = 0;
@@ -146,17 +163,17 @@ TEST_CASE("group: a removed tenant leaves every GPU it joined, and is retired on
   g.group->start();
   g.submit(1, 1, 3);
   g.submit(1, 1001, 3);
-  REQUIRE(eventually([&] { return g.completed == 6; }));
-  std::atomic<int> retired{0};
-  g.group->remove_tenant(1, [&] { ++retired; });
-  REQUIRE(eventually([&] { return retired == 1; }));
+  REQUIRE(g.completed.reaches(6));
+  Counter retired;
+  g.group->remove_tenant(1, [&] { retired.add(); });
+  REQUIRE(retired.reaches(1));
   CHECK_FALSE(g.d[0]->tenant_params(1).has_value());
   CHECK_FALSE(g.d[1]->tenant_params(1).has_value());
   CHECK_FALSE(g.group->tenant_params(1).has_value());
   // A tenant that never ran is retired at once.
   g.group->add_tenant(2, {});
-  g.group->remove_tenant(2, [&] { ++retired; });
-  CHECK(retired == 2);
+  g.group->remove_tenant(2, [&] { retired.add(); });
+  CHECK(retired.now() == 2);
 }
 
 TEST_CASE("group: with one GPU the tenant is added to its dispatcher at once") {

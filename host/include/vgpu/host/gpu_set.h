@@ -51,8 +51,6 @@ class GpuSet final : public executor::Backend {
   // Every GPU's load now, as placement sees it.
   std::vector<GpuLoad> loads() const EXCLUDES(mu_);
 
-  PlacementPolicy policy() const EXCLUDES(mu_);
-  void set_policy(PlacementPolicy policy) EXCLUDES(mu_);  // from the next placement
   // The tenant's own policy (its course's or student's quota), over the
   // host's; none: the host's. From its next placement.
   void set_tenant_policy(executor::TenantId tenant, std::optional<PlacementPolicy> policy)
@@ -127,7 +125,7 @@ class GpuSet final : public executor::Backend {
   const std::vector<std::unique_ptr<executor::Backend>> gpus_;
   const WeightOf weight_of_;
   mutable SharedMutex mu_;
-  PlacementPolicy policy_ GUARDED_BY(mu_);
+  const PlacementPolicy policy_;  // the host's
   std::unordered_map<executor::ContextId, ContextOn> contexts_ GUARDED_BY(mu_);
   std::unordered_map<executor::TenantId, Placed> placed_ GUARDED_BY(mu_);
   std::unordered_map<executor::TenantId, uint64_t> caps_ GUARDED_BY(mu_);
