@@ -19,6 +19,7 @@ fi
 build_packages=(
   build-essential cmake pkg-config      # the build
   libtbb-dev libsqlite3-dev sqlite3     # oneTBB queues, the policy store (and its CLI)
+  libpq-dev                             # the store on a shared PostgreSQL server
   libhowardhinnant-date-dev tzdata      # courses' time zones (the system's tz database)
   libseccomp-dev                        # the sim worker's sandbox
   libsystemd-dev                        # vgpud under systemd: readiness, watchdog, journal
@@ -35,6 +36,7 @@ build_packages=(
 test_packages=(
   clang                                 # the fuzzers, the thread-safety check
   prometheus                            # the metrics test scrapes vgpud with a real Prometheus
+  postgresql                            # the shared store's tests start their own server
   # The guest kernel module and its QEMU tests (tests/kmod): Debian's kernel
   # headers and image (the same version), QEMU, a static busybox, cpio.
   linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio

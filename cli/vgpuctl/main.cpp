@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
       "--runtime-dir", ctx.runtime_dir,
       "where vgpud runs (default: $VGPU_RUNTIME_DIR, else " + cli::default_runtime_dir() + ")");
   app.add_option("--db", ctx.db,
-                 "read this database file directly instead of asking vgpud (reports while the "
-                 "daemon is down; read-only)");
+                 "read this database (a SQLite file, or postgresql://... for a department's "
+                 "shared server) directly instead of asking vgpud: reports while the daemon is "
+                 "down, or of every host; read-only");
   app.add_flag("--json", ctx.json_output, "print the answer as JSON");
   app.add_option("--libvirt", ctx.libvirt_uri, "the libvirt connection for `vm` commands")
       ->capture_default_str();

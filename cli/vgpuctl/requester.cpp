@@ -68,9 +68,9 @@ class DaemonRequester final : public Requester {
 class DatabaseRequester final : public Requester {
  public:
   explicit DatabaseRequester(std::unique_ptr<policy::Store> store) : store_(std::move(store)) {
-    // Whoever can read the file sees everything in it.
+    // Whoever can read the file (or log in to the server) sees everything in it.
     actor_.uid = static_cast<uint32_t>(getuid());
-    actor_.name = "uid " + std::to_string(actor_.uid) + " (database file)";
+    actor_.name = "uid " + std::to_string(actor_.uid) + " (database)";
     actor_.role = policy::Role::kAdmin;
   }
 
@@ -116,12 +116,12 @@ std::unique_ptr<Requester> connect_daemon(const std::string& runtime_dir, std::s
 }
 
 std::unique_ptr<Requester> open_database(const std::string& path, std::string* why) {
-  if (access(path.c_str(), R_OK) != 0) {
+  if (!policy::is_postgres_location(path) && access(path.c_str(), R_OK) != 0) {
     *why = "cannot read " + path + ": " + std::strerror(errno);
     return nullptr;
   }
   std::unique_ptr<policy::Store> store;
-  if (const vgpu::Result opened = policy::open_sqlite_store(path, &store, {.read_only = true});
+  if (const vgpu::Result opened = policy::open_store(path, &store, {.read_only = true});
       !opened.ok()) {
     *why = opened.message();
     return nullptr;

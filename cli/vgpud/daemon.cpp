@@ -153,7 +153,8 @@ Result Daemon::start() {
   libvirt_->start();  // serves the attached VMs, watches their domains
   usage_->start();
   spdlog::info("vgpud: serving on {} (backend {}, device \"{}\", database {})", socket_path(),
-               backend_->name(), backend_->device().name, config_.db_path);
+               backend_->name(), backend_->device().name,
+               policy::printable_location(config_.db_path));
   return {};
 }
 

@@ -109,8 +109,10 @@ int main(int argc, char** argv) {
                  "directory for the daemon's sockets (default: $VGPU_RUNTIME_DIR, else " +
                      cli::default_runtime_dir() + ")");
   app.add_option("--db", db,
-                 "SQLite database file: courses, quotas, usage, audit (default: " +
-                     cli::default_db_path() + ", kept across reboots)");
+                 "the database: courses, quotas, usage, audit. A SQLite file (default: " +
+                     cli::default_db_path() +
+                     ", kept across reboots), or postgresql://... for a PostgreSQL server "
+                     "that several hosts share (docs/scale-out.md)");
   app.add_option("--sim-kernels", sim_kernels,
                  "plug-in with CPU kernel implementations for the sim backend (repeatable; "
                  "also read from VGPU_SIM_KERNELS, colon-separated)");
@@ -323,8 +325,7 @@ int main(int argc, char** argv) {
   daemon::DaemonStores stores;
   std::string why;
   for (auto* store : {&stores.serving, &stores.admin, &stores.ledger}) {
-    if (const vgpu::Result opened = policy::open_sqlite_store(config.db_path, store);
-        !opened.ok()) {
+    if (const vgpu::Result opened = policy::open_store(config.db_path, store); !opened.ok()) {
       spdlog::error("vgpud: {}", opened.message());
       return 1;
     }

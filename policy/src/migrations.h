@@ -1,11 +1,13 @@
-// The schema, as an ordered list of migrations. The database's user_version
-// says how many have run; opening a database runs the rest, each in its own
-// transaction. Migrations are never edited once released: add a new one.
+// The schema, as an ordered list of migrations, in each engine's SQL. The
+// database's schema version (SQLite's user_version, PostgreSQL's
+// vgpu_schema table) says how many have run; opening a database runs the
+// rest, each in its own transaction. Migrations are never edited once
+// released: add a new one.
 #pragma once
 
 #include <string>
 
-#include "sqlite.h"
+#include "sql.h"
 
 namespace vgpu::policy {
 

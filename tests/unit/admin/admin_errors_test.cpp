@@ -87,7 +87,7 @@ TEST_CASE("a usage report is refused as the store refuses its students", "[admin
 TEST_CASE("a store opened read-only refuses every change with one message", "[admin]") {
   School o;
   std::unique_ptr<Store> reader;
-  REQUIRE(open_sqlite_store(o.db.path, &reader, {.read_only = true}).ok());
+  REQUIRE(o.db.open(&reader, {.read_only = true}).ok());
   CHECK(o.run(*reader, root(), {{"op", "course.create"}, {"name", "x"}}) ==
         refusal("the database was opened read-only"));
   CHECK(o.run(*reader, root(), {{"op", "quota.set"}, {"kind", "default"}, {"weight", 2}}) ==

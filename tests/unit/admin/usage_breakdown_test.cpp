@@ -1,8 +1,7 @@
 // `usage.report` with "by": usage per day, week or month and per student or
 // course, in each course's time zone, with each row's budget, from ledger
-// rows written at known instants into a real database file.
-#include <sqlite3.h>
-
+// rows written at known instants into a real database (a SQLite file, or
+// a PostgreSQL server in admin_test_postgres).
 #include <catch2/catch.hpp>
 
 #include "admin_ops.h"
@@ -41,11 +40,10 @@ struct Class {
     quota({QuotaTarget::Kind::kStudent, "bob"}, "2h/week");
     REQUIRE(s->tenant_for_vm("stray", &vm["stray"]).ok());
     // They joined on 2025-03-01 (Berlin), before the usage below.
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(db.path.c_str(), &raw) == SQLITE_OK);
-    const std::string sql = "UPDATE students SET created_at = " + std::to_string(kMar01);
-    REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(raw);
+    sql::Db raw;
+    std::string why;
+    REQUIRE(db.open_raw(&raw, &why));
+    REQUIRE(raw.exec("UPDATE students SET created_at = " + std::to_string(kMar01), &why));
     // The ledger, per hour. In Berlin: alice 30m on Saturday 23:00 and 45m
     // on Sunday 00:00 (both 2025-03-29 in UTC); bob 1h on Sunday, 30m on
     // Monday (a new week). carol (UTC) 15m on 2025-03-29; a VM bound to no

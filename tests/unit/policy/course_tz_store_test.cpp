@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "migrations.h"
-#include "sqlite.h"
+#include "sql.h"
 #include "temp_db.h"
 #include "vgpu/policy/accounting.h"
 #include "vgpu/policy/units.h"
@@ -111,7 +111,7 @@ TEST_CASE("a course's time zone changes, audited, by its teacher or an admin onl
   CHECK((r = s->set_course_time_zone(root(), "nope", "UTC")).code() == Result::Code::kNotFound);
 }
 
-TEST_CASE("a version 5 database gains course time zones, its courses in UTC") {
+TEST_CASE("a version 5 database gains course time zones, its courses in UTC", "[sqlite]") {
   TempDb db;
   {
     sql::Db raw;
@@ -183,7 +183,7 @@ TEST_CASE("a Berlin student's daily budget renews at Berlin's midnight, across t
   CHECK(st.budget.spent_ns == 0);
 }
 
-TEST_CASE("a version 6 database keeps its quotas and takes monthly budgets") {
+TEST_CASE("a version 6 database keeps its quotas and takes monthly budgets", "[sqlite]") {
   TempDb db;
   {
     sql::Db raw;

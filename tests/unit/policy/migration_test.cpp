@@ -57,15 +57,15 @@ std::string integrity(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("an empty file migrates to the latest schema") {
+TEST_CASE("an empty database migrates to the latest schema") {
   TempDb db;
   auto s = db.open();
   REQUIRE(s);
   CHECK(s->schema_version() == 8);
-  CHECK(integrity(db.path) == "ok");
+  if (!db.pg) CHECK(integrity(db.path) == "ok");
 }
 
-TEST_CASE("a version 1 database migrates keeping its VMs and ledger") {
+TEST_CASE("a version 1 database migrates keeping its VMs and ledger", "[sqlite]") {
   TempDb db;
   make_v1(db.path);
   auto s = db.open();
@@ -99,7 +99,7 @@ TEST_CASE("a version 1 database migrates keeping its VMs and ledger") {
   CHECK(integrity(db.path) == "ok");
 }
 
-TEST_CASE("a read-only open refuses an old schema and writes nothing") {
+TEST_CASE("a read-only open refuses an old schema and writes nothing", "[sqlite]") {
   TempDb db;
   make_v1(db.path);
   std::unique_ptr<Store> s;

@@ -1,4 +1,5 @@
-// The policy store on real SQLite files.
+// The policy store on real SQLite files, and (policy_test_postgres) on a
+// real PostgreSQL server: the tests tagged [sqlite] are about SQLite itself.
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -8,27 +9,18 @@
 
 #include <catch2/catch.hpp>
 
+#include "temp_db.h"
 #include "vgpu/policy/store.h"
 
 using namespace vgpu;
 using namespace vgpu::policy;
 
-namespace {
-
-struct TempDb {
-  std::string path = "/tmp/vgpu-store-test-" + std::to_string(getpid()) + "-" +
-                     std::to_string(reinterpret_cast<uintptr_t>(this)) + ".db";
-  ~TempDb() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-  }
-};
-
-}  // namespace
+using vgpu::policy::test::TempDb;
 
 TEST_CASE("a new database is created at the latest schema and reopened unchanged") {
   TempDb db;
   std::unique_ptr<Store> s;
-  REQUIRE(open_sqlite_store(db.path, &s).ok());
+  REQUIRE(db.open(&s).ok());
   const int version = s->schema_version();
   CHECK(version >= 1);
   TenantId alice = 0, bob = 0, again = 0;
@@ -36,7 +28,7 @@ TEST_CASE("a new database is created at the latest schema and reopened unchanged
   REQUIRE(s->tenant_for_vm("bob", &bob).ok());
   CHECK(alice != bob);
   s.reset();
-  REQUIRE(open_sqlite_store(db.path, &s).ok());
+  REQUIRE(db.open(&s).ok());
   CHECK(s->schema_version() == version);
   REQUIRE(s->tenant_for_vm("alice", &again).ok());
   CHECK(again == alice);
@@ -49,7 +41,7 @@ TEST_CASE("a new database is created at the latest schema and reopened unchanged
 TEST_CASE("usage batches add up per tenant and interval") {
   TempDb db;
   std::unique_ptr<Store> s;
-  REQUIRE(open_sqlite_store(db.path, &s).ok());
+  REQUIRE(db.open(&s).ok());
   TenantId a = 0;
   REQUIRE(s->tenant_for_vm("a", &a).ok());
   const UsageRecord r1{a, 3600, 100, 2, 10, 20, 1000};
@@ -68,11 +60,11 @@ TEST_CASE("usage batches add up per tenant and interval") {
   CHECK(out[0].gpu_ns == 157);
 }
 
-TEST_CASE("a database from a newer vgpu is refused, not damaged") {
+TEST_CASE("a database from a newer vgpu is refused, not damaged", "[sqlite]") {
   TempDb db;
   {
     std::unique_ptr<Store> s;
-    REQUIRE(open_sqlite_store(db.path, &s).ok());
+    REQUIRE(db.open(&s).ok());
   }
   REQUIRE(std::system(("sqlite3 " + db.path + " 'PRAGMA user_version = 999'").c_str()) == 0);
   std::unique_ptr<Store> s;
@@ -81,7 +73,7 @@ TEST_CASE("a database from a newer vgpu is refused, not damaged") {
   CHECK_THAT(r.message(), Catch::Contains("newer"));
 }
 
-TEST_CASE("a file that is not a database gives a clear error") {
+TEST_CASE("a file that is not a database gives a clear error", "[sqlite]") {
   TempDb db;
   {
     FILE* f = std::fopen(db.path.c_str(), "w");
@@ -97,7 +89,7 @@ TEST_CASE("a file that is not a database gives a clear error") {
 TEST_CASE("readers see consistent data while a writer adds usage") {
   TempDb db;
   std::unique_ptr<Store> writer;
-  REQUIRE(open_sqlite_store(db.path, &writer).ok());
+  REQUIRE(db.open(&writer).ok());
   TenantId a = 0;
   REQUIRE(writer->tenant_for_vm("a", &a).ok());
   std::atomic<bool> done{false};
@@ -109,7 +101,7 @@ TEST_CASE("readers see consistent data while a writer adds usage") {
     done = true;
   });
   std::unique_ptr<Store> reader;
-  REQUIRE(open_sqlite_store(db.path, &reader).ok());
+  REQUIRE(db.open(&reader).ok());
   int reads = 0;
   while (!done) {
     std::vector<UsageRecord> out;
@@ -121,10 +113,10 @@ TEST_CASE("readers see consistent data while a writer adds usage") {
   CHECK(reads > 0);
 }
 
-TEST_CASE("finding a VM reads only: it neither creates one nor waits for a writer") {
+TEST_CASE("finding a VM reads only: it neither creates one nor waits for a writer", "[sqlite]") {
   TempDb db;
   std::unique_ptr<Store> s;
-  REQUIRE(open_sqlite_store(db.path, &s).ok());
+  REQUIRE(db.open(&s).ok());
   TenantId a = 0, found = 99;
   REQUIRE(s->find_vm("a", &found).ok());
   CHECK(found == 0);

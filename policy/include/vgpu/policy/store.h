@@ -1,14 +1,14 @@
 // The policy store: tenants (VMs), the usage ledger, and the organisation
 // around them (courses, students, quotas, users, the audit log), kept in
-// SQLite on disk. An interface, so a shared database server can hold a whole
-// cluster's ledger later; SQLite is the embedded default.
+// SQLite on disk (the embedded default) or in a PostgreSQL server that the
+// hosts of a department share.
 //
 // Changes take the Actor who makes them: each checks the actor's role, runs
 // in one transaction, and writes an audit row (who, when, old -> new). A
 // refused or invalid change returns a Result (result.h) with its category
 // and a one-line message, and changes nothing. Any change on a store opened
 // read-only is kReadOnly; one that cannot take the write lock is kBusy; a
-// failure of SQLite itself is kStorage ("database error: ...").
+// failure of the database itself is kStorage ("database error: ...").
 //
 // Thread-safe: every method may be called from any thread.
 #pragma once
@@ -17,6 +17,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vgpu/policy/records.h"
@@ -193,5 +194,18 @@ struct StoreOptions {
 // kConflict for a read-only open of a database at another schema version.
 Result open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out,
                          StoreOptions options = {});
+// The same on a PostgreSQL server that several hosts share (a libpq
+// connection string or postgresql:// URL): its database must exist; vgpu
+// creates its tables. Hosts serialise their changes with one advisory lock,
+// so the store's rules hold across hosts as on one file.
+Result open_postgres_store(const std::string& conninfo, std::unique_ptr<Store>* out,
+                           StoreOptions options = {});
+// postgresql:// or postgres://: a server, else a SQLite file.
+bool is_postgres_location(std::string_view location);
+// The location fit for a log line: a URL's password left out.
+std::string printable_location(const std::string& location);
+// Either of the two, as `location` says.
+Result open_store(const std::string& location, std::unique_ptr<Store>* out,
+                  StoreOptions options = {});
 
 }  // namespace vgpu::policy

@@ -1,6 +1,6 @@
 // The SQLite store: users (who may change things), courses, students and the
 // VMs bound to them.
-#include "sqlite_store.h"
+#include "sql_store.h"
 
 namespace vgpu::policy {
 namespace {
@@ -9,31 +9,31 @@ std::string role_text(Role r) { return std::string(role_name(r)); }
 
 }  // namespace
 
-Result SqliteStore::find_course(const std::string& name, Course* out) {
+Result SqlStore::find_course(const std::string& name, Course* out) {
   sql::Stmt s(db_,
               "SELECT id, name, coalesce(teacher_id, 0) FROM courses "
               "WHERE name = ?1 AND removed_at IS NULL");
   s.bind(1, name);
-  if (const int rc = s.step(); rc != SQLITE_ROW) {
-    return rc == SQLITE_DONE ? Result::not_found("unknown course '" + name + "'") : db_error();
+  if (const int rc = s.step(); rc != sql::kRow) {
+    return rc == sql::kDone ? Result::not_found("unknown course '" + name + "'") : db_error();
   }
   *out = {s.int64(0), s.text(1), s.int64(2)};
   return {};
 }
 
-Result SqliteStore::find_student(const std::string& name, Student* out) {
+Result SqlStore::find_student(const std::string& name, Student* out) {
   sql::Stmt s(db_,
               "SELECT s.id, s.name, c.id, c.name, coalesce(c.teacher_id, 0) FROM students s "
               "JOIN courses c ON c.id = s.course_id WHERE s.name = ?1 AND s.removed_at IS NULL");
   s.bind(1, name);
-  if (const int rc = s.step(); rc != SQLITE_ROW) {
-    return rc == SQLITE_DONE ? Result::not_found("unknown student '" + name + "'") : db_error();
+  if (const int rc = s.step(); rc != sql::kRow) {
+    return rc == sql::kDone ? Result::not_found("unknown student '" + name + "'") : db_error();
   }
   *out = {s.int64(0), s.text(1), {s.int64(2), s.text(3), s.int64(4)}};
   return {};
 }
 
-Result SqliteStore::may_manage(const Actor& by, const Course& c) const {
+Result SqlStore::may_manage(const Actor& by, const Course& c) const {
   if (by.role == Role::kAdmin) return {};
   if (by.user_id != 0 && c.teacher_id == by.user_id) return {};
   return Result::permission_denied("permission denied: course '" + c.name + "' is not one of " +
@@ -42,11 +42,11 @@ Result SqliteStore::may_manage(const Actor& by, const Course& c) const {
 
 // --- users ------------------------------------------------------------------------
 
-Result SqliteStore::actor_for_uid(uint32_t uid, Actor* out) {
+Result SqlStore::actor_for_uid(uint32_t uid, Actor* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_, "SELECT id, name, role FROM users WHERE uid = ?1");
   s.bind(1, static_cast<int64_t>(uid));
-  if (s.step() != SQLITE_ROW) {
+  if (s.step() != sql::kRow) {
     return Result::permission_denied(
         "uid " + std::to_string(uid) +
         " is not a vgpu admin or teacher (an admin adds it with `vgpuctl user add NAME --uid " +
@@ -59,7 +59,7 @@ Result SqliteStore::actor_for_uid(uint32_t uid, Actor* out) {
   return {};
 }
 
-Result SqliteStore::add_user(const Actor& by, const UserRow& user) {
+Result SqlStore::add_user(const Actor& by, const UserRow& user) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
@@ -72,14 +72,14 @@ Result SqliteStore::add_user(const Actor& by, const UserRow& user) {
   if (!tx.began()) return not_begun();
   sql::Stmt dup(db_, "SELECT name FROM users WHERE name = ?1 OR uid = ?2");
   dup.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid));
-  if (dup.step() == SQLITE_ROW) {
+  if (dup.step() == sql::kRow) {
     return Result::already_exists("user '" + dup.text(0) +
                                   "' already exists with that name or uid");
   }
   sql::Stmt ins(db_, "INSERT INTO users(name, uid, role, created_at) VALUES(?1, ?2, ?3, ?4)");
   ins.bind(1, user.name).bind(2, static_cast<int64_t>(user.uid)).bind(3, role_text(user.role));
   ins.bind(4, unix_now());
-  if (ins.step() != SQLITE_DONE ||
+  if (ins.step() != sql::kDone ||
       !audit(by, "user.add", "user " + user.name, 0, "",
              "uid=" + std::to_string(user.uid) + " role=" + role_text(user.role)) ||
       !tx.commit()) {
@@ -88,7 +88,7 @@ Result SqliteStore::add_user(const Actor& by, const UserRow& user) {
   return {};
 }
 
-Result SqliteStore::remove_user(const Actor& by, const std::string& name) {
+Result SqlStore::remove_user(const Actor& by, const std::string& name) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
@@ -98,7 +98,7 @@ Result SqliteStore::remove_user(const Actor& by, const std::string& name) {
   if (!tx.began()) return not_begun();
   sql::Stmt find(db_, "SELECT id, uid, role FROM users WHERE name = ?1");
   find.bind(1, name);
-  if (find.step() != SQLITE_ROW) {
+  if (find.step() != sql::kRow) {
     return Result::not_found("unknown user '" + name + "'");
   }
   const int64_t id = find.int64(0);
@@ -108,30 +108,31 @@ Result SqliteStore::remove_user(const Actor& by, const std::string& name) {
   orphan.bind(1, id);
   sql::Stmt del(db_, "DELETE FROM users WHERE id = ?1");
   del.bind(1, id);
-  if (orphan.step() != SQLITE_DONE || del.step() != SQLITE_DONE ||
+  if (orphan.step() != sql::kDone || del.step() != sql::kDone ||
       !audit(by, "user.remove", "user " + name, 0, old, "") || !tx.commit()) {
     return db_error();
   }
   return {};
 }
 
-Result SqliteStore::list_users(const Actor& by, std::vector<UserRow>* out) {
+Result SqlStore::list_users(const Actor& by, std::vector<UserRow>* out) {
   std::lock_guard lock(mu_);
   if (by.role != Role::kAdmin) {
     return Result::permission_denied("permission denied: only admins list users");
   }
   sql::Stmt s(db_, "SELECT id, name, uid, role, created_at FROM users ORDER BY name");
   out->clear();
-  while (s.step() == SQLITE_ROW) {
+  while (s.step() == sql::kRow) {
     out->push_back({s.int64(0), s.text(1), static_cast<uint32_t>(s.int64(2)),
                     s.text(3) == "admin" ? Role::kAdmin : Role::kTeacher, s.int64(4)});
   }
+  if (!s.finished()) return db_error();
   return {};
 }
 
 // --- courses ----------------------------------------------------------------------
 
-Result SqliteStore::create_course(const Actor& by, const CourseSpec& spec) {
+Result SqlStore::create_course(const Actor& by, const CourseSpec& spec) {
   const std::string& name = spec.name;
   const std::string& teacher = spec.teacher;
   std::lock_guard lock(mu_);
@@ -149,7 +150,7 @@ Result SqliteStore::create_course(const Actor& by, const CourseSpec& spec) {
   if (!teacher.empty()) {
     sql::Stmt t(db_, "SELECT id FROM users WHERE name = ?1");
     t.bind(1, teacher);
-    if (t.step() != SQLITE_ROW) {
+    if (t.step() != sql::kRow) {
       return Result::not_found("unknown user '" + teacher +
                                "' (add teachers with `vgpuctl user add`)");
     }
@@ -174,16 +175,15 @@ Result SqliteStore::create_course(const Actor& by, const CourseSpec& spec) {
   std::string created =
       teacher.empty() ? (teacher_id ? "teacher=" + by.name : "") : "teacher=" + teacher;
   if (!zone.is_utc()) created += (created.empty() ? "tz=" : " tz=") + zone.name();
-  if (ins.step() != SQLITE_DONE ||
-      !audit(by, "course.create", "course " + name, sqlite3_last_insert_rowid(db_.raw()), "",
-             created) ||
+  if (ins.step() != sql::kDone ||
+      !audit(by, "course.create", "course " + name, db_.last_insert_id(), "", created) ||
       !tx.commit()) {
     return db_error();
   }
   return {};
 }
 
-Result SqliteStore::delete_course(const Actor& by, const std::string& name, bool force) {
+Result SqlStore::delete_course(const Actor& by, const std::string& name, bool force) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
@@ -193,7 +193,7 @@ Result SqliteStore::delete_course(const Actor& by, const std::string& name, bool
   if (Result r = may_manage(by, c); !r.ok()) return r;
   sql::Stmt count(db_, "SELECT count(*) FROM students WHERE course_id = ?1 AND removed_at IS NULL");
   count.bind(1, c.id);
-  const int64_t students = count.step() == SQLITE_ROW ? count.int64(0) : 0;
+  const int64_t students = count.step() == sql::kRow ? count.int64(0) : 0;
   if (students > 0 && !force) {
     return Result::conflict("course '" + name + "' has " + std::to_string(students) +
                             " student(s): remove them first, or delete with --force");
@@ -209,8 +209,8 @@ Result SqliteStore::delete_course(const Actor& by, const std::string& name, bool
   drop_students.bind(1, c.id).bind(2, now);
   sql::Stmt drop(db_, "UPDATE courses SET removed_at = ?2 WHERE id = ?1");
   drop.bind(1, c.id).bind(2, now);
-  if (unbind.step() != SQLITE_DONE || drop_students.step() != SQLITE_DONE ||
-      drop.step() != SQLITE_DONE ||
+  if (unbind.step() != sql::kDone || drop_students.step() != sql::kDone ||
+      drop.step() != sql::kDone ||
       !audit(by, "course.delete", "course " + name, c.id, "students=" + std::to_string(students),
              "") ||
       !tx.commit()) {
@@ -219,8 +219,8 @@ Result SqliteStore::delete_course(const Actor& by, const std::string& name, bool
   return {};
 }
 
-Result SqliteStore::set_course_time_zone(const Actor& by, const std::string& course,
-                                         const std::string& time_zone) {
+Result SqlStore::set_course_time_zone(const Actor& by, const std::string& course,
+                                      const std::string& time_zone) {
   TimeZone zone;
   if (Result r = TimeZone::find(time_zone, &zone); !r.ok()) return r;
   std::lock_guard lock(mu_);
@@ -232,11 +232,11 @@ Result SqliteStore::set_course_time_zone(const Actor& by, const std::string& cou
   if (Result r = may_manage(by, c); !r.ok()) return r;
   sql::Stmt cur(db_, "SELECT time_zone FROM courses WHERE id = ?1");
   cur.bind(1, c.id);
-  const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "UTC";
+  const std::string old = cur.step() == sql::kRow ? cur.text(0) : "UTC";
   if (old == zone.name()) return {};  // nothing to change, nothing to audit
   sql::Stmt up(db_, "UPDATE courses SET time_zone = ?2 WHERE id = ?1");
   up.bind(1, c.id).bind(2, zone.name());
-  if (up.step() != SQLITE_DONE ||
+  if (up.step() != sql::kDone ||
       !audit(by, "course.set", "course " + course, c.id, "tz=" + old, "tz=" + zone.name()) ||
       !tx.commit()) {
     return db_error();
@@ -244,7 +244,7 @@ Result SqliteStore::set_course_time_zone(const Actor& by, const std::string& cou
   return {};
 }
 
-Result SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out) {
+Result SqlStore::list_courses(const Actor& by, std::vector<CourseRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT c.id, c.name, coalesce(u.name, ''), c.created_at, "
@@ -254,21 +254,22 @@ Result SqliteStore::list_courses(const Actor& by, std::vector<CourseRow>* out) {
               "WHERE c.removed_at IS NULL AND (?1 = 0 OR c.teacher_id = ?1) ORDER BY c.name");
   s.bind(1, by.role == Role::kAdmin ? int64_t{0} : (by.user_id > 0 ? by.user_id : int64_t{-1}));
   out->clear();
-  while (s.step() == SQLITE_ROW) {
+  while (s.step() == sql::kRow) {
     out->push_back({s.int64(0), s.text(1), s.text(2), s.int64(3), 0, s.int64(4), s.text(5)});
   }
+  if (!s.finished()) return db_error();
   return {};
 }
 
 // --- students and VMs -----------------------------------------------------------
 
-Result SqliteStore::bind_locked(const Actor& by, const Student& s, const std::string& vm) {
+Result SqlStore::bind_locked(const Actor& by, const Student& s, const std::string& vm) {
   if (!valid_name(vm)) return Result::invalid_argument(bad_name("VM", vm));
   sql::Stmt cur(db_,
                 "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
                 "ON s.id = v.student_id WHERE v.name = ?1");
   cur.bind(1, vm);
-  if (cur.step() == SQLITE_ROW && !cur.text(0).empty()) {
+  if (cur.step() == sql::kRow && !cur.text(0).empty()) {
     if (cur.text(0) == s.name) {
       return Result::already_exists("VM '" + vm + "' is already bound to " + s.name);
     }
@@ -280,21 +281,21 @@ Result SqliteStore::bind_locked(const Actor& by, const Student& s, const std::st
                "INSERT INTO vms(name, first_seen, last_seen, student_id) VALUES(?1, 0, 0, ?2) "
                "ON CONFLICT(name) DO UPDATE SET student_id = ?2");
   up.bind(1, vm).bind(2, s.id);
-  if (up.step() != SQLITE_DONE ||
+  if (up.step() != sql::kDone ||
       !audit(by, "vm.bind", "vm " + vm, s.course.id, "(unassigned)", "student=" + s.name)) {
     return db_error();
   }
   return {};
 }
 
-bool SqliteStore::unbind_students_vms(int64_t student_id) {
+bool SqlStore::unbind_students_vms(int64_t student_id) {
   sql::Stmt s(db_, "UPDATE vms SET student_id = NULL WHERE student_id = ?1");
   s.bind(1, student_id);
-  return s.step() == SQLITE_DONE;
+  return s.step() == sql::kDone;
 }
 
-Result SqliteStore::insert_student_locked(const Actor& by, const std::string& name,
-                                          const Course& course, Student* out) {
+Result SqlStore::insert_student_locked(const Actor& by, const std::string& name,
+                                       const Course& course, Student* out) {
   if (!valid_name(name)) {
     return Result::invalid_argument(bad_name("student", name));
   }
@@ -305,18 +306,18 @@ Result SqliteStore::insert_student_locked(const Actor& by, const std::string& na
   }
   sql::Stmt ins(db_, "INSERT INTO students(name, course_id, created_at) VALUES(?1, ?2, ?3)");
   ins.bind(1, name).bind(2, course.id).bind(3, unix_now());
-  if (ins.step() != SQLITE_DONE) {
+  if (ins.step() != sql::kDone) {
     return db_error();
   }
-  *out = {sqlite3_last_insert_rowid(db_.raw()), name, course};
+  *out = {db_.last_insert_id(), name, course};
   if (!audit(by, "student.add", "student " + name, course.id, "", "course=" + course.name)) {
     return db_error();
   }
   return {};
 }
 
-Result SqliteStore::add_student(const Actor& by, const std::string& name, const std::string& course,
-                                const std::vector<std::string>& vms) {
+Result SqlStore::add_student(const Actor& by, const std::string& name, const std::string& course,
+                             const std::vector<std::string>& vms) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   if (!valid_name(name)) {
@@ -338,8 +339,8 @@ Result SqliteStore::add_student(const Actor& by, const std::string& name, const 
   return {};
 }
 
-Result SqliteStore::begin_student_change(const Actor& by, const std::string& name,
-                                         std::optional<sql::Transaction>* tx, Student* s) {
+Result SqlStore::begin_student_change(const Actor& by, const std::string& name,
+                                      std::optional<sql::Transaction>* tx, Student* s) {
   if (Result r = writable(); !r.ok()) return r;
   tx->emplace(db_);
   if (!(*tx)->began()) return not_begun();
@@ -348,14 +349,14 @@ Result SqliteStore::begin_student_change(const Actor& by, const std::string& nam
   return {};
 }
 
-Result SqliteStore::remove_student(const Actor& by, const std::string& name) {
+Result SqlStore::remove_student(const Actor& by, const std::string& name) {
   std::lock_guard lock(mu_);
   std::optional<sql::Transaction> tx;
   Student s;
   if (Result r = begin_student_change(by, name, &tx, &s); !r.ok()) return r;
   sql::Stmt drop(db_, "UPDATE students SET removed_at = ?2 WHERE id = ?1");
   drop.bind(1, s.id).bind(2, unix_now());
-  if (!unbind_students_vms(s.id) || drop.step() != SQLITE_DONE ||
+  if (!unbind_students_vms(s.id) || drop.step() != sql::kDone ||
       !audit(by, "student.remove", "student " + name, s.course.id, "course=" + s.course.name, "") ||
       !tx->commit()) {
     return db_error();
@@ -363,7 +364,7 @@ Result SqliteStore::remove_student(const Actor& by, const std::string& name) {
   return {};
 }
 
-Result SqliteStore::bind_vm(const Actor& by, const std::string& student, const std::string& vm) {
+Result SqlStore::bind_vm(const Actor& by, const std::string& student, const std::string& vm) {
   std::lock_guard lock(mu_);
   std::optional<sql::Transaction> tx;
   Student s;
@@ -375,7 +376,7 @@ Result SqliteStore::bind_vm(const Actor& by, const std::string& student, const s
   return {};
 }
 
-Result SqliteStore::unbind_vm(const Actor& by, const std::string& vm) {
+Result SqlStore::unbind_vm(const Actor& by, const std::string& vm) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
@@ -384,7 +385,7 @@ Result SqliteStore::unbind_vm(const Actor& by, const std::string& vm) {
                 "SELECT coalesce(s.name, '') FROM vms v LEFT JOIN students s "
                 "ON s.id = v.student_id WHERE v.name = ?1");
   cur.bind(1, vm);
-  if (cur.step() != SQLITE_ROW || cur.text(0).empty()) {
+  if (cur.step() != sql::kRow || cur.text(0).empty()) {
     return Result::conflict("VM '" + vm + "' is not bound to a student");
   }
   Student s;
@@ -392,7 +393,7 @@ Result SqliteStore::unbind_vm(const Actor& by, const std::string& vm) {
   if (Result r = may_manage(by, s.course); !r.ok()) return r;
   sql::Stmt up(db_, "UPDATE vms SET student_id = NULL WHERE name = ?1");
   up.bind(1, vm);
-  if (up.step() != SQLITE_DONE ||
+  if (up.step() != sql::kDone ||
       !audit(by, "vm.unbind", "vm " + vm, s.course.id, "student=" + s.name, "(unassigned)") ||
       !tx.commit()) {
     return db_error();
@@ -400,11 +401,10 @@ Result SqliteStore::unbind_vm(const Actor& by, const std::string& vm) {
   return {};
 }
 
-Result SqliteStore::write_uid_locked(const Actor& by, const Student& s,
-                                     std::optional<uint32_t> uid) {
+Result SqlStore::write_uid_locked(const Actor& by, const Student& s, std::optional<uint32_t> uid) {
   sql::Stmt cur(db_, "SELECT coalesce(uid, -1) FROM students WHERE id = ?1");
   cur.bind(1, s.id);
-  const int64_t old = cur.step() == SQLITE_ROW ? cur.int64(0) : -1;
+  const int64_t old = cur.step() == sql::kRow ? cur.int64(0) : -1;
   auto text = [](int64_t u) { return u < 0 ? std::string("(none)") : "uid=" + std::to_string(u); };
   sql::Stmt up(db_, "UPDATE students SET uid = ?2 WHERE id = ?1");
   up.bind(1, s.id);
@@ -414,15 +414,15 @@ Result SqliteStore::write_uid_locked(const Actor& by, const Student& s,
     up.bind_null(2);
   }
   const int64_t now = uid ? static_cast<int64_t>(*uid) : -1;
-  if (up.step() != SQLITE_DONE ||
+  if (up.step() != sql::kDone ||
       !audit(by, "student.uid", "student " + s.name, s.course.id, text(old), text(now))) {
     return db_error();
   }
   return {};
 }
 
-Result SqliteStore::set_student_uid(const Actor& by, const std::string& student,
-                                    std::optional<uint32_t> uid) {
+Result SqlStore::set_student_uid(const Actor& by, const std::string& student,
+                                 std::optional<uint32_t> uid) {
   std::lock_guard lock(mu_);
   std::optional<sql::Transaction> tx;
   Student s;
@@ -434,8 +434,8 @@ Result SqliteStore::set_student_uid(const Actor& by, const std::string& student,
   return {};
 }
 
-Result SqliteStore::list_students(const Actor& by, const std::string& course, bool include_removed,
-                                  std::vector<StudentRow>* out) {
+Result SqlStore::list_students(const Actor& by, const std::string& course, bool include_removed,
+                               std::vector<StudentRow>* out) {
   std::lock_guard lock(mu_);
   int64_t course_id = 0;
   if (!course.empty()) {
@@ -449,12 +449,12 @@ Result SqliteStore::list_students(const Actor& by, const std::string& course, bo
               "coalesce(s.uid, -1), c.time_zone FROM students s "
               "JOIN courses c ON c.id = s.course_id "
               "WHERE (?1 = 0 OR c.id = ?1) AND (?2 = 0 OR c.teacher_id = ?2) "
-              "AND (?3 OR s.removed_at IS NULL) ORDER BY c.name, s.name, s.id");
+              "AND (?3 <> 0 OR s.removed_at IS NULL) ORDER BY c.name, s.name, s.id");
   s.bind(1, course_id);
   s.bind(2, by.role == Role::kAdmin ? int64_t{0} : (by.user_id > 0 ? by.user_id : int64_t{-1}));
   s.bind(3, int64_t{include_removed ? 1 : 0});
   out->clear();
-  while (s.step() == SQLITE_ROW) {
+  while (s.step() == sql::kRow) {
     StudentRow r;
     r.id = s.int64(0);
     r.name = s.text(1);
@@ -466,10 +466,12 @@ Result SqliteStore::list_students(const Actor& by, const std::string& course, bo
     r.time_zone = s.text(7);
     out->push_back(std::move(r));
   }
+  if (!s.finished()) return db_error();
   sql::Stmt vms(db_, "SELECT name FROM vms WHERE student_id = ?1 ORDER BY name");
   for (StudentRow& r : *out) {
     vms.bind(1, r.id);
-    while (vms.step() == SQLITE_ROW) r.vms.push_back(vms.text(0));
+    while (vms.step() == sql::kRow) r.vms.push_back(vms.text(0));
+    if (!vms.finished()) return db_error();
     vms.reset();
   }
   return {};

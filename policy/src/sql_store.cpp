@@ -1,5 +1,5 @@
-// The SQLite store: opening, VMs and the usage ledger.
-#include "sqlite_store.h"
+// The SQL store: opening, VMs and the usage ledger.
+#include "sql_store.h"
 
 #include <ctime>
 
@@ -24,33 +24,33 @@ std::string bad_name(std::string_view what, std::string_view name) {
          "' is not valid (1 to 63 of A-Z a-z 0-9 . _ -)";
 }
 
-Result SqliteStore::open(const std::string& path, const StoreOptions& options) {
+Result SqlStore::open(const std::string& location, bool postgres, const StoreOptions& options) {
   read_only_ = options.read_only;
   std::string why;
-  if (!read_only_) {
-    if (!db_.open(path, &why) || !migrate(db_, &why)) return Result::storage(why);
-    return {};
-  }
-  if (!db_.open_read_only(path, &why)) return Result::storage(why);
-  sql::Stmt version(db_, "PRAGMA user_version");
-  const int v = version.step() == SQLITE_ROW ? static_cast<int>(version.int64(0)) : -1;
-  if (v < 0) return Result::storage("cannot read " + path + ": " + db_.error());
+  const bool opened = postgres      ? db_.open_postgres(location, read_only_, &why)
+                      : !read_only_ ? db_.open(location, &why)
+                                    : db_.open_read_only(location, &why);
+  if (!opened) return Result::storage(why);
+  if (!read_only_) return migrate(db_, &why) ? Result() : Result::storage(why);
+  const std::string name = postgres ? "the PostgreSQL database" : location;
+  const int v = db_.schema_version();
+  if (v < 0) return Result::storage("cannot read " + name + ": " + db_.error());
   if (v != latest_schema_version()) {
-    return Result::conflict(path + " has schema version " + std::to_string(v) +
+    return Result::conflict(name + " has schema version " + std::to_string(v) +
                             ", this vgpu reads " + std::to_string(latest_schema_version()) +
                             " (start vgpud once to migrate it)");
   }
   return {};
 }
 
-Result SqliteStore::writable() const {
+Result SqlStore::writable() const {
   if (read_only_) return Result::read_only("the database was opened read-only");
   return {};
 }
 
-Result SqliteStore::db_error() const { return Result::storage("database error: " + db_.error()); }
+Result SqlStore::db_error() const { return Result::storage("database error: " + db_.error()); }
 
-Result SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
+Result SqlStore::tenant_for_vm(const std::string& vm, TenantId* out) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   const int64_t now = unix_now();
@@ -58,57 +58,58 @@ Result SqliteStore::tenant_for_vm(const std::string& vm, TenantId* out) {
   sql::Stmt up(db_,
                "INSERT INTO vms(name, first_seen, last_seen) VALUES(?1, ?2, ?2) "
                "ON CONFLICT(name) DO UPDATE SET last_seen = ?2, "
-               "first_seen = CASE WHEN first_seen = 0 THEN ?2 ELSE first_seen END "
+               "first_seen = CASE WHEN vms.first_seen = 0 THEN ?2 ELSE vms.first_seen END "
                "RETURNING tenant_id");
   up.bind(1, vm).bind(2, now);
-  if (up.step() != SQLITE_ROW) return db_error();
+  if (up.step() != sql::kRow) return db_error();
   *out = static_cast<TenantId>(up.int64(0));
   return {};
 }
 
-Result SqliteStore::find_vm(const std::string& vm, TenantId* out) {
+Result SqlStore::find_vm(const std::string& vm, TenantId* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_, "SELECT tenant_id FROM vms WHERE name = ?1");
   s.bind(1, vm);
   const int rc = s.step();
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error();
-  *out = rc == SQLITE_ROW ? static_cast<TenantId>(s.int64(0)) : 0;
+  if (rc != sql::kRow && rc != sql::kDone) return db_error();
+  *out = rc == sql::kRow ? static_cast<TenantId>(s.int64(0)) : 0;
   return {};
 }
 
-Result SqliteStore::vm_usable_by(const std::string& vm, uint32_t uid, bool* out) {
+Result SqlStore::vm_usable_by(const std::string& vm, uint32_t uid, bool* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT EXISTS(SELECT 1 FROM vms v JOIN students s ON s.id = v.student_id "
               "WHERE v.name = ?1 AND s.uid = ?2 AND s.removed_at IS NULL) "
               "OR EXISTS(SELECT 1 FROM users WHERE uid = ?2 AND role = 'admin')");
   s.bind(1, vm).bind(2, static_cast<int64_t>(uid));
-  if (s.step() != SQLITE_ROW) return db_error();
+  if (s.step() != sql::kRow) return db_error();
   *out = s.int64(0) != 0;
   return {};
 }
 
-Result SqliteStore::list_vms(std::vector<VmRow>* out) {
+Result SqlStore::list_vms(std::vector<VmRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.tenant_id, v.name, v.first_seen, v.last_seen, coalesce(s.name, ''), "
               "coalesce(v.domain_uuid, '') "
               "FROM vms v LEFT JOIN students s ON s.id = v.student_id ORDER BY v.name");
   out->clear();
-  while (s.step() == SQLITE_ROW) {
-    out->push_back({static_cast<TenantId>(s.int64(0)), s.text(1), s.int64(2), s.int64(3),
-                    s.text(4), s.text(5)});
+  while (s.step() == sql::kRow) {
+    out->push_back({static_cast<TenantId>(s.int64(0)), s.text(1), s.int64(2), s.int64(3), s.text(4),
+                    s.text(5)});
   }
+  if (!s.finished()) return db_error();
   return {};
 }
 
-Result SqliteStore::not_begun() const {
+Result SqlStore::not_begun() const {
   return Result::busy(
       "the quota database cannot take a change now (another process may hold its write lock); "
       "nothing changed");
 }
 
-Result SqliteStore::record_usage(std::span<const UsageRecord> batch) {
+Result SqlStore::record_usage(std::span<const UsageRecord> batch) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
@@ -118,10 +119,10 @@ Result SqliteStore::record_usage(std::span<const UsageRecord> batch) {
               "bytes_to_device, bytes_from_device, peak_memory) "
               "VALUES(?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7) "
               "ON CONFLICT(tenant_id, student_id, interval_start) DO UPDATE SET "
-              "gpu_ns = gpu_ns + ?3, kernels = kernels + ?4, "
-              "bytes_to_device = bytes_to_device + ?5, "
-              "bytes_from_device = bytes_from_device + ?6, "
-              "peak_memory = max(peak_memory, ?7)");
+              "gpu_ns = usage.gpu_ns + ?3, kernels = usage.kernels + ?4, "
+              "bytes_to_device = usage.bytes_to_device + ?5, "
+              "bytes_from_device = usage.bytes_from_device + ?6, "
+              "peak_memory = CASE WHEN usage.peak_memory > ?7 THEN usage.peak_memory ELSE ?7 END");
   for (const UsageRecord& r : batch) {
     s.bind(1, static_cast<int64_t>(r.tenant)).bind(2, r.interval_start);
     s.bind(3, static_cast<int64_t>(r.gpu_ns)).bind(4, static_cast<int64_t>(r.kernels));
@@ -129,7 +130,7 @@ Result SqliteStore::record_usage(std::span<const UsageRecord> batch) {
     s.bind(6, static_cast<int64_t>(r.bytes_from_device));
     s.bind(7, static_cast<int64_t>(r.peak_memory));
     s.bind(8, static_cast<int64_t>(r.student));
-    if (s.step() != SQLITE_DONE) return db_error();
+    if (s.step() != sql::kDone) return db_error();
     s.reset();
   }
   return tx.commit() ? Result() : db_error();
@@ -152,7 +153,7 @@ UsageRecord read_usage(const sql::Stmt& s) {
 
 }  // namespace
 
-Result SqliteStore::usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
+Result SqlStore::usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT tenant_id, min(interval_start), sum(gpu_ns), sum(kernels), "
@@ -161,11 +162,12 @@ Result SqliteStore::usage_between(int64_t since, int64_t until, std::vector<Usag
               "ORDER BY tenant_id");
   s.bind(1, since).bind(2, until);
   out->clear();
-  while (s.step() == SQLITE_ROW) out->push_back(read_usage(s));
+  while (s.step() == sql::kRow) out->push_back(read_usage(s));
+  if (!s.finished()) return db_error();
   return {};
 }
 
-Result SqliteStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
+Result SqlStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT tenant_id, interval_start, gpu_ns, kernels, bytes_to_device, "
@@ -174,12 +176,13 @@ Result SqliteStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRe
               "ORDER BY interval_start, tenant_id, student_id");
   s.bind(1, since).bind(2, until);
   out->clear();
-  while (s.step() == SQLITE_ROW) out->push_back(read_usage(s));
+  while (s.step() == sql::kRow) out->push_back(read_usage(s));
+  if (!s.finished()) return db_error();
   return {};
 }
 
-Result SqliteStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
-                               int64_t* gpu_ns) {
+Result SqlStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
+                            int64_t* gpu_ns) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_, student != 0
                        ? "SELECT coalesce(sum(gpu_ns), 0) FROM usage WHERE student_id = ?1 "
@@ -188,23 +191,51 @@ Result SqliteStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since,
                          "AND tenant_id = ?2 AND interval_start >= ?3 AND interval_start < ?4");
   s.bind(1, static_cast<int64_t>(student)).bind(2, static_cast<int64_t>(tenant));
   s.bind(3, since).bind(4, until);
-  if (s.step() != SQLITE_ROW) return db_error();
+  if (s.step() != sql::kRow) return db_error();
   *gpu_ns = s.int64(0);
   return {};
 }
 
-int SqliteStore::schema_version() {
+int SqlStore::schema_version() {
   std::lock_guard lock(mu_);
-  sql::Stmt s(db_, "PRAGMA user_version");
-  return s.step() == SQLITE_ROW ? static_cast<int>(s.int64(0)) : -1;
+  return db_.schema_version();
 }
 
 Result open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out,
                          StoreOptions options) {
-  auto store = std::make_unique<SqliteStore>();
-  if (Result r = store->open(path, options); !r.ok()) return r;
+  auto store = std::make_unique<SqlStore>();
+  if (Result r = store->open(path, false, options); !r.ok()) return r;
   *out = std::move(store);
   return {};
+}
+
+Result open_postgres_store(const std::string& conninfo, std::unique_ptr<Store>* out,
+                           StoreOptions options) {
+  auto store = std::make_unique<SqlStore>();
+  if (Result r = store->open(conninfo, true, options); !r.ok()) return r;
+  *out = std::move(store);
+  return {};
+}
+
+bool is_postgres_location(std::string_view location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
+std::string printable_location(const std::string& location) {
+  if (!is_postgres_location(location)) return location;
+  // scheme://user:password@host/...: the password goes.
+  const size_t scheme = location.find("://") + 3;
+  const size_t at = location.find('@', scheme);
+  const size_t slash = location.find('/', scheme);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return location;
+  const size_t colon = location.find(':', scheme);
+  if (colon == std::string::npos || colon > at) return location;
+  return location.substr(0, colon) + location.substr(at);
+}
+
+Result open_store(const std::string& location, std::unique_ptr<Store>* out, StoreOptions options) {
+  return is_postgres_location(location) ? open_postgres_store(location, out, options)
+                                        : open_sqlite_store(location, out, options);
 }
 
 }  // namespace vgpu::policy

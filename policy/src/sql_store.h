@@ -1,21 +1,23 @@
-// The SQLite implementation of the policy store. One connection, guarded by
-// one mutex; each change is one transaction. Split over a few files by topic:
-// sqlite_store.cpp (VMs and the ledger), sqlite_people.cpp (users, courses,
-// students, bindings), sqlite_quotas.cpp (quotas, settings), sqlite_audit.cpp,
-// sqlite_domains.cpp (libvirt domains and their sessions).
+// The policy store over SQL, on SQLite or PostgreSQL (sql.h): the same
+// statements on both. One connection, guarded by one mutex; each change is
+// one transaction. Split over a few files by topic: sql_store.cpp (VMs and
+// the ledger), sql_people.cpp (users, courses, students, bindings),
+// sql_quotas.cpp (quotas, settings), sql_roster.cpp, sql_audit.cpp,
+// sql_domains.cpp (libvirt domains and their sessions).
 #pragma once
 
 #include <mutex>
 #include <optional>
 
-#include "sqlite.h"
+#include "sql.h"
 #include "vgpu/policy/store.h"
 
 namespace vgpu::policy {
 
-class SqliteStore final : public Store {
+class SqlStore final : public Store {
  public:
-  Result open(const std::string& path, const StoreOptions& options);
+  // A SQLite file, or (`postgres`) a PostgreSQL connection string.
+  Result open(const std::string& location, bool postgres, const StoreOptions& options);
 
   Result tenant_for_vm(const std::string& vm, TenantId* out) override;
   Result find_vm(const std::string& vm, TenantId* out) override;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "sqlite_store.h"
+#include "sql_store.h"
 #include "vgpu/policy/units.h"
 
 namespace vgpu::policy {
@@ -71,8 +71,8 @@ std::map<std::string, std::string> repeated_names(std::span<const RosterRow> row
 
 }  // namespace
 
-Result SqliteStore::import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
-                                      const std::string& duplicate) {
+Result SqlStore::import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
+                                   const std::string& duplicate) {
   if (!duplicate.empty()) return Result::invalid_argument(duplicate);
   RowFields fields;
   if (Result r = parse_fields(row, &fields); !r.ok()) return r;
@@ -95,9 +95,9 @@ Result SqliteStore::import_row_locked(const Actor& by, const Course& course, con
   return added;
 }
 
-Result SqliteStore::import_students(const Actor& by, const std::string& course,
-                                    std::span<const RosterRow> rows, ImportOptions options,
-                                    std::vector<RosterOutcome>* out) {
+Result SqlStore::import_students(const Actor& by, const std::string& course,
+                                 std::span<const RosterRow> rows, ImportOptions options,
+                                 std::vector<RosterOutcome>* out) {
   std::lock_guard lock(mu_);
   out->clear();
   if (Result r = writable(); !r.ok()) return r;

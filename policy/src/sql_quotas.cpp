@@ -1,5 +1,5 @@
 // The SQLite store: quotas at each level, settings, and what a VM runs under.
-#include "sqlite_store.h"
+#include "sql_store.h"
 #include "vgpu/policy/units.h"
 
 namespace vgpu::policy {
@@ -63,8 +63,8 @@ Result valid_quota(const QuotaFields& f) {
   return {};
 }
 
-Result SqliteStore::quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope,
-                                int64_t* id, Course* course) {
+Result SqlStore::quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope, int64_t* id,
+                             Course* course) {
   switch (t.kind) {
     case QuotaTarget::Kind::kDefault:
       *scope = "default";
@@ -89,15 +89,15 @@ Result SqliteStore::quota_scope(const Actor& by, const QuotaTarget& t, std::stri
   return Result::invalid_argument("unknown quota level");
 }
 
-bool SqliteStore::read_quota(const std::string& scope, int64_t id, QuotaFields* out) {
+bool SqlStore::read_quota(const std::string& scope, int64_t id, QuotaFields* out) {
   *out = {};
   sql::Stmt s(db_,
               "SELECT gpu_limited, gpu_ns, period, range_start, range_end, memory, weight, "
               "on_exhaust, placement FROM quotas WHERE scope = ?1 AND scope_id = ?2");
   s.bind(1, scope).bind(2, id);
   const int rc = s.step();
-  if (rc == SQLITE_DONE) return true;
-  if (rc != SQLITE_ROW) return false;
+  if (rc == sql::kDone) return true;
+  if (rc != sql::kRow) return false;
   if (!s.is_null(0)) {
     GpuTime g;
     g.unlimited = s.int64(0) == 0;
@@ -120,16 +120,19 @@ bool SqliteStore::read_quota(const std::string& scope, int64_t id, QuotaFields* 
   return true;
 }
 
-bool SqliteStore::write_quota(const std::string& scope, int64_t id, const QuotaFields& f) {
+bool SqlStore::write_quota(const std::string& scope, int64_t id, const QuotaFields& f) {
   if (f.empty()) {
     sql::Stmt del(db_, "DELETE FROM quotas WHERE scope = ?1 AND scope_id = ?2");
     del.bind(1, scope).bind(2, id);
-    return del.step() == SQLITE_DONE;
+    return del.step() == sql::kDone;
   }
   sql::Stmt s(db_,
-              "INSERT OR REPLACE INTO quotas(scope, scope_id, gpu_limited, gpu_ns, period, "
+              "INSERT INTO quotas(scope, scope_id, gpu_limited, gpu_ns, period, "
               "range_start, range_end, memory, weight, on_exhaust, placement) "
-              "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+              "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+              "ON CONFLICT(scope, scope_id) DO UPDATE SET gpu_limited = ?3, gpu_ns = ?4, "
+              "period = ?5, range_start = ?6, range_end = ?7, memory = ?8, weight = ?9, "
+              "on_exhaust = ?10, placement = ?11");
   s.bind(1, scope).bind(2, id);
   for (int i = 3; i <= 11; ++i) s.bind_null(i);
   if (f.gpu_time) {
@@ -145,11 +148,10 @@ bool SqliteStore::write_quota(const std::string& scope, int64_t id, const QuotaF
   if (f.weight) s.bind(9, static_cast<int64_t>(*f.weight));
   if (f.on_exhaust) s.bind(10, on_exhaust_name(*f.on_exhaust));
   if (f.placement) s.bind(11, placement_name(*f.placement));
-  return s.step() == SQLITE_DONE;
+  return s.step() == sql::kDone;
 }
 
-Result SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
-                              const QuotaFields& changes) {
+Result SqlStore::set_quota(const Actor& by, const QuotaTarget& target, const QuotaFields& changes) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   if (changes.empty()) {
@@ -176,9 +178,9 @@ Result SqliteStore::set_quota(const Actor& by, const QuotaTarget& target,
   return {};
 }
 
-Result SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& target,
-                                        const std::string& scope, int64_t id, int64_t course_id,
-                                        const QuotaFields& changes) {
+Result SqlStore::change_quota_locked(const Actor& by, const QuotaTarget& target,
+                                     const std::string& scope, int64_t id, int64_t course_id,
+                                     const QuotaFields& changes) {
   QuotaFields old;
   if (!read_quota(scope, id, &old)) return db_error();
   QuotaFields now = old;
@@ -194,7 +196,7 @@ Result SqliteStore::change_quota_locked(const Actor& by, const QuotaTarget& targ
   return {};
 }
 
-Result SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target) {
+Result SqlStore::reset_quota(const Actor& by, const QuotaTarget& target) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   if (target.kind == QuotaTarget::Kind::kDefault && by.role != Role::kAdmin) {
@@ -220,7 +222,7 @@ Result SqliteStore::reset_quota(const Actor& by, const QuotaTarget& target) {
   return {};
 }
 
-Result SqliteStore::get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out) {
+Result SqlStore::get_quota(const Actor& by, const QuotaTarget& target, QuotaFields* out) {
   std::lock_guard lock(mu_);
   std::string scope;
   int64_t id = 0;
@@ -230,7 +232,7 @@ Result SqliteStore::get_quota(const Actor& by, const QuotaTarget& target, QuotaF
   return {};
 }
 
-Result SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse) {
+Result SqlStore::set_refuse_unassigned(const Actor& by, bool refuse) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
   if (by.role != Role::kAdmin) {
@@ -240,11 +242,13 @@ Result SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse) {
   sql::Transaction tx(db_);
   if (!tx.began()) return not_begun();
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
-  const std::string old = cur.step() == SQLITE_ROW ? cur.text(0) : "run";
-  sql::Stmt s(db_, "INSERT OR REPLACE INTO settings(key, value) VALUES('unassigned', ?1)");
+  const std::string old = cur.step() == sql::kRow ? cur.text(0) : "run";
+  sql::Stmt s(db_,
+              "INSERT INTO settings(key, value) VALUES('unassigned', ?1) "
+              "ON CONFLICT(key) DO UPDATE SET value = ?1");
   const std::string now = refuse ? "refuse" : "run";
   s.bind(1, now);
-  if (s.step() != SQLITE_DONE ||
+  if (s.step() != sql::kDone ||
       !audit(by, "settings.set", "unassigned VMs", 0, "unassigned=" + old, "unassigned=" + now) ||
       !tx.commit()) {
     return db_error();
@@ -252,14 +256,14 @@ Result SqliteStore::set_refuse_unassigned(const Actor& by, bool refuse) {
   return {};
 }
 
-Result SqliteStore::refuse_unassigned(bool* out) {
+Result SqlStore::refuse_unassigned(bool* out) {
   std::lock_guard lock(mu_);
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
-  *out = cur.step() == SQLITE_ROW && cur.text(0) == "refuse";
+  *out = cur.step() == sql::kRow && cur.text(0) == "refuse";
   return {};
 }
 
-Result SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
+Result SqlStore::vm_policy(TenantId tenant, VmPolicy* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.name, coalesce(s.id, 0), coalesce(s.name, ''), coalesce(c.id, 0), "
@@ -267,9 +271,9 @@ Result SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
               "LEFT JOIN students s ON s.id = v.student_id AND s.removed_at IS NULL "
               "LEFT JOIN courses c ON c.id = s.course_id WHERE v.tenant_id = ?1");
   s.bind(1, static_cast<int64_t>(tenant));
-  if (const int rc = s.step(); rc != SQLITE_ROW) {
-    return rc == SQLITE_DONE ? Result::not_found("no VM has tenant id " + std::to_string(tenant))
-                             : db_error();
+  if (const int rc = s.step(); rc != sql::kRow) {
+    return rc == sql::kDone ? Result::not_found("no VM has tenant id " + std::to_string(tenant))
+                            : db_error();
   }
   *out = {};
   out->tenant = tenant;
@@ -285,7 +289,7 @@ Result SqliteStore::vm_policy(TenantId tenant, VmPolicy* out) {
     return db_error();
   }
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
-  out->refuse_unassigned = cur.step() == SQLITE_ROW && cur.text(0) == "refuse";
+  out->refuse_unassigned = cur.step() == sql::kRow && cur.text(0) == "refuse";
   return {};
 }
 
