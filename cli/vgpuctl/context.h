@@ -53,6 +53,7 @@ void add_usage_commands(CLI::App& app, Context& ctx);  // usage report, audit
 void add_top_command(CLI::App& app, Context& ctx);     // top
 void add_vm_commands(CLI::App& app, Context& ctx);     // vm attach|detach|list|sessions
 void add_status_command(CLI::App& app, Context& ctx);  // status (admins)
+void add_hosts_command(CLI::App& app, Context& ctx);   // hosts
 // student import (student_import.cpp), a subcommand of `student`.
 void add_import_command(CLI::App* student, Context& ctx);
 

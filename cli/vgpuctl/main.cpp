@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ctl::add_top_command(app, ctx);
   ctl::add_vm_commands(app, ctx);
   ctl::add_status_command(app, ctx);
+  ctl::add_hosts_command(app, ctx);
   app.footer(
       "Units: durations 90m, 2h, 1h30m; budgets 2h/week, 90m/day, 20h/month, "
       "10h/2025-01-06..2025-03-31; sizes 4GiB, 512MiB; dates YYYY-MM-DD (UTC).");

@@ -86,6 +86,16 @@ Result Daemon::start() {
   usage_ = std::make_unique<host::UsageFlusher>(ledger_store_.get(), dispatcher_.get(),
                                                 backend_.get(), quotas_.get(),
                                                 config_.flush_interval);
+  host::UsageFlusher::HostIdentity me;
+  me.name = config_.host_name;
+  me.backend = backend_->name();
+  if (gpu_set_) {
+    me.gpu_of = [set = gpu_set_](scheduler::TenantId t) {
+      return static_cast<uint32_t>(set->gpu_of_tenant(t).value_or(0));
+    };
+  }
+  me.gpus = [this] { return status().value("gpus", nlohmann::json::array()).dump(); };
+  usage_->set_host(std::move(me));
   host::SessionParts parts;
   parts.backend = backend_.get();
   parts.store = store_.get();

@@ -41,6 +41,8 @@ struct DaemonConfig {
   int call_threads = 2;
   // Which GPU a VM goes to, with several (host/placement.h).
   host::PlacementPolicy placement = host::PlacementPolicy::kSpread;
+  // This host's name in the store: its usage rows and its `vgpuctl hosts` line.
+  std::string host_name;
 };
 
 // Three connections to one database, so that the transport thread (every

@@ -38,6 +38,15 @@ std::vector<std::string> split_paths(const char* list) {
   return out;
 }
 
+// This host's name as the system knows it ("localhost" if it is not one).
+std::string system_host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || !vgpu::policy::valid_host_name(name)) {
+    return "localhost";
+  }
+  return name;
+}
+
 // The default database's folder, made if missing (0700: it names students).
 // A database left in the runtime directory by an older vgpud (its default
 // then) is pointed out, not moved: another vgpud may still have it open.
@@ -95,6 +104,7 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> sim_memory_gib = {daemon::default_sim_memory_gib(host_bytes)};
   unsigned sim_devices = 1;
   std::string placement = "spread";
+  std::string host_name;
   executor::CudaConfig cuda;
   double watchdog_s = 10;
   unsigned sim_threads = 0;
@@ -131,6 +141,9 @@ int main(int argc, char** argv) {
                  "which GPU a VM goes to when the host has several: spread (least committed "
                  "weight, then most free memory) or pack (the first one its memory cap fits)")
       ->check(CLI::IsMember({"spread", "pack"}));
+  app.add_option("--host-name", host_name,
+                 "this host's name in the database, on its usage and in `vgpuctl hosts` "
+                 "(default: the system's host name); each host sharing a database needs its own");
   app.add_option("--sim-threads", sim_threads,
                  "CPU threads the sim backend runs an interpreted kernel's blocks on (default: "
                  "0, every CPU vgpud may use)")
@@ -305,6 +318,12 @@ int main(int argc, char** argv) {
   if (sim_memory_gib.size() != sim_devices) {
     spdlog::error("vgpud: --sim-memory-gib gives {} sizes for {} sim GPU(s) (--sim-devices)",
                   sim_memory_gib.size(), sim_devices);
+    return 1;
+  }
+  config.host_name = host_name.empty() ? system_host_name() : host_name;
+  if (!policy::valid_host_name(config.host_name)) {
+    spdlog::error("vgpud: --host-name '{}' is not a host name (letters, digits, '-', '.', '_')",
+                  config.host_name);
     return 1;
   }
   if (const Result r = policy::parse_placement(placement, &config.placement); !r.ok()) {

@@ -57,12 +57,21 @@ void UsageFlusher::flush() {
     r.bytes_to_device = now.bytes_to_device - before.bytes_to_device;
     r.bytes_from_device = now.bytes_from_device - before.bytes_from_device;
     r.peak_memory = backend_->tenant_memory(tenant).peak;
+    r.host = host_.name;
+    if (host_.gpu_of) r.gpu = host_.gpu_of(tenant);
     batch.push_back(r);
     before = now;
   }
   quotas_->attribute(&batch);  // each VM's usage goes to the student it is bound to
   if (!batch.empty() && !ledger_->record_usage(batch).ok()) {
     spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
+  }
+  if (!host_.name.empty()) {
+    const policy::HostRow me{host_.name, started_at_, now_(), host_.backend,
+                             host_.gpus ? host_.gpus() : "[]"};
+    if (const Result r = ledger_->report_host(me); !r.ok()) {
+      spdlog::warn("vgpud: could not report this host to the database: {}", r.message());
+    }
   }
   std::unordered_set<std::string> seen;
   {

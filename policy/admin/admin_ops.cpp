@@ -202,6 +202,25 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
           }
           return ok_answer(json{{"flushed", true}});
         }}},
+      // The hosts that share this store, as each last reported itself.
+      {"hosts.list",
+       {false,
+        [](Ctx& c) {
+          std::vector<HostRow> hosts;
+          const Result s = c.store.list_hosts(&hosts);
+          json out = json::array();
+          for (const HostRow& h : hosts) {
+            json gpus = json::parse(h.gpus, nullptr, false);
+            if (!gpus.is_array()) gpus = json::array();  // a report it cannot read: no GPUs
+            out.push_back({{"name", h.name},
+                           {"backend", h.backend},
+                           {"started_at", h.started_at},
+                           {"last_seen", h.last_seen},
+                           {"seen_s_ago", std::max<int64_t>(0, c.now - h.last_seen)},
+                           {"gpus", std::move(gpus)}});
+          }
+          return c.done(s, out);
+        }}},
       {"whoami",
        {false,
         [](Ctx& c) {

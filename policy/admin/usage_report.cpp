@@ -17,8 +17,10 @@ namespace {
 
 struct Totals {
   uint64_t gpu_ns = 0, kernels = 0, to_device = 0, from_device = 0, peak = 0;
+  std::map<std::pair<std::string, uint32_t>, uint64_t> where;  // GPU ns per host and GPU
   void add(const UsageRecord& r) {
     gpu_ns += r.gpu_ns;
+    where[{r.host, r.gpu}] += r.gpu_ns;
     kernels += r.kernels;
     to_device += r.bytes_to_device;
     from_device += r.bytes_from_device;
@@ -31,6 +33,12 @@ struct Totals {
     (*row)["bytes_to_device"] = to_device;
     (*row)["bytes_from_device"] = from_device;
     (*row)["peak_memory"] = peak;
+    // Where it ran: the host ("" for usage from before hosts were recorded) and GPU.
+    json at = json::array();
+    for (const auto& [place, ns] : where) {
+      at.push_back({{"host", place.first}, {"gpu", place.second}, {"gpu_ns", ns}});
+    }
+    (*row)["where"] = std::move(at);
   }
 };
 

@@ -116,9 +116,9 @@ Result SqlStore::record_usage(std::span<const UsageRecord> batch) {
   if (!tx.began()) return not_begun();
   sql::Stmt s(db_,
               "INSERT INTO usage(tenant_id, student_id, interval_start, gpu_ns, kernels, "
-              "bytes_to_device, bytes_from_device, peak_memory) "
-              "VALUES(?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7) "
-              "ON CONFLICT(tenant_id, student_id, interval_start) DO UPDATE SET "
+              "bytes_to_device, bytes_from_device, peak_memory, host, gpu) "
+              "VALUES(?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10) "
+              "ON CONFLICT(tenant_id, student_id, interval_start, host, gpu) DO UPDATE SET "
               "gpu_ns = usage.gpu_ns + ?3, kernels = usage.kernels + ?4, "
               "bytes_to_device = usage.bytes_to_device + ?5, "
               "bytes_from_device = usage.bytes_from_device + ?6, "
@@ -130,6 +130,7 @@ Result SqlStore::record_usage(std::span<const UsageRecord> batch) {
     s.bind(6, static_cast<int64_t>(r.bytes_from_device));
     s.bind(7, static_cast<int64_t>(r.peak_memory));
     s.bind(8, static_cast<int64_t>(r.student));
+    s.bind(9, r.host).bind(10, static_cast<int64_t>(r.gpu));
     if (s.step() != sql::kDone) return db_error();
     s.reset();
   }
@@ -148,6 +149,8 @@ UsageRecord read_usage(const sql::Stmt& s) {
   r.bytes_from_device = static_cast<uint64_t>(s.int64(5));
   r.peak_memory = static_cast<uint64_t>(s.int64(6));
   r.student = static_cast<uint32_t>(s.int64(7));
+  r.host = s.text(8);
+  r.gpu = static_cast<uint32_t>(s.int64(9));
   return r;
 }
 
@@ -157,7 +160,7 @@ Result SqlStore::usage_between(int64_t since, int64_t until, std::vector<UsageRe
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT tenant_id, min(interval_start), sum(gpu_ns), sum(kernels), "
-              "sum(bytes_to_device), sum(bytes_from_device), max(peak_memory), 0 FROM usage "
+              "sum(bytes_to_device), sum(bytes_from_device), max(peak_memory), 0, '', 0 FROM usage "
               "WHERE interval_start >= ?1 AND interval_start < ?2 GROUP BY tenant_id "
               "ORDER BY tenant_id");
   s.bind(1, since).bind(2, until);
@@ -171,9 +174,9 @@ Result SqlStore::usage_rows(int64_t since, int64_t until, std::vector<UsageRecor
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT tenant_id, interval_start, gpu_ns, kernels, bytes_to_device, "
-              "bytes_from_device, peak_memory, student_id FROM usage "
+              "bytes_from_device, peak_memory, student_id, host, gpu FROM usage "
               "WHERE interval_start >= ?1 AND interval_start < ?2 "
-              "ORDER BY interval_start, tenant_id, student_id");
+              "ORDER BY interval_start, tenant_id, student_id, host, gpu");
   s.bind(1, since).bind(2, until);
   out->clear();
   while (s.step() == sql::kRow) out->push_back(read_usage(s));
@@ -199,6 +202,41 @@ Result SqlStore::ledger_sum(uint32_t student, TenantId tenant, int64_t since, in
 int SqlStore::schema_version() {
   std::lock_guard lock(mu_);
   return db_.schema_version();
+}
+
+Result SqlStore::report_host(const HostRow& h) {
+  std::lock_guard lock(mu_);
+  if (Result r = writable(); !r.ok()) return r;
+  if (!valid_host_name(h.name)) return Result::invalid_argument(bad_name("host", h.name));
+  sql::Stmt s(db_,
+              "INSERT INTO hosts(name, started_at, last_seen, backend, gpus) "
+              "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET "
+              "started_at = ?2, last_seen = ?3, backend = ?4, gpus = ?5");
+  s.bind(1, h.name).bind(2, h.started_at).bind(3, h.last_seen).bind(4, h.backend);
+  s.bind(5, h.gpus);
+  return s.step() == sql::kDone ? Result() : db_error();
+}
+
+Result SqlStore::list_hosts(std::vector<HostRow>* out) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_, "SELECT name, started_at, last_seen, backend, gpus FROM hosts ORDER BY name");
+  out->clear();
+  while (s.step() == sql::kRow) {
+    out->push_back({s.text(0), s.int64(1), s.int64(2), s.text(3), s.text(4)});
+  }
+  if (!s.finished()) return db_error();
+  return {};
+}
+
+bool valid_host_name(std::string_view name) {
+  // A DNS name: letters, digits, '-' and '.', up to 253.
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
 }
 
 Result open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out,

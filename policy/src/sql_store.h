@@ -28,6 +28,8 @@ class SqlStore final : public Store {
   Result ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
                     int64_t* gpu_ns) override;
   int schema_version() override;
+  Result report_host(const HostRow& host) override;
+  Result list_hosts(std::vector<HostRow>* out) override;
 
   Result actor_for_uid(uint32_t uid, Actor* out) override;
   Result add_user(const Actor& by, const UserRow& user) override;

@@ -138,3 +138,49 @@ TEST_CASE("finding a VM reads only: it neither creates one nor waits for a write
   sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(other);
 }
+
+TEST_CASE("the ledger keeps each host's and GPU's usage apart; hosts report themselves") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  REQUIRE(db.open(&s).ok());
+  TenantId a = 0;
+  REQUIRE(s->tenant_for_vm("a", &a).ok());
+  UsageRecord r{a, 3600, 10, 1, 0, 0, 100};
+  r.host = "node1";
+  r.gpu = 0;
+  UsageRecord same = r;  // the same host, GPU and hour: summed
+  same.gpu_ns = 5;
+  UsageRecord other_gpu = r;
+  other_gpu.gpu = 3;
+  other_gpu.gpu_ns = 7;
+  UsageRecord other_host = r;
+  other_host.host = "node2";
+  other_host.gpu_ns = 20;
+  REQUIRE(s->record_usage(std::vector{r, same, other_gpu, other_host}).ok());
+  std::vector<UsageRecord> rows;
+  REQUIRE(s->usage_rows(0, 7200, &rows).ok());
+  REQUIRE(rows.size() == 3);
+  CHECK((rows[0].host == "node1" && rows[0].gpu == 0 && rows[0].gpu_ns == 15));
+  CHECK((rows[1].host == "node1" && rows[1].gpu == 3 && rows[1].gpu_ns == 7));
+  CHECK((rows[2].host == "node2" && rows[2].gpu == 0 && rows[2].gpu_ns == 20));
+  // A student's budget is one across hosts and GPUs.
+  int64_t ns = 0;
+  REQUIRE(s->ledger_sum(0, a, 0, 7200, &ns).ok());
+  CHECK(ns == 42);
+
+  REQUIRE(s->report_host({"node2", 100, 160, "sim", R"([{"index":0}])"}).ok());
+  REQUIRE(s->report_host({"node1", 100, 150, "cuda", "[]"}).ok());
+  REQUIRE(s->report_host({"node1", 100, 170, "cuda", R"([{"index":0},{"index":1}])"}).ok());
+  std::vector<HostRow> hosts;
+  REQUIRE(s->list_hosts(&hosts).ok());
+  REQUIRE(hosts.size() == 2);
+  CHECK(hosts[0].name == "node1");
+  CHECK(hosts[0].last_seen == 170);
+  CHECK(hosts[0].backend == "cuda");
+  CHECK(hosts[0].gpus == R"([{"index":0},{"index":1}])");
+  CHECK(hosts[1].name == "node2");
+  const Result bad = s->report_host({"no de;1", 1, 1, "sim", "[]"});
+  CHECK(bad.code() == Result::Code::kInvalidArgument);
+  REQUIRE(s->list_hosts(&hosts).ok());
+  CHECK(hosts.size() == 2);
+}

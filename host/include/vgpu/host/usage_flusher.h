@@ -5,6 +5,10 @@
 // interval on a thread of its own (the ledger's SQLite connection: a write
 // may wait for another program's lock, and no VM waits with it), on an
 // admin's `usage.flush`, and once more at stop.
+//
+// With a host identity (set_host), each record says which host and GPU
+// measured it, and each flush also reports the host itself to the store
+// (`vgpuctl hosts`): several hosts may share one store.
 #pragma once
 
 #include <chrono>
@@ -28,11 +32,22 @@ class UsageFlusher {
   // Unix seconds now (tests pass a clock that crosses an hour).
   using WallClock = std::function<int64_t()>;
 
+  // Who writes: this host's name, which GPU a tenant is on, and what the
+  // host reports of itself at each flush.
+  struct HostIdentity {
+    std::string name;
+    std::string backend;
+    std::function<uint32_t(scheduler::TenantId)> gpu_of;  // unset: GPU 0
+    std::function<std::string()> gpus;                    // the status's "gpus", as JSON
+  };
+
   UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGroup* dispatcher,
                const executor::Backend* backend, QuotaControl* quotas,
                std::chrono::milliseconds interval, WallClock now = default_now);
   ~UsageFlusher();  // stop()
 
+  // Before start(): records carry the host and GPU, and the host reports itself.
+  void set_host(HostIdentity host) { host_ = std::move(host); }
   void start();  // the thread that flushes every interval
   void stop() EXCLUDES(mu_);  // ends it, then flushes what is left
 
@@ -56,6 +71,8 @@ class UsageFlusher {
   QuotaControl* const quotas_;
   const std::chrono::milliseconds interval_;
   const WallClock now_;
+  HostIdentity host_;
+  const int64_t started_at_ = now_();
 
   Mutex flushing_;  // one flush at a time
   // Usage already written to the store, per tenant.

@@ -35,6 +35,19 @@ struct UsageRecord {
   uint64_t bytes_from_device = 0;
   uint64_t peak_memory = 0;  // max over the interval
   uint32_t student = 0;      // the student the VM was bound to (0: none)
+  std::string host{};        // the vgpud that measured it (empty: before hosts were recorded)
+  uint32_t gpu = 0;          // the index of its GPU on that host
+};
+
+// A vgpud that writes to the store, as it last reported itself (every few
+// seconds while it runs): what `vgpuctl hosts` lists and a cloud scheduler
+// would read (docs/scale-out.md).
+struct HostRow {
+  std::string name;
+  int64_t started_at = 0;
+  int64_t last_seen = 0;
+  std::string backend;  // sim, cuda
+  std::string gpus;     // its GPUs and their load, as JSON (the status's "gpus")
 };
 
 struct VmRow {
@@ -81,17 +94,24 @@ class Store {
   // is bound to a live student with that uid, or the uid is a vgpu admin.
   virtual Result vm_usable_by(const std::string& vm, uint32_t uid, bool* out) = 0;
   virtual Result list_vms(std::vector<VmRow>* out) = 0;
-  // Adds a batch of usage in one transaction (sums per tenant, student and interval).
+  // Adds a batch of usage in one transaction (sums per tenant, student,
+  // interval, host and GPU).
   virtual Result record_usage(std::span<const UsageRecord> batch) = 0;
   // Usage summed per tenant over [since, until) (unix seconds).
   virtual Result usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
-  // Ledger rows (per tenant, student and interval) over [since, until).
+  // Ledger rows (per tenant, student, interval, host and GPU) over [since, until).
   virtual Result usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
   // GPU ns charged to a student (or, with student 0, to VM `tenant` while
   // unassigned) over [since, until).
   virtual Result ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
                             int64_t* gpu_ns) = 0;
   virtual int schema_version() = 0;
+
+  // --- the hosts that share the store ---
+  // Records (or updates) a host's report of itself.
+  virtual Result report_host(const HostRow& host) = 0;
+  // Every host that ever reported, by name.
+  virtual Result list_hosts(std::vector<HostRow>* out) = 0;
 
   // --- who may change things ---
   // The actor for a registered uid; kPermissionDenied if there is none.
@@ -200,6 +220,9 @@ Result open_sqlite_store(const std::string& path, std::unique_ptr<Store>* out,
 // so the store's rules hold across hosts as on one file.
 Result open_postgres_store(const std::string& conninfo, std::unique_ptr<Store>* out,
                            StoreOptions options = {});
+// Host names (HostRow, UsageRecord): a DNS name's letters, digits, '-', '.'
+// (and '_'), 1 to 253 characters.
+bool valid_host_name(std::string_view name);
 // postgresql:// or postgres://: a server, else a SQLite file.
 bool is_postgres_location(std::string_view location);
 // The location fit for a log line: a URL's password left out.
