@@ -95,6 +95,9 @@ Result Daemon::start() {
     };
   }
   me.gpus = [this] { return status().value("gpus", nlohmann::json::array()).dump(); };
+  // Other hosts read a shared database's hosts table for liveness: a beat
+  // there; a SQLite file is not written while nothing changes.
+  if (policy::is_postgres_location(config_.db_path)) me.heartbeat_s = 10;
   usage_->set_host(std::move(me));
   host::SessionParts parts;
   parts.backend = backend_.get();

@@ -19,7 +19,25 @@ UsageFlusher::UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGro
 
 UsageFlusher::~UsageFlusher() { stop(); }
 
+void UsageFlusher::report_host(bool at_start) {
+  if (host_.name.empty() || (!at_start && host_.heartbeat_s == 0)) return;
+  const int64_t at = now_();
+  const policy::HostRow me{host_.name, started_at_, at, host_.backend,
+                           host_.gpus ? host_.gpus() : "[]"};
+  if (!at_start && me.gpus == reported_ && at - reported_at_ < host_.heartbeat_s) return;
+  if (const Result r = ledger_->report_host(me); !r.ok()) {
+    spdlog::warn("vgpud: could not report this host to the database: {}", r.message());
+    return;
+  }
+  reported_ = me.gpus;
+  reported_at_ = at;
+}
+
 void UsageFlusher::start() {
+  {
+    MutexLock one_at_a_time(flushing_);
+    report_host(true);
+  }
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "vgpu-ledger");  // for top -H, perf, gdb
     run();
@@ -66,13 +84,7 @@ void UsageFlusher::flush() {
   if (!batch.empty() && !ledger_->record_usage(batch).ok()) {
     spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
   }
-  if (!host_.name.empty()) {
-    const policy::HostRow me{host_.name, started_at_, now_(), host_.backend,
-                             host_.gpus ? host_.gpus() : "[]"};
-    if (const Result r = ledger_->report_host(me); !r.ok()) {
-      spdlog::warn("vgpud: could not report this host to the database: {}", r.message());
-    }
-  }
+  report_host(false);
   std::unordered_set<std::string> seen;
   {
     MutexLock lock(mu_);

@@ -39,6 +39,11 @@ class UsageFlusher {
     std::string backend;
     std::function<uint32_t(scheduler::TenantId)> gpu_of;  // unset: GPU 0
     std::function<std::string()> gpus;                    // the status's "gpus", as JSON
+    // The report is written at start(); then, with a heartbeat, when it
+    // changes and at least this often (a liveness beat for the other hosts
+    // sharing the store). 0: at start only (a SQLite file, which no other
+    // host reads, is not written by the host's comings and goings).
+    int64_t heartbeat_s = 0;
   };
 
   UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGroup* dispatcher,
@@ -48,7 +53,7 @@ class UsageFlusher {
 
   // Before start(): records carry the host and GPU, and the host reports itself.
   void set_host(HostIdentity host) { host_ = std::move(host); }
-  void start();  // the thread that flushes every interval
+  void start();               // reports the host; the thread that flushes every interval
   void stop() EXCLUDES(mu_);  // ends it, then flushes what is left
 
   // Any thread: writes what was measured since the last flush; returns once
@@ -64,6 +69,7 @@ class UsageFlusher {
 
  private:
   void run() EXCLUDES(mu_);
+  void report_host(bool at_start) REQUIRES(flushing_);
 
   policy::Store* const ledger_;
   const scheduler::DispatcherGroup* const dispatcher_;
@@ -72,6 +78,8 @@ class UsageFlusher {
   const std::chrono::milliseconds interval_;
   const WallClock now_;
   HostIdentity host_;
+  std::string reported_ GUARDED_BY(flushing_);  // the last report written
+  int64_t reported_at_ GUARDED_BY(flushing_) = 0;
   const int64_t started_at_ = now_();
 
   Mutex flushing_;  // one flush at a time
