@@ -18,6 +18,7 @@ Daemon::Daemon(DaemonConfig config, std::vector<std::unique_ptr<executor::Backen
       store_(std::move(stores.serving)),
       admin_store_(std::move(stores.admin)),
       ledger_store_(std::move(stores.ledger)),
+      spool_(std::move(stores.spool)),
       quotas_(std::make_unique<host::QuotaControl>(store_.get(), admin_store_.get(),
                                                    static_cast<uint32_t>(geteuid()))),
       scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()) {
@@ -99,6 +100,7 @@ Result Daemon::start() {
   // there; a SQLite file is not written while nothing changes.
   if (policy::is_postgres_location(config_.db_path)) me.heartbeat_s = 10;
   usage_->set_host(std::move(me));
+  usage_->set_spool(spool_.get());
   host::SessionParts parts;
   parts.backend = backend_.get();
   parts.store = store_.get();

@@ -20,6 +20,7 @@
 #include "vgpu/host/sessions.h"
 #include "vgpu/host/usage_flusher.h"
 #include "vgpu/policy/store.h"
+#include "vgpu/policy/usage_spool.h"
 #include "vgpu/scheduler/dispatcher.h"
 #include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/transport/host_loop.h"
@@ -59,6 +60,8 @@ struct DaemonStores {
   // The writes that may wait: the usage ledger and when VMs were last seen
   // (the flusher), libvirt domain sessions.
   std::unique_ptr<policy::Store> ledger;
+  // Where usage waits while the database cannot take it (usage_spool.h).
+  std::unique_ptr<policy::UsageSpool> spool;
 };
 
 // The composition root of the host: the stores, the GPUs and a dispatcher
@@ -97,6 +100,7 @@ class Daemon final {
   const std::unique_ptr<policy::Store> store_;        // DaemonStores::serving
   const std::unique_ptr<policy::Store> admin_store_;
   const std::unique_ptr<policy::Store> ledger_store_;
+  const std::unique_ptr<policy::UsageSpool> spool_;
   scheduler::SteadyClock clock_;
   std::unique_ptr<host::QuotaControl> quotas_;  // the quota gate, admin socket, live changes
   const std::shared_ptr<SchedulerControl> scheduling_;

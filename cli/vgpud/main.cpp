@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   unsigned sim_devices = 1;
   std::string placement = "spread";
   std::string host_name;
+  std::string spool;
   executor::CudaConfig cuda;
   double watchdog_s = 10;
   unsigned sim_threads = 0;
@@ -144,6 +145,10 @@ int main(int argc, char** argv) {
   app.add_option("--host-name", host_name,
                  "this host's name in the database, on its usage and in `vgpuctl hosts` "
                  "(default: the system's host name); each host sharing a database needs its own");
+  app.add_option("--spool", spool,
+                 "where usage waits while the database cannot take it, replayed once it can "
+                 "(a SQLite file; default: usage-spool.db in the runtime directory; put it on "
+                 "disk that survives a reboot)");
   app.add_option("--sim-threads", sim_threads,
                  "CPU threads the sim backend runs an interpreted kernel's blocks on (default: "
                  "0, every CPU vgpud may use)")
@@ -348,6 +353,12 @@ int main(int argc, char** argv) {
       spdlog::error("vgpud: {}", opened.message());
       return 1;
     }
+  }
+  const std::string spool_path = spool.empty() ? config.runtime_dir + "/usage-spool.db" : spool;
+  if (const vgpu::Result opened = policy::open_usage_spool(spool_path, &stores.spool);
+      !opened.ok()) {
+    spdlog::error("vgpud: {}", opened.message());
+    return 1;
   }
   // Environment first (VGPU_CUDA_*), flags given on the command line win.
   if (!ok(executor::apply_cuda_env(&cuda, &why))) {

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace vgpu::host {
@@ -19,6 +20,54 @@ UsageFlusher::UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGro
 
 UsageFlusher::~UsageFlusher() { stop(); }
 
+void UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
+  if (!batch.empty()) {
+    // Numbers increase across restarts: the clock's nanoseconds, or one more.
+    const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    const int64_t seq = last_seq_ = std::max(last_seq_ + 1, now_ns);
+    bool applied = false;
+    Result sent = Result::storage("batches are waiting in the spool");
+    if (spooled_ == 0) sent = ledger_->record_host_usage(host_.name, seq, batch, &applied);
+    if (!sent.ok()) {
+      if (spooled_ == 0) {
+        spdlog::warn(
+            "vgpud: the database cannot take usage now ({}); keeping it in the spool "
+            "until it can",
+            sent.message());
+      }
+      if (const Result kept = spool_->put(seq, batch); kept.ok()) {
+        ++spooled_;
+      } else {
+        spdlog::error("vgpud: {} usage records lost: {}", batch.size(), kept.message());
+      }
+    }
+  }
+  int64_t replayed = 0;
+  while (spooled_ > 0) {
+    int64_t seq = 0;
+    std::vector<policy::UsageRecord> waiting;
+    if (const Result r = spool_->oldest(&seq, &waiting); !r.ok() || seq == 0) {
+      if (!r.ok()) spdlog::error("vgpud: {}", r.message());
+      spooled_ = r.ok() ? 0 : spooled_;
+      break;
+    }
+    bool applied = false;
+    if (!ledger_->record_host_usage(host_.name, seq, waiting, &applied).ok()) break;
+    if (const Result r = spool_->remove(seq); !r.ok()) {
+      spdlog::error("vgpud: {}", r.message());  // replayed again later: applied once all the same
+      break;
+    }
+    --spooled_;
+    ++replayed;
+  }
+  if (replayed > 0) {
+    spdlog::info("vgpud: wrote {} usage batches kept while the database could not take them{}",
+                 replayed, spooled_ ? fmt::format(" ({} wait still)", spooled_) : "");
+  }
+}
+
 void UsageFlusher::report_host(bool at_start) {
   if (host_.name.empty() || (!at_start && host_.heartbeat_s == 0)) return;
   const int64_t at = now_();
@@ -26,9 +75,13 @@ void UsageFlusher::report_host(bool at_start) {
                            host_.gpus ? host_.gpus() : "[]"};
   if (!at_start && me.gpus == reported_ && at - reported_at_ < host_.heartbeat_s) return;
   if (const Result r = ledger_->report_host(me); !r.ok()) {
-    spdlog::warn("vgpud: could not report this host to the database: {}", r.message());
+    if (!report_failing_) {  // once, not at every flush of an outage
+      spdlog::warn("vgpud: could not report this host to the database: {}", r.message());
+    }
+    report_failing_ = true;
     return;
   }
+  report_failing_ = false;
   reported_ = me.gpus;
   reported_at_ = at;
 }
@@ -37,6 +90,17 @@ void UsageFlusher::start() {
   {
     MutexLock one_at_a_time(flushing_);
     report_host(true);
+    if (spool_) {
+      // Batches kept by an earlier run wait in the spool; numbers go on from
+      // the highest given, here or (its spool lost) in the store.
+      int64_t store_seq = 0;
+      (void)ledger_->last_host_batch(host_.name, &store_seq);
+      if (const Result r = spool_->pending(&spooled_, &last_seq_); !r.ok()) {
+        spdlog::error("vgpud: {}", r.message());
+      }
+      last_seq_ = std::max(last_seq_, store_seq);
+      if (spooled_ > 0) spdlog::info("vgpud: {} usage batches wait in the spool", spooled_);
+    }
   }
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "vgpu-ledger");  // for top -H, perf, gdb
@@ -81,7 +145,9 @@ void UsageFlusher::flush() {
     before = now;
   }
   quotas_->attribute(&batch);  // each VM's usage goes to the student it is bound to
-  if (!batch.empty() && !ledger_->record_usage(batch).ok()) {
+  if (spool_ && !host_.name.empty()) {
+    write_spooled(std::move(batch));
+  } else if (!batch.empty() && !ledger_->record_usage(batch).ok()) {
     spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
   }
   report_host(false);

@@ -217,6 +217,12 @@ constexpr std::array<std::string_view, 9> kSqliteMigrations = {
         backend     TEXT NOT NULL,
         gpus        TEXT NOT NULL
       );
+      -- The last usage batch of each host applied to the ledger: a batch
+      -- replayed after a commit whose answer was lost is not counted twice.
+      CREATE TABLE host_batches (
+        host      TEXT PRIMARY KEY,
+        last_seq  INTEGER NOT NULL
+      );
     )sql",
 };
 
@@ -343,6 +349,10 @@ constexpr std::array<std::string_view, 9> kPostgresMigrations = {
         last_seen   BIGINT NOT NULL,
         backend     TEXT NOT NULL,
         gpus        TEXT NOT NULL
+      );
+      CREATE TABLE host_batches (
+        host      TEXT COLLATE "C" PRIMARY KEY,
+        last_seq  BIGINT NOT NULL
       );
     )sql",
 };

@@ -114,6 +114,43 @@ Result SqlStore::record_usage(std::span<const UsageRecord> batch) {
   if (Result r = writable(); !r.ok()) return r;
   sql::Transaction tx(db_);
   if (!tx.began()) return not_begun();
+  if (!insert_usage_locked(batch)) return db_error();
+  return tx.commit() ? Result() : db_error();
+}
+
+Result SqlStore::record_host_usage(const std::string& host, int64_t seq,
+                                   std::span<const UsageRecord> batch, bool* applied) {
+  std::lock_guard lock(mu_);
+  *applied = false;
+  if (Result r = writable(); !r.ok()) return r;
+  if (!valid_host_name(host)) return Result::invalid_argument(bad_name("host", host));
+  sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun();
+  sql::Stmt last(db_, "SELECT last_seq FROM host_batches WHERE host = ?1");
+  last.bind(1, host);
+  const int rc = last.step();
+  if (rc != sql::kRow && rc != sql::kDone) return db_error();
+  if (rc == sql::kRow && last.int64(0) >= seq) return {};  // applied before
+  sql::Stmt mark(db_,
+                 "INSERT INTO host_batches(host, last_seq) VALUES(?1, ?2) "
+                 "ON CONFLICT(host) DO UPDATE SET last_seq = ?2");
+  mark.bind(1, host).bind(2, seq);
+  if (mark.step() != sql::kDone || !insert_usage_locked(batch) || !tx.commit()) return db_error();
+  *applied = true;
+  return {};
+}
+
+Result SqlStore::last_host_batch(const std::string& host, int64_t* seq) {
+  std::lock_guard lock(mu_);
+  sql::Stmt s(db_, "SELECT last_seq FROM host_batches WHERE host = ?1");
+  s.bind(1, host);
+  const int rc = s.step();
+  if (rc != sql::kRow && rc != sql::kDone) return db_error();
+  *seq = rc == sql::kRow ? s.int64(0) : 0;
+  return {};
+}
+
+bool SqlStore::insert_usage_locked(std::span<const UsageRecord> batch) {
   sql::Stmt s(db_,
               "INSERT INTO usage(tenant_id, student_id, interval_start, gpu_ns, kernels, "
               "bytes_to_device, bytes_from_device, peak_memory, host, gpu) "
@@ -131,10 +168,10 @@ Result SqlStore::record_usage(std::span<const UsageRecord> batch) {
     s.bind(7, static_cast<int64_t>(r.peak_memory));
     s.bind(8, static_cast<int64_t>(r.student));
     s.bind(9, r.host).bind(10, static_cast<int64_t>(r.gpu));
-    if (s.step() != sql::kDone) return db_error();
+    if (s.step() != sql::kDone) return false;
     s.reset();
   }
-  return tx.commit() ? Result() : db_error();
+  return true;
 }
 
 namespace {

@@ -23,6 +23,9 @@ class SqlStore final : public Store {
   Result find_vm(const std::string& vm, TenantId* out) override;
   Result list_vms(std::vector<VmRow>* out) override;
   Result record_usage(std::span<const UsageRecord> batch) override;
+  Result record_host_usage(const std::string& host, int64_t seq, std::span<const UsageRecord> batch,
+                           bool* applied) override;
+  Result last_host_batch(const std::string& host, int64_t* seq) override;
   Result usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) override;
   Result usage_rows(int64_t since, int64_t until, std::vector<UsageRecord>* out) override;
   Result ledger_sum(uint32_t student, TenantId tenant, int64_t since, int64_t until,
@@ -120,6 +123,8 @@ class SqlStore final : public Store {
   Result import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
                            const std::string& duplicate);
   bool unbind_students_vms(int64_t student_id);
+  // record_usage's inserts, in the caller's transaction.
+  bool insert_usage_locked(std::span<const UsageRecord> batch);
   // Resolves a quota target to (scope, id, course for access checks).
   Result quota_scope(const Actor& by, const QuotaTarget& t, std::string* scope, int64_t* id,
                      Course* course);

@@ -4,16 +4,21 @@
 // on two hosts and their usage lands in one ledger with the host and GPU of
 // each record, and `vgpuctl --db postgresql://... hosts` lists every host
 // with its GPUs. Needs the test PostgreSQL server (ctest fixture `postgres`).
+#include <csignal>
+#include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "postgres_test_server.h"
 #include "quota_harness.h"
+#include "robust_harness.h"
 
 using namespace vgpu::test;
 using nlohmann::json;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -107,4 +112,120 @@ TEST_CASE("three hosts share one PostgreSQL store: one roster, one ledger, every
     INFO(stopped.output);
     CHECK(stopped.exit_code == 0);
   }
+}
+
+namespace {
+
+// A PostgreSQL server of this test's own (scripts/pg-test-cluster.sh), to
+// stop and start without disturbing the tests that share the fixture's.
+class OwnServer {
+ public:
+  OwnServer() {
+    const RunResult r = run_command({VGPU_TEST_PG_SCRIPT, "start", file_}, -1, 120s);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(file_);
+    std::getline(in, server_);
+  }
+  ~OwnServer() { run_command({VGPU_TEST_PG_SCRIPT, "stop", file_}, -1, 120s); }
+  const std::string& server() const { return server_; }
+  bool pause() {
+    return run_command({VGPU_TEST_PG_SCRIPT, "pause", file_}, -1, 120s).exit_code == 0;
+  }
+  bool resume() {
+    return run_command({VGPU_TEST_PG_SCRIPT, "resume", file_}, -1, 120s).exit_code == 0;
+  }
+
+ private:
+  TempDir dir_;
+  std::string file_ = dir_.path() + "/server.conn";
+  std::string server_;
+};
+
+// What the daemon measured for `vm` so far (its `top`), 0 if it is not there.
+uint64_t measured(const QuotaDaemon& d, const std::string& vm) {
+  const RunResult r = d.ctl({"--json", "top", "--count", "1", "--interval", "0.1"});
+  const json j = json::parse(r.output, nullptr, false);
+  if (!j.is_object()) return 0;
+  for (const json& t : j["tenants"]) {
+    if (t["vm"] == vm) return t["gpu_ns"].get<uint64_t>();
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("the database stopped mid-run: hosts keep serving, and the ledger is what they measured",
+          "[hosts]") {
+  OwnServer pg;
+  REQUIRE_FALSE(pg.server().empty());
+  PostgresTestDb db(pg.server());
+  REQUIRE(db.error().empty());
+  TempDir dir1, dir2;
+  QuotaDaemon node1(dir1.path(), db.url(), true, {}, {"--host-name", "node1"});
+  QuotaDaemon node2(dir2.path(), db.url(), true, {}, {"--host-name", "node2"});
+  REQUIRE(node1.ready());
+  REQUIRE(node2.ready());
+  node1.ctl_ok({"course", "create", "cs101"});
+  node1.ctl_ok({"student", "add", "alice", "--course", "cs101", "--vm", "alice-a"});
+  node1.ctl_ok({"student", "add", "bob", "--course", "cs101", "--vm", "bob-b"});
+
+  // Both VMs busy (endless 2 ms kernels) before the database goes.
+  auto a = node1.start("alice-a", "busy", {"2000", "100000000"});
+  auto b = node2.start("bob-b", "busy", {"2000", "100000000"});
+  REQUIRE(node1.wait_for_state("alice-a", "busy", *a));
+  REQUIRE(node2.wait_for_state("bob-b", "busy", *b));
+
+  REQUIRE(pg.pause());
+  const auto stopped_at = std::chrono::steady_clock::now();
+  // The hosts keep serving: their VMs' GPU time goes on, and what they
+  // measure waits in each host's spool.
+  const uint64_t a0 = measured(node1, "alice-a"), b0 = measured(node2, "bob-b");
+  CHECK(eventually([&] { return measured(node1, "alice-a") > a0; }, 60s));
+  CHECK(eventually([&] { return measured(node2, "bob-b") > b0; }, 60s));
+  CHECK(eventually(
+      [&] {
+        return node1.log().find("keeping it in the spool") != std::string::npos &&
+               node2.log().find("keeping it in the spool") != std::string::npos;
+      },
+      60s));
+  CHECK(a->running());
+  CHECK(b->running());
+  std::this_thread::sleep_until(stopped_at + 30s);  // the outage lasts 30 s
+  REQUIRE(pg.resume());
+
+  // The programs pause (stopped, their VMs still connected, so each host
+  // still lists what it measured); what each host measured goes to the
+  // ledger, the spooled batches first, each once.
+  a->signal(SIGSTOP);
+  b->signal(SIGSTOP);
+  auto settled = [](const QuotaDaemon& d, const std::string& vm) {
+    uint64_t last = measured(d, vm);
+    return eventually(
+        [&] {
+          const json t = tenant_of(daemon_status(d.dir()), vm);
+          const uint64_t now = measured(d, vm);
+          const bool still = now == last && t.value("queued", 1) == 0;
+          last = now;
+          return still;
+        },
+        60s);
+  };
+  REQUIRE(settled(node1, "alice-a"));
+  REQUIRE(settled(node2, "bob-b"));
+  node1.ctl_ok({"usage", "flush"});
+  node2.ctl_ok({"usage", "flush"});
+  CHECK(node1.log().find("usage batches kept while the database could not take them") !=
+        std::string::npos);
+  const uint64_t alice = measured(node1, "alice-a"), bob = measured(node2, "bob-b");
+  a->signal(SIGKILL);
+  b->signal(SIGKILL);
+
+  const json report = ctl_db(db.url(), {"usage", "report"});
+  std::map<std::string, uint64_t> ledger;
+  for (const json& r : report["rows"]) ledger[r["student"]] = r["gpu_ns"].get<uint64_t>();
+  INFO(node1.log());
+  CHECK(alice > a0);
+  CHECK(ledger["alice"] == alice);
+  CHECK(ledger["bob"] == bob);
 }

@@ -184,3 +184,36 @@ TEST_CASE("the ledger keeps each host's and GPU's usage apart; hosts report them
   REQUIRE(s->list_hosts(&hosts).ok());
   CHECK(hosts.size() == 2);
 }
+
+TEST_CASE("a host's usage batch is applied once, however often it is sent") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  REQUIRE(db.open(&s).ok());
+  TenantId a = 0;
+  REQUIRE(s->tenant_for_vm("a", &a).ok());
+  UsageRecord r{a, 3600, 10, 1, 0, 0, 0};
+  r.host = "node1";
+  int64_t last = -1;
+  REQUIRE(s->last_host_batch("node1", &last).ok());
+  CHECK(last == 0);
+  bool applied = false;
+  REQUIRE(s->record_host_usage("node1", 5, std::vector{r}, &applied).ok());
+  CHECK(applied);
+  // The same batch again (its commit's answer was lost), and an older one: skipped.
+  REQUIRE(s->record_host_usage("node1", 5, std::vector{r}, &applied).ok());
+  CHECK_FALSE(applied);
+  REQUIRE(s->record_host_usage("node1", 4, std::vector{r}, &applied).ok());
+  CHECK_FALSE(applied);
+  // Another host numbers its own batches.
+  REQUIRE(s->record_host_usage("node2", 1, std::vector{r}, &applied).ok());
+  CHECK(applied);
+  REQUIRE(s->record_host_usage("node1", 6, std::vector{r}, &applied).ok());
+  CHECK(applied);
+  int64_t ns = 0;
+  REQUIRE(s->ledger_sum(0, a, 0, 7200, &ns).ok());
+  CHECK(ns == 30);
+  REQUIRE(s->last_host_batch("node1", &last).ok());
+  CHECK(last == 6);
+  CHECK(s->record_host_usage("bad host", 7, std::vector{r}, &applied).code() ==
+        Result::Code::kInvalidArgument);
+}

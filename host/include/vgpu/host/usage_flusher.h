@@ -8,7 +8,9 @@
 //
 // With a host identity (set_host), each record says which host and GPU
 // measured it, and each flush also reports the host itself to the store
-// (`vgpuctl hosts`): several hosts may share one store.
+// (`vgpuctl hosts`): several hosts may share one store. With a spool
+// (set_spool) as well, a batch the store cannot take is kept there and
+// replayed, oldest first and each once, when it can (usage_spool.h).
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "vgpu/executor/backend.h"
 #include "vgpu/host/quota_control.h"
 #include "vgpu/policy/store.h"
+#include "vgpu/policy/usage_spool.h"
 #include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/thread_annotations.h"
 
@@ -53,6 +56,9 @@ class UsageFlusher {
 
   // Before start(): records carry the host and GPU, and the host reports itself.
   void set_host(HostIdentity host) { host_ = std::move(host); }
+  // Before start(), after set_host(): where batches wait while the store
+  // cannot take them. Not owned.
+  void set_spool(policy::UsageSpool* spool) { spool_ = spool; }
   void start();               // reports the host; the thread that flushes every interval
   void stop() EXCLUDES(mu_);  // ends it, then flushes what is left
 
@@ -70,6 +76,9 @@ class UsageFlusher {
  private:
   void run() EXCLUDES(mu_);
   void report_host(bool at_start) REQUIRES(flushing_);
+  // Writes the batch under its number, or keeps it in the spool behind those
+  // waiting there; then replays the spool while the store takes batches.
+  void write_spooled(std::vector<policy::UsageRecord> batch) REQUIRES(flushing_);
 
   policy::Store* const ledger_;
   const scheduler::DispatcherGroup* const dispatcher_;
@@ -78,8 +87,12 @@ class UsageFlusher {
   const std::chrono::milliseconds interval_;
   const WallClock now_;
   HostIdentity host_;
+  policy::UsageSpool* spool_ = nullptr;
+  int64_t spooled_ GUARDED_BY(flushing_) = 0;   // batches waiting in the spool
+  int64_t last_seq_ GUARDED_BY(flushing_) = 0;  // the last batch number given
   std::string reported_ GUARDED_BY(flushing_);  // the last report written
   int64_t reported_at_ GUARDED_BY(flushing_) = 0;
+  bool report_failing_ GUARDED_BY(flushing_) = false;
   const int64_t started_at_ = now_();
 
   Mutex flushing_;  // one flush at a time

@@ -97,6 +97,14 @@ class Store {
   // Adds a batch of usage in one transaction (sums per tenant, student,
   // interval, host and GPU).
   virtual Result record_usage(std::span<const UsageRecord> batch) = 0;
+  // The same for a batch from a host that may send it more than once (a
+  // replay after a commit whose answer was lost): a host numbers its
+  // batches in increasing order, and one numbered at or below the last the
+  // host had applied is skipped (*applied false), changing nothing.
+  virtual Result record_host_usage(const std::string& host, int64_t seq,
+                                   std::span<const UsageRecord> batch, bool* applied) = 0;
+  // The number of the last batch applied for `host` (0: none).
+  virtual Result last_host_batch(const std::string& host, int64_t* seq) = 0;
   // Usage summed per tenant over [since, until) (unix seconds).
   virtual Result usage_between(int64_t since, int64_t until, std::vector<UsageRecord>* out) = 0;
   // Ledger rows (per tenant, student, interval, host and GPU) over [since, until).
