@@ -3,6 +3,7 @@
 // parameters (no text is ever spliced into SQL) and answered in text form.
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -222,15 +223,21 @@ class PgConnection final : public Connection {
   // Whether statements can run: a lost connection is made again, unless it
   // was lost inside a transaction (what was done in it is gone, and what
   // follows must not run on its own: the transaction fails as a whole).
+  // After a failed attempt the next waits kRetryAfter: an unreachable server
+  // costs a caller (the thread that serves VMs, at a VM's connection) the
+  // connect timeout once, not at every call.
   bool connected() {
     if (PQstatus(conn_) == CONNECTION_OK) return true;
     if (in_tx_) {
       error_ = "the connection to the PostgreSQL server was lost during a transaction";
       return false;
     }
+    const auto now = std::chrono::steady_clock::now();
+    if (now < retry_at_) return false;  // error_ still says why
     PQreset(conn_);
     if (PQstatus(conn_) != CONNECTION_OK) {
       error_ = "cannot reach the PostgreSQL server: " + trimmed(PQerrorMessage(conn_));
+      retry_at_ = std::chrono::steady_clock::now() + kRetryAfter;
       return false;
     }
     return configure(nullptr);
@@ -241,7 +248,10 @@ class PgConnection final : public Connection {
     if (error_.empty()) error_ = trimmed(PQerrorMessage(conn_));
   }
 
+  static constexpr std::chrono::seconds kRetryAfter{2};
+
   PGconn* conn_ = nullptr;
+  std::chrono::steady_clock::time_point retry_at_{};
   bool read_only_ = false;
   bool in_tx_ = false;
   int lock_timeout_ms_ = 5000;

@@ -170,9 +170,9 @@ TEST_CASE("the database stopped mid-run: hosts keep serving, and the ledger is w
   node1.ctl_ok({"student", "add", "alice", "--course", "cs101", "--vm", "alice-a"});
   node1.ctl_ok({"student", "add", "bob", "--course", "cs101", "--vm", "bob-b"});
 
-  // Both VMs busy (endless 2 ms kernels) before the database goes.
-  auto a = node1.start("alice-a", "busy", {"2000", "100000000"});
-  auto b = node2.start("bob-b", "busy", {"2000", "100000000"});
+  // Both VMs busy (endless 2 ms kernels, ten at a time) before the database goes.
+  auto a = node1.start("alice-a", "busy", {"2000", "100000000", "10"});
+  auto b = node2.start("bob-b", "busy", {"2000", "100000000", "10"});
   REQUIRE(node1.wait_for_state("alice-a", "busy", *a));
   REQUIRE(node2.wait_for_state("bob-b", "busy", *b));
 
