@@ -1,6 +1,8 @@
 // The usage spool on a SQLite file (usage_spool.h).
 #include "vgpu/policy/usage_spool.h"
 
+#include <sys/stat.h>
+
 #include "sql.h"
 
 namespace vgpu::policy {
@@ -23,6 +25,9 @@ class SqliteSpool final : public UsageSpool {
                   &why)) {
       return Result::storage("usage spool " + path + ": " + why);
     }
+    // Whose usage it holds is the daemon's business (its -wal and -shm files
+    // take the same mode from it).
+    ::chmod(path.c_str(), 0600);
     return {};
   }
 

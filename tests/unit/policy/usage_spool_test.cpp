@@ -1,5 +1,7 @@
 // The usage spool: batches kept in a file of the host's own while the
 // database cannot take them, handed back oldest first, across reopening.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include "temp_db.h"
@@ -20,6 +22,9 @@ TEST_CASE("the spool keeps batches in order across reopening until each is remov
     REQUIRE(spool->pending(&batches, &max_seq).ok());
     CHECK(batches == 0);
     CHECK(max_seq == 0);
+    struct stat st {};
+    REQUIRE(stat(file.path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);  // the daemon's alone
     UsageRecord second = r;
     second.tenant = 8;
     REQUIRE(spool->put(20, std::vector{r, second}).ok());
