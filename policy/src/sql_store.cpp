@@ -1,6 +1,7 @@
 // The SQL store: opening, VMs and the usage ledger.
 #include "sql_store.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "migrations.h"
@@ -298,14 +299,25 @@ bool is_postgres_location(std::string_view location) {
 
 std::string printable_location(const std::string& location) {
   if (!is_postgres_location(location)) return location;
+  std::string out = location;
   // scheme://user:password@host/...: the password goes.
-  const size_t scheme = location.find("://") + 3;
-  const size_t at = location.find('@', scheme);
-  const size_t slash = location.find('/', scheme);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return location;
-  const size_t colon = location.find(':', scheme);
-  if (colon == std::string::npos || colon > at) return location;
-  return location.substr(0, colon) + location.substr(at);
+  const size_t scheme = out.find("://") + 3;
+  const size_t at = out.find('@', scheme);
+  const size_t slash = out.find('/', scheme);
+  if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+    const size_t colon = out.find(':', scheme);
+    if (colon != std::string::npos && colon < at) out.erase(colon, at - colon);
+  }
+  // ...?password=secret&...: so does a password given as a parameter.
+  if (const size_t query = out.find('?'); query != std::string::npos) {
+    for (size_t p = query; (p = out.find("password=", p + 1)) != std::string::npos;) {
+      if (out[p - 1] != '?' && out[p - 1] != '&') continue;
+      const size_t value = p + 9;
+      const size_t end = std::min(out.find('&', value), out.size());
+      out.replace(value, end - value, "...");
+    }
+  }
+  return out;
 }
 
 Result open_store(const std::string& location, std::unique_ptr<Store>* out, StoreOptions options) {

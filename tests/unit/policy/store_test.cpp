@@ -217,3 +217,14 @@ TEST_CASE("a host's usage batch is applied once, however often it is sent") {
   CHECK(s->record_host_usage("bad host", 7, std::vector{r}, &applied).code() ==
         Result::Code::kInvalidArgument);
 }
+
+TEST_CASE("a database's location is printed without its password") {
+  CHECK(printable_location("/var/lib/vgpu/vgpu.db") == "/var/lib/vgpu/vgpu.db");
+  CHECK(printable_location("postgresql://vgpu:s3cret@db.example.edu:5432/vgpu") ==
+        "postgresql://vgpu@db.example.edu:5432/vgpu");
+  CHECK(printable_location("postgresql://vgpu@db/vgpu") == "postgresql://vgpu@db/vgpu");
+  CHECK(printable_location("postgres://db:5432/vgpu?sslmode=require&password=s3cret") ==
+        "postgres://db:5432/vgpu?sslmode=require&password=...");
+  CHECK(printable_location("postgresql:///vgpu?password=x&host=/tmp") ==
+        "postgresql:///vgpu?password=...&host=/tmp");
+}
