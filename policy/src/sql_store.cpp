@@ -127,11 +127,9 @@ Result SqlStore::record_host_usage(const std::string& host, int64_t seq,
   if (!valid_host_name(host)) return Result::invalid_argument(bad_name("host", host));
   sql::Transaction tx(db_);
   if (!tx.began()) return not_begun();
-  sql::Stmt last(db_, "SELECT last_seq FROM host_batches WHERE host = ?1");
-  last.bind(1, host);
-  const int rc = last.step();
-  if (rc != sql::kRow && rc != sql::kDone) return db_error();
-  if (rc == sql::kRow && last.int64(0) >= seq) return {};  // applied before
+  int64_t last = 0;
+  if (!last_seq_locked(host, &last)) return db_error();
+  if (last >= seq) return {};  // applied before
   sql::Stmt mark(db_,
                  "INSERT INTO host_batches(host, last_seq) VALUES(?1, ?2) "
                  "ON CONFLICT(host) DO UPDATE SET last_seq = ?2");
@@ -143,12 +141,15 @@ Result SqlStore::record_host_usage(const std::string& host, int64_t seq,
 
 Result SqlStore::last_host_batch(const std::string& host, int64_t* seq) {
   std::lock_guard lock(mu_);
+  return last_seq_locked(host, seq) ? Result() : db_error();
+}
+
+bool SqlStore::last_seq_locked(const std::string& host, int64_t* seq) {
   sql::Stmt s(db_, "SELECT last_seq FROM host_batches WHERE host = ?1");
   s.bind(1, host);
   const int rc = s.step();
-  if (rc != sql::kRow && rc != sql::kDone) return db_error();
   *seq = rc == sql::kRow ? s.int64(0) : 0;
-  return {};
+  return rc == sql::kRow || rc == sql::kDone;
 }
 
 bool SqlStore::insert_usage_locked(std::span<const UsageRecord> batch) {

@@ -123,6 +123,8 @@ class SqlStore final : public Store {
   Result import_row_locked(const Actor& by, const Course& course, const RosterRow& row,
                            const std::string& duplicate);
   bool unbind_students_vms(int64_t student_id);
+  // The number of the last batch applied for `host` (0: none); false on a database error.
+  bool last_seq_locked(const std::string& host, int64_t* seq);
   // record_usage's inserts, in the caller's transaction.
   bool insert_usage_locked(std::span<const UsageRecord> batch);
   // Resolves a quota target to (scope, id, course for access checks).
