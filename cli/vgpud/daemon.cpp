@@ -19,6 +19,7 @@ Daemon::Daemon(DaemonConfig config, std::vector<std::unique_ptr<executor::Backen
       admin_store_(std::move(stores.admin)),
       ledger_store_(std::move(stores.ledger)),
       spool_(std::move(stores.spool)),
+      lease_store_(std::move(stores.leases)),
       quotas_(std::make_unique<host::QuotaControl>(store_.get(), admin_store_.get(),
                                                    static_cast<uint32_t>(geteuid()))),
       scheduling_(config_.scheduling ? config_.scheduling : std::make_shared<SchedulerControl>()) {
@@ -64,6 +65,7 @@ nlohmann::json Daemon::metrics_usage() const {
 }
 
 Result Daemon::start() {
+  if (lease_store_) quotas_->enable_leases(lease_store_.get(), config_.host_name, {});
   // Each GPU runs its own turns over its own backend; the quota gate is one.
   const size_t gpus = gpu_set_ ? gpu_set_->size() : 1;
   std::vector<scheduler::Dispatcher*> each;
@@ -119,7 +121,7 @@ Result Daemon::start() {
   loop_ = std::make_unique<transport::HostLoop>(socket_path(), config_.geometry, sessions_.get());
   sessions_->attach(loop_.get());
   started_ = std::chrono::steady_clock::now();
-  quotas_->set_flush([this] { usage_->flush(); });
+  quotas_->set_flush([this] { return usage_->flush(); });
   quotas_->set_status_source([this] { return status(); });
   if (Result r = host::serve_vms(*loop_, config_.vms, config_.vm_gid); !r.ok()) return r;
   libvirt_ = std::make_unique<host::LibvirtControl>(

@@ -62,6 +62,10 @@ struct DaemonStores {
   std::unique_ptr<policy::Store> ledger;
   // Where usage waits while the database cannot take it (usage_spool.h).
   std::unique_ptr<policy::UsageSpool> spool;
+  // A database several hosts share (PostgreSQL) only: the budget leases'
+  // transactions (policy/lease.h), which neither wait for nor hold up a
+  // usage batch. None: budgets are charged in memory against the ledger.
+  std::unique_ptr<policy::Store> leases;
 };
 
 // The composition root of the host: the stores, the GPUs and a dispatcher
@@ -101,6 +105,7 @@ class Daemon final {
   const std::unique_ptr<policy::Store> admin_store_;
   const std::unique_ptr<policy::Store> ledger_store_;
   const std::unique_ptr<policy::UsageSpool> spool_;
+  const std::unique_ptr<policy::Store> lease_store_;
   scheduler::SteadyClock clock_;
   std::unique_ptr<host::QuotaControl> quotas_;  // the quota gate, admin socket, live changes
   const std::shared_ptr<SchedulerControl> scheduling_;

@@ -345,11 +345,19 @@ int main(int argc, char** argv) {
   sim.plugin_paths = split_paths(std::getenv("VGPU_SIM_KERNELS"));
   sim.plugin_paths.insert(sim.plugin_paths.end(), sim_kernels.begin(), sim_kernels.end());
 
-  // Three connections to the database (daemon.h, DaemonStores).
+  // Three connections to the database, four to a shared one (daemon.h, DaemonStores).
   daemon::DaemonStores stores;
   std::string why;
   for (auto* store : {&stores.serving, &stores.admin, &stores.ledger}) {
     if (const vgpu::Result opened = policy::open_store(config.db_path, store); !opened.ok()) {
+      spdlog::error("vgpud: {}", opened.message());
+      return 1;
+    }
+  }
+  // A database other hosts share: budgets are leased from it (a fourth connection).
+  if (policy::is_postgres_location(config.db_path)) {
+    if (const vgpu::Result opened = policy::open_store(config.db_path, &stores.leases);
+        !opened.ok()) {
       spdlog::error("vgpud: {}", opened.message());
       return 1;
     }

@@ -37,10 +37,19 @@ QuotaControl::QuotaControl(policy::Store* store, policy::Store* admin_store, uin
 
 QuotaControl::~QuotaControl() { stop(); }
 
+void QuotaControl::enable_leases(policy::Store* lease_store, const std::string& host,
+                                 const policy::LeaseRules& rules) {
+  leases_ = std::make_unique<LeaseKeeper>(lease_store, &accounting_, host, rules, [this] {
+    if (dispatcher_) dispatcher_->poke();  // tenants held for a lease run now
+  });
+  accounting_.enable_leases([keeper = leases_.get()] { keeper->wake(); });
+}
+
 Result QuotaControl::start(scheduler::DispatcherGroup* dispatcher, executor::Backend* backend,
                            const std::string& runtime_dir) {
   dispatcher_ = dispatcher;
   backend_ = backend;
+  if (leases_) leases_->start();
   AdminServer::Limits limits;
   limits.privileged = {0, daemon_uid_};  // the admins handle() trusts without a user row
   server_ = std::make_unique<AdminServer>(
@@ -51,6 +60,7 @@ Result QuotaControl::start(scheduler::DispatcherGroup* dispatcher, executor::Bac
 
 void QuotaControl::stop() {
   if (server_) server_->stop();
+  if (leases_) leases_->stop();
 }
 
 bool QuotaControl::admit(TenantId tenant, scheduler::TenantParams* params, std::string* why) {
@@ -143,7 +153,7 @@ Grant QuotaControl::reserve(TenantId tenant, scheduler::Nanos want) {
       }
       return {Grant::Kind::kRun, d.budget_ns, Status::kSuccess};
     case policy::Admission::Kind::kWait:
-      announce(tenant, "its work waits");
+      if (!d.lease_pending) announce(tenant, "its work waits");
       return {Grant::Kind::kWait, 0, Status::kSuccess};
     case policy::Admission::Kind::kReject:
       announce(tenant, "its work is rejected (cudaErrorNotPermitted)");
@@ -161,10 +171,9 @@ class QuotaControl::Live final : public admin::LiveState {
   explicit Live(QuotaControl* quotas) : quotas_(quotas) {}
   json top(const policy::Actor& by) override { return quotas_->top(by); }
   json status() override { return quotas_->status_ ? quotas_->status_() : json::object(); }
-  bool flush_usage() override {
-    if (!quotas_->flush_) return false;
-    quotas_->flush_();
-    return true;
+  Result flush_usage() override {
+    if (!quotas_->flush_) return Result::unavailable("this daemon cannot flush its usage");
+    return quotas_->flush_();
   }
 
  private:

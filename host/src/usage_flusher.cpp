@@ -20,7 +20,7 @@ UsageFlusher::UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGro
 
 UsageFlusher::~UsageFlusher() { stop(); }
 
-void UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
+Result UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
   if (!batch.empty()) {
     // Numbers increase across restarts: the clock's nanoseconds, or one more.
     const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -44,6 +44,7 @@ void UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
       }
     }
   }
+  Result last = Result();  // why the last replay stopped
   int64_t replayed = 0;
   while (spooled_ > 0) {
     int64_t seq = 0;
@@ -54,7 +55,8 @@ void UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
       break;
     }
     bool applied = false;
-    if (!ledger_->record_host_usage(host_.name, seq, waiting, &applied).ok()) break;
+    last = ledger_->record_host_usage(host_.name, seq, waiting, &applied);
+    if (!last.ok()) break;
     if (const Result r = spool_->remove(seq); !r.ok()) {
       spdlog::error("vgpud: {}", r.message());  // replayed again later: applied once all the same
       break;
@@ -66,6 +68,10 @@ void UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
     spdlog::info("vgpud: wrote {} usage batches kept while the database could not take them{}",
                  replayed, spooled_ ? fmt::format(" ({} wait still)", spooled_) : "");
   }
+  if (spooled_ == 0) return {};
+  return Result::unavailable(
+      fmt::format("{} usage batches wait in the spool: the database cannot take them now{}",
+                  spooled_, last.ok() ? "" : " (" + last.message() + ")"));
 }
 
 void UsageFlusher::report_host(bool at_start) {
@@ -116,7 +122,7 @@ void UsageFlusher::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  flush();
+  (void)flush();  // what it could not write waits in the spool for the next start
 }
 
 void UsageFlusher::seen(const std::string& vm) {
@@ -124,7 +130,7 @@ void UsageFlusher::seen(const std::string& vm) {
   seen_vms_.insert(vm);
 }
 
-void UsageFlusher::flush() {
+Result UsageFlusher::flush() {
   MutexLock one_at_a_time(flushing_);
   const int64_t hour = hour_of(now_());
   std::vector<policy::UsageRecord> batch;
@@ -145,10 +151,14 @@ void UsageFlusher::flush() {
     before = now;
   }
   quotas_->attribute(&batch);  // each VM's usage goes to the student it is bound to
+  Result written;
   if (spool_ && !host_.name.empty()) {
-    write_spooled(std::move(batch));
-  } else if (!batch.empty() && !ledger_->record_usage(batch).ok()) {
-    spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
+    written = write_spooled(std::move(batch));
+  } else if (!batch.empty()) {
+    written = ledger_->record_usage(batch);
+    if (!written.ok()) {
+      spdlog::error("vgpud: could not write {} usage records to the database", batch.size());
+    }
   }
   report_host(false);
   std::unordered_set<std::string> seen;
@@ -162,6 +172,7 @@ void UsageFlusher::flush() {
       spdlog::error("vgpud: could not write when VM {} was last seen to the database", vm);
     }
   }
+  return written;
 }
 
 void UsageFlusher::run() {
@@ -170,7 +181,7 @@ void UsageFlusher::run() {
     cv_.wait_for(mu_, interval_, [this]() REQUIRES(mu_) { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    flush();
+    (void)flush();  // what it could not write is retried at the next
     lock.lock();
   }
 }

@@ -197,8 +197,8 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
       {"usage.flush",
        {false,
         [](Ctx& c) {
-          if (!c.daemon("usage.flush").flush_usage()) {
-            return error_answer("this daemon cannot flush its usage");
+          if (const Result r = c.daemon("usage.flush").flush_usage(); !r.ok()) {
+            return error_answer(r.message());
           }
           return ok_answer(json{{"flushed", true}});
         }}},

@@ -49,8 +49,9 @@ class LiveState {
   // The daemon's own accounting (host/daemon_status.h); asked for admins only.
   virtual json status() = 0;
   // Writes the usage measured so far to the ledger; returns once it is there.
-  // False if this daemon cannot.
-  virtual bool flush_usage() = 0;
+  // An error if this daemon cannot, or if some usage is not there yet (it
+  // waits in the daemon's spool while the database cannot take it).
+  virtual Result flush_usage() = 0;
 };
 
 // Runs one request as `by`. Never throws.

@@ -13,6 +13,23 @@ Accounting::Accounting(Store* store, UnixClock clock)
         return ns;
       }) {}
 
+void Accounting::enable_leases(std::function<void()> wake) {
+  MutexLock lock(mu_);
+  book_.set_leased();
+  lease_wake_ = std::move(wake);
+}
+
+std::vector<LeaseNeed> Accounting::lease_needs(const LeaseRules& rules) {
+  MutexLock lock(mu_);
+  return book_.lease_needs(clock_(), rules);
+}
+
+void Accounting::lease_answer(const LeaseNeed& need, const LeaseGrant* grant,
+                              const LeaseRules& rules) {
+  MutexLock lock(mu_);
+  book_.lease_answer(need, grant, clock_(), rules);
+}
+
 bool Accounting::load(TenantId tenant, Tenant* t) {
   VmPolicy p;
   if (!store_->vm_policy(tenant, &p).ok()) return false;
@@ -110,6 +127,13 @@ Admission Accounting::reserve(TenantId tenant, int64_t want_ns) {
     t.best_effort = false;
     return d;
   }
+  if (r.lease_pending) {
+    // The budget may have time left on the store: wait for a lease.
+    d.kind = Admission::Kind::kWait;
+    d.lease_pending = true;
+    if (lease_wake_) lease_wake_();
+    return d;
+  }
   switch (t.quota.on_exhaust) {
     case OnExhaust::kReject:
       d.kind = Admission::Kind::kReject;
@@ -137,7 +161,7 @@ void Accounting::settle(TenantId tenant, int64_t reserved_ns, int64_t used_ns) {
   Tenant& t = it->second;
   const int64_t back = std::min(t.outstanding, reserved_ns);
   t.outstanding -= back;
-  book_.settle(t.holder, back, used_ns, clock_());
+  if (book_.settle(t.holder, back, used_ns, clock_()) && lease_wake_) lease_wake_();
 }
 
 void Accounting::attribute(std::vector<UsageRecord>* batch) {

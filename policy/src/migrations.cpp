@@ -7,7 +7,7 @@ namespace vgpu::policy {
 namespace {
 
 // SQLite's migrations, from the first schema on.
-constexpr std::array<std::string_view, 9> kSqliteMigrations = {
+constexpr std::array<std::string_view, 10> kSqliteMigrations = {
     // 1: VMs (tenants) and the usage ledger.
     R"sql(
       CREATE TABLE vms (
@@ -224,13 +224,27 @@ constexpr std::array<std::string_view, 9> kSqliteMigrations = {
         last_seq  INTEGER NOT NULL
       );
     )sql",
+    // 10: budget leases (lease.h): what each host may spend of a budget
+    // window, and what it had spent when it last took or renewed its lease.
+    R"sql(
+      CREATE TABLE budget_leases (
+        student_id    INTEGER NOT NULL,
+        tenant_id     INTEGER NOT NULL,
+        window_start  INTEGER NOT NULL,
+        host          TEXT NOT NULL,
+        limit_ns      INTEGER NOT NULL,
+        used_ns       INTEGER NOT NULL,
+        expires_at    INTEGER NOT NULL,
+        PRIMARY KEY (student_id, tenant_id, window_start, host)
+      );
+    )sql",
 };
 
 // PostgreSQL's: support for it began at schema version 8, so a new database
 // is made at 8 in one step (1 to 7 are part of it). Versions after 8 are
 // added to both lists, each in its engine's SQL. Text sorts by code point
 // (COLLATE "C"), as in SQLite, whatever the server's locale.
-constexpr std::array<std::string_view, 9> kPostgresMigrations = {
+constexpr std::array<std::string_view, 10> kPostgresMigrations = {
     "",
     "",
     "",
@@ -353,6 +367,19 @@ constexpr std::array<std::string_view, 9> kPostgresMigrations = {
       CREATE TABLE host_batches (
         host      TEXT COLLATE "C" PRIMARY KEY,
         last_seq  BIGINT NOT NULL
+      );
+    )sql",
+    // 10: as SQLite's 10.
+    R"sql(
+      CREATE TABLE budget_leases (
+        student_id    BIGINT NOT NULL,
+        tenant_id     BIGINT NOT NULL,
+        window_start  BIGINT NOT NULL,
+        host          TEXT COLLATE "C" NOT NULL,
+        limit_ns      BIGINT NOT NULL,
+        used_ns       BIGINT NOT NULL,
+        expires_at    BIGINT NOT NULL,
+        PRIMARY KEY (student_id, tenant_id, window_start, host)
       );
     )sql",
 };

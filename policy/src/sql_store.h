@@ -33,6 +33,8 @@ class SqlStore final : public Store {
   int schema_version() override;
   Result report_host(const HostRow& host) override;
   Result list_hosts(std::vector<HostRow>* out) override;
+  Result lease_budget(const LeaseRequest& request, const LeaseRules& rules,
+                      LeaseGrant* out) override;
 
   Result actor_for_uid(uint32_t uid, Actor* out) override;
   Result add_user(const Actor& by, const UserRow& user) override;

@@ -48,7 +48,7 @@ TEST_CASE("the daemon's status is for admins only", "[quota_control]") {
 TEST_CASE("usage.flush writes the ledger before it answers", "[quota_control]") {
   World w;
   CHECK(ask(w, 0, {{"op", "usage.flush"}})["ok"] == false);  // no flusher given
-  w.quotas.set_flush([&] { w.usage.flush(); });
+  w.quotas.set_flush([&] { return w.usage.flush(); });
   REQUIRE(w.open_channel(1, "a1", kAliceUid) == Status::kSuccess);
   REQUIRE(w.call(1, proto::DeviceSynchronizeRequest{}).status() == Status::kSuccess);
   CHECK(ask(w, kTeacherUid, {{"op", "usage.flush"}})["ok"] == true);

@@ -120,7 +120,7 @@ TEST_CASE("the usage flusher writes what ran into its hour's bucket, once", "[se
     return out;
   };
 
-  w.usage.flush();
+  CHECK(w.usage.flush().ok());
   std::vector<policy::UsageRecord> written = rows();
   REQUIRE(written.size() == 1);
   CHECK(written[0].tenant == w.tenant_of("a1"));
@@ -129,13 +129,13 @@ TEST_CASE("the usage flusher writes what ran into its hour's bucket, once", "[se
   // The next hour: what ran since goes to a bucket of its own.
   REQUIRE(w.call(1, proto::DeviceSynchronizeRequest{}).status() == Status::kSuccess);
   w.wall += 3600;
-  w.usage.flush();
+  CHECK(w.usage.flush().ok());
   written = rows();
   REQUIRE(written.size() == 2);
   CHECK(written[1].interval_start == kHour + 3600);
 
   // Nothing new ran: a flush an hour later writes no row.
   w.wall += 3600;
-  w.usage.flush();
+  CHECK(w.usage.flush().ok());
   CHECK(rows().size() == 2);
 }

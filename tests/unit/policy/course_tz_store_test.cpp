@@ -122,7 +122,7 @@ TEST_CASE("a version 5 database gains course time zones, its courses in UTC", "[
   }
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 9);
+  CHECK(s->schema_version() == 10);
   CHECK(course_zone(*s, "cs101") == "UTC");
   REQUIRE(s->set_course_time_zone(root(), "cs101", "Europe/Berlin").ok());
   CHECK(course_zone(*s, "cs101") == "Europe/Berlin");
@@ -202,7 +202,7 @@ TEST_CASE("a version 6 database keeps its quotas and takes monthly budgets", "[s
   }
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 9);
+  CHECK(s->schema_version() == 10);
   QuotaFields q;
   REQUIRE(s->get_quota(root(), {QuotaTarget::Kind::kCourse, "cs101"}, &q).ok());
   REQUIRE(q.gpu_time);

@@ -61,7 +61,7 @@ TEST_CASE("an empty database migrates to the latest schema") {
   TempDb db;
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 9);
+  CHECK(s->schema_version() == 10);
   if (!db.pg) CHECK(integrity(db.path) == "ok");
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("a version 1 database migrates keeping its VMs and ledger", "[sqlite]"
   make_v1(db.path);
   auto s = db.open();
   REQUIRE(s);
-  CHECK(s->schema_version() == 9);
+  CHECK(s->schema_version() == 10);
   std::vector<VmRow> vms;
   REQUIRE(s->list_vms(&vms).ok());
   REQUIRE(vms.size() == 2);

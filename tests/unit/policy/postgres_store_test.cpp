@@ -27,7 +27,7 @@ TEST_CASE("hosts that open one new database at once migrate it once", "[postgres
   for (int i = 0; i < kHosts; ++i) {
     INFO(opened[i].message());
     REQUIRE(opened[i].ok());
-    CHECK(stores[i]->schema_version() == 9);
+    CHECK(stores[i]->schema_version() == 10);
   }
   // One ledger: a VM is the same tenant from every host, and ids are not reused.
   TenantId a0 = 0, a1 = 0, b = 0;

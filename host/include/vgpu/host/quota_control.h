@@ -21,6 +21,7 @@
 #include "vgpu/executor/backend.h"
 #include "vgpu/executor/call_handler.h"
 #include "vgpu/host/admin_server.h"
+#include "vgpu/host/lease_keeper.h"
 #include "vgpu/policy/accounting.h"
 #include "vgpu/scheduler/dispatcher_group.h"
 #include "vgpu/scheduler/quota_gate.h"
@@ -43,7 +44,14 @@ class QuotaControl final : public scheduler::QuotaGate {
   QuotaControl(policy::Store* store, policy::Store* admin_store, uint32_t daemon_uid);
   ~QuotaControl() override;
 
-  // Starts the admin socket; the dispatcher and backend outlive stop().
+  // Budgets leased from a store several hosts share (policy/lease.h): a
+  // LeaseKeeper on `lease_store` (a connection of its own) as host `host`.
+  // Before start().
+  void enable_leases(policy::Store* lease_store, const std::string& host,
+                     const policy::LeaseRules& rules);
+
+  // Starts the admin socket (and the lease keeper); the dispatcher and
+  // backend outlive stop().
   Result start(scheduler::DispatcherGroup* dispatcher, executor::Backend* backend,
                const std::string& runtime_dir);
   void stop();
@@ -77,7 +85,8 @@ class QuotaControl final : public scheduler::QuotaGate {
   void set_status_source(std::function<nlohmann::json()> source) { status_ = std::move(source); }
   // Writes the usage measured so far to the store and returns once it is
   // there (`usage.flush`: reports read from the file, tests); set before start().
-  void set_flush(std::function<void()> flush) { flush_ = std::move(flush); }
+  // An error when some usage is not in the store yet (usage_flusher.h).
+  void set_flush(std::function<Result()> flush) { flush_ = std::move(flush); }
   // Runs after each request the store answered (admin thread), and may add to
   // the answer (libvirt_control.h: vm.attach, vm.detach); set before start().
   using RequestHook = std::function<void(const nlohmann::json& request, nlohmann::json* answer)>;
@@ -112,8 +121,9 @@ class QuotaControl final : public scheduler::QuotaGate {
   scheduler::DispatcherGroup* dispatcher_ = nullptr;
   executor::Backend* backend_ = nullptr;
   std::unique_ptr<AdminServer> server_;
+  std::unique_ptr<LeaseKeeper> leases_;
   std::function<nlohmann::json()> status_;
-  std::function<void()> flush_;
+  std::function<Result()> flush_;
   RequestHook request_hook_;
   PlacementSink placement_sink_;
   GpuOfTenant gpu_of_;

@@ -63,8 +63,9 @@ class UsageFlusher {
   void stop() EXCLUDES(mu_);  // ends it, then flushes what is left
 
   // Any thread: writes what was measured since the last flush; returns once
-  // it is in the store. One flush at a time.
-  void flush() EXCLUDES(flushing_, mu_);
+  // it is in the store. One flush at a time. An error when some usage is
+  // not in the store yet (it waits in the spool, or, without one, was lost).
+  Result flush() EXCLUDES(flushing_, mu_);
   // Any thread: `vm` opened a channel; its last-seen time is written at the
   // next flush.
   void seen(const std::string& vm) EXCLUDES(mu_);
@@ -78,7 +79,8 @@ class UsageFlusher {
   void report_host(bool at_start) REQUIRES(flushing_);
   // Writes the batch under its number, or keeps it in the spool behind those
   // waiting there; then replays the spool while the store takes batches.
-  void write_spooled(std::vector<policy::UsageRecord> batch) REQUIRES(flushing_);
+  // An error while batches still wait in the spool.
+  Result write_spooled(std::vector<policy::UsageRecord> batch) REQUIRES(flushing_);
 
   policy::Store* const ledger_;
   const scheduler::DispatcherGroup* const dispatcher_;

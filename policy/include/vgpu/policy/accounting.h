@@ -9,6 +9,9 @@
 // settles what ran. After an admin change the daemon calls refresh() and
 // applies the new plans at once.
 //
+// With a store shared by several hosts, budgets are leased (lease.h): the
+// owner runs lease_needs()/lease_answer() against the store off the hot path.
+//
 // Usage batches pass through attribute() on their way to the ledger so that
 // each VM's usage is charged to the student it is bound to.
 //
@@ -51,6 +54,8 @@ struct Admission {
   int64_t budget_ns = 0;
   bool plan_changed = false;  // best-effort began or ended: re-apply plan()
   bool best_effort = false;   // runs past its budget, in the best-effort group
+  // kWait for a lease, not for the budget: no quota message, ask again soon.
+  bool lease_pending = false;
 };
 
 struct TenantStatus {
@@ -64,6 +69,14 @@ struct TenantStatus {
 class Accounting {
  public:
   Accounting(Store* store, UnixClock clock);
+
+  // Leased budgets: call before the first connect(). `wake` is called
+  // (under this class's lock: it must not call back) when a reservation
+  // found no lease, so the owner asks the store at once.
+  void enable_leases(std::function<void()> wake) EXCLUDES(mu_);
+  std::vector<LeaseNeed> lease_needs(const LeaseRules& rules) EXCLUDES(mu_);
+  void lease_answer(const LeaseNeed& need, const LeaseGrant* grant, const LeaseRules& rules)
+      EXCLUDES(mu_);
 
   TenantPlan connect(TenantId tenant) EXCLUDES(mu_);
   // Re-reads every known VM's binding and quota; returns the plans of all of them.
@@ -97,6 +110,7 @@ class Accounting {
   const UnixClock clock_;
   Mutex mu_;
   BudgetBook book_ GUARDED_BY(mu_);
+  std::function<void()> lease_wake_ GUARDED_BY(mu_);
   std::unordered_map<TenantId, Tenant> tenants_ GUARDED_BY(mu_);
 };
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vgpu/policy/lease.h"
 #include "vgpu/policy/records.h"
 #include "vgpu/result.h"
 
@@ -120,6 +121,13 @@ class Store {
   virtual Result report_host(const HostRow& host) = 0;
   // Every host that ever reported, by name.
   virtual Result list_hosts(std::vector<HostRow>* out) = 0;
+  // Takes, renews or gives back (request.give_back) `request.host`'s lease
+  // of a budget window, in one transaction that sees every host's leases
+  // and ledger rows (lease.h): never more than the budget minus the other
+  // hosts' spending and live leases. kReadOnly, kBusy (the write lock),
+  // kStorage; kInvalidArgument for a bad host name.
+  virtual Result lease_budget(const LeaseRequest& request, const LeaseRules& rules,
+                              LeaseGrant* out) = 0;
 
   // --- who may change things ---
   // The actor for a registered uid; kPermissionDenied if there is none.
