@@ -31,6 +31,8 @@ void LeaseKeeper::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (!stopped_) round(true);
+  stopped_ = true;
 }
 
 void LeaseKeeper::wake() {
@@ -39,9 +41,9 @@ void LeaseKeeper::wake() {
   cv_.notify_one();
 }
 
-void LeaseKeeper::round() {
+void LeaseKeeper::round(bool all_back) {
   bool brought = false;
-  for (const policy::LeaseNeed& need : accounting_->lease_needs(rules_)) {
+  for (const policy::LeaseNeed& need : accounting_->lease_needs(rules_, all_back)) {
     policy::LeaseRequest request = need.request;
     request.host = host_;
     policy::LeaseGrant grant;

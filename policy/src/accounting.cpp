@@ -19,9 +19,9 @@ void Accounting::enable_leases(std::function<void()> wake) {
   lease_wake_ = std::move(wake);
 }
 
-std::vector<LeaseNeed> Accounting::lease_needs(const LeaseRules& rules) {
+std::vector<LeaseNeed> Accounting::lease_needs(const LeaseRules& rules, bool all_back) {
   MutexLock lock(mu_);
-  return book_.lease_needs(clock_(), rules);
+  return book_.lease_needs(clock_(), rules, all_back);
 }
 
 void Accounting::lease_answer(const LeaseNeed& need, const LeaseGrant* grant,

@@ -117,17 +117,20 @@ BudgetState BudgetBook::state(const Holder& h, int64_t now) {
   return s;
 }
 
-std::vector<LeaseNeed> BudgetBook::lease_needs(int64_t now, const LeaseRules& rules) {
+std::vector<LeaseNeed> BudgetBook::lease_needs(int64_t now, const LeaseRules& rules,
+                                               bool all_back) {
   std::vector<LeaseNeed> needs;
   if (!leased_) return needs;
   for (auto& [key, entry] : accounts_) {
     if (entry.gpu_time.unlimited || entry.asked) continue;
     Account& a = renewed(entry.holder, now);
-    if (!a.window.contains(now) || now < a.next_ask) continue;
-    const bool in_use = a.reserved > 0 || now - a.last_wanted < rules.idle_return_s;
+    if (!a.window.contains(now) || (now < a.next_ask && !all_back)) continue;
+    const bool in_use = !all_back && (a.reserved > 0 || now - a.last_wanted < rules.idle_return_s);
     const int64_t left = lease_left(a);
     LeaseRequest r;
-    if (a.wants && !a.exhausted) {
+    if (all_back && a.limit <= a.here) {
+      continue;  // nothing unspent to give back
+    } else if (a.wants && !a.exhausted && !all_back) {
       // Someone waits for time and the lease has none: take one.
     } else if (in_use && a.limit >= 0 && !a.exhausted &&
                (left < a.granted / 2 || now >= a.renew_at)) {

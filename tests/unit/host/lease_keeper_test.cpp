@@ -99,3 +99,37 @@ TEST_CASE("a store that refuses leases: the tenant spends what it holds, then wa
   CHECK(a.kind == Admission::Kind::kWait);
   CHECK(a.lease_pending);
 }
+
+TEST_CASE("a keeper that stops gives its unspent leases back", "[lease]") {
+  World w;
+  const int64_t lease = lease_size({}, 1000 * kMs, 1);
+  {
+    host::LeaseKeeper keeper(w.leases.get(), w.acc.get(), "node1", {}, nullptr);
+    w.acc->enable_leases([] {});
+    REQUIRE(w.acc->connect(w.vm).admitted);
+    (void)w.acc->reserve(w.vm, 1);
+    keeper.round();
+    const Admission a = w.acc->reserve(w.vm, 2 * kMs);
+    REQUIRE(a.kind == Admission::Kind::kRun);
+    w.acc->settle(w.vm, a.budget_ns, 2 * kMs);
+    keeper.stop();
+    CHECK(w.acc->status_of(w.vm).budget.lease_limit_ns == 2 * kMs);  // spent, nothing held
+  }
+  // Another host sees only what node1 spent as taken.
+  LeaseRequest r;
+  VmPolicy p;
+  REQUIRE(w.store->vm_policy(w.vm, &p).ok());
+  r.student = p.student_id;
+  r.host = "node2";
+  r.window_start = w.acc->status_of(w.vm).budget.window.start;
+  r.window_end = w.acc->status_of(w.vm).budget.window.end;
+  r.budget_ns = 1000 * kMs;
+  r.now = w.now;
+  LeaseRules whole;
+  whole.budget_share = 1;
+  whole.max_lease_ns = 1000 * kMs;
+  LeaseGrant g;
+  REQUIRE(w.store->lease_budget(r, whole, &g).ok());
+  CHECK(g.limit_ns == 1000 * kMs - 2 * kMs);
+  CHECK(lease > 2 * kMs);  // so node1 did hold more than it spent
+}

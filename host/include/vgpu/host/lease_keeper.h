@@ -24,11 +24,14 @@ class LeaseKeeper {
   ~LeaseKeeper();  // stop()
 
   void start();
+  // Ends the thread, then gives back every unspent lease (so that a host
+  // stopped cleanly does not hold budgets until its leases expire).
   void stop() EXCLUDES(mu_);
   // Ask now (any thread, any lock held: it only signals).
   void wake() EXCLUDES(mu_);
-  // One round: every lease the accounting needs, asked in turn. Public for tests.
-  void round();
+  // One round: every lease the accounting needs (with `all_back`, every
+  // unspent one given back), asked in turn. Public for tests.
+  void round(bool all_back = false);
 
  private:
   void run() EXCLUDES(mu_);
@@ -44,6 +47,7 @@ class LeaseKeeper {
   CondVar cv_;
   bool woken_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
+  bool stopped_ = false;  // the leases were given back
   std::thread thread_;
 };
 

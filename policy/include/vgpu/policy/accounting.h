@@ -74,7 +74,7 @@ class Accounting {
   // (under this class's lock: it must not call back) when a reservation
   // found no lease, so the owner asks the store at once.
   void enable_leases(std::function<void()> wake) EXCLUDES(mu_);
-  std::vector<LeaseNeed> lease_needs(const LeaseRules& rules) EXCLUDES(mu_);
+  std::vector<LeaseNeed> lease_needs(const LeaseRules& rules, bool all_back = false) EXCLUDES(mu_);
   void lease_answer(const LeaseNeed& need, const LeaseGrant* grant, const LeaseRules& rules)
       EXCLUDES(mu_);
 

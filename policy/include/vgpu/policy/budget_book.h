@@ -92,7 +92,8 @@ class BudgetBook {
   // renew (half spent, or half its time to live gone while in use) or give
   // back (idle, with some unspent), each marked as asked until answered. A
   // lease given back stops serving at once, before the store hears of it.
-  std::vector<LeaseNeed> lease_needs(int64_t now, const LeaseRules& rules);
+  // `all_back` (the daemon stops): every unspent lease is given back.
+  std::vector<LeaseNeed> lease_needs(int64_t now, const LeaseRules& rules, bool all_back = false);
   // The store's answer to a need (`grant` null: no answer, ask again after
   // the rules' retry time).
   void lease_answer(const LeaseNeed& need, const LeaseGrant* grant, int64_t now,
