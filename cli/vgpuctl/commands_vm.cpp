@@ -1,4 +1,4 @@
-// vgpuctl vm attach|detach|list|sessions (docs/libvirt.md).
+// vgpuctl vm attach|detach|list|set|sessions (docs/libvirt.md).
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -72,6 +72,7 @@ int list_vms(Context& ctx, double interval) {
                     {"vm", vm},
                     {"attached", v != nullptr},
                     {"student", v ? v->value("student", "") : ""},
+                    {"placement", v ? v->value("placement", "") : ""},
                     {"gpu_share", share_of(vm)}});
   }
   // vgpud's VMs that are no domain here: simulated VMs, other hosts, or a
@@ -86,6 +87,7 @@ int list_vms(Context& ctx, double interval) {
                     {"vm", vm},
                     {"attached", !uuid.empty()},
                     {"student", v.value("student", "")},
+                    {"placement", v.value("placement", "")},
                     {"gpu_share", share_of(vm)}});
   }
   if (ctx.json_output) {
@@ -94,14 +96,15 @@ int list_vms(Context& ctx, double interval) {
   }
   Table t({text_column("DOMAIN", "domain"), text_column("STATE", "state"),
            text_column("VGPU VM", "vm"), text_column("STUDENT", "student"),
-           number_column("GPU SHARE", "gpu_share"), text_column("UUID", "uuid")});
+           text_column("PLACEMENT", "placement"), number_column("GPU SHARE", "gpu_share"),
+           text_column("UUID", "uuid")});
   for (const json& r : rows) {
     const std::string vm = r["vm"], student = r["student"];
     Cell share("-", nullptr);
     if (r["gpu_share"].is_number()) share = {percent(r["gpu_share"].get<double>()), r["gpu_share"]};
     t.add({optional_cell(r["domain"]), optional_cell(r["state"]), optional_cell(vm),
            vm.empty() ? Cell("-", nullptr) : Cell(student.empty() ? "(unassigned)" : student),
-           share, optional_cell(r["uuid"])});
+           optional_cell(r["placement"]), share, optional_cell(r["uuid"])});
   }
   ctx.print(t);
   return 0;
@@ -171,6 +174,23 @@ void add_vm_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(0.0, 60.0));
   add_output_options(list, ctx);
   list->callback([&ctx] { ctx.action = [&ctx] { return list_vms(ctx, interval); }; });
+
+  static std::string placement;
+  auto* set =
+      vm->add_subcommand("set", "a VM's own settings (admins, or its course's teacher; audited)");
+  set->add_option("VM", name, "the VM")->required();
+  set->add_option("--placement", placement,
+                  "which GPU of its host it goes to: spread, pack, or inherit (its student's, "
+                  "course's or the host's); from its next placement")
+      ->required()
+      ->check(CLI::IsMember({"spread", "pack", "inherit"}));
+  set->callback([&ctx] {
+    ctx.action = [&ctx] {
+      return ctx.run({{"op", "vm.set"}, {"vm", name}, {"placement", placement}}, [](const json&) {
+        std::printf("VM %s: placement %s\n", name.c_str(), placement.c_str());
+      });
+    };
+  });
 
   auto* sessions = vm->add_subcommand(
       "sessions", "each run of the attached domains: when it started and ended, and how");

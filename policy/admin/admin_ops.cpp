@@ -385,9 +385,30 @@ const std::map<std::string, std::pair<bool, Handler>, std::less<>>& table() {
                            {"student", v.student},
                            {"first_seen", v.first_seen},
                            {"last_seen", v.last_seen},
-                           {"domain_uuid", v.domain_uuid}});
+                           {"domain_uuid", v.domain_uuid},
+                           {"placement",
+                            v.placement ? json(placement_name(*v.placement)) : json("inherit")}});
           }
           return c.done(s, out);
+        }}},
+      // A VM's own placement policy: "spread", "pack", or "inherit" (its
+      // student's, course's or the host's again).
+      {"vm.set",
+       {true,
+        [](Ctx& c) {
+          const std::string text = str(c.r, "placement");
+          std::optional<Placement> placement;
+          if (text != "inherit") {
+            Placement p;
+            if (Result e = parse_placement(text, &p); !e.ok()) {
+              return c.done(
+                  Result::invalid_argument("placement must be spread, pack or inherit, "
+                                           "not '" +
+                                           text + "'"));
+            }
+            placement = p;
+          }
+          return c.change(c.store.set_vm_placement(c.by, str(c.r, "vm"), placement));
         }}},
       // libvirt domains (docs/libvirt.md). vgpuctl edits the domain; these
       // record it, and the daemon serves (or stops serving) the VM's socket.

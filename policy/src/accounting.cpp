@@ -36,6 +36,7 @@ bool Accounting::load(TenantId tenant, Tenant* t) {
   t->policy = p;
   t->quota = p.student_id ? resolve_student_quota(p.student_fields, p.course_fields)
                           : resolve_default_quota(p.default_fields);
+  if (p.vm_placement) t->quota.placement = p.vm_placement;  // the VM's own wins
   t->holder = p.student_id ? Holder{p.student_id, 0} : Holder{0, tenant};
   // Periods on the course's wall clock (a name tzdata no longer knows: UTC).
   book_.configure(t->holder, t->quota.gpu_time, clock_(), TimeZone::find_or_utc(p.time_zone));

@@ -225,7 +225,8 @@ constexpr std::array<std::string_view, 10> kSqliteMigrations = {
       );
     )sql",
     // 10: budget leases (lease.h): what each host may spend of a budget
-    // window, and what it had spent when it last took or renewed its lease.
+    // window, and what it had spent when it last took or renewed its lease;
+    // and a VM's own placement policy (NULL: its student's, course's, host's).
     R"sql(
       CREATE TABLE budget_leases (
         student_id    INTEGER NOT NULL,
@@ -237,6 +238,8 @@ constexpr std::array<std::string_view, 10> kSqliteMigrations = {
         expires_at    INTEGER NOT NULL,
         PRIMARY KEY (student_id, tenant_id, window_start, host)
       );
+      -- A VM's own placement policy, over its student's and course's.
+      ALTER TABLE vms ADD COLUMN placement TEXT CHECK (placement IN ('spread', 'pack'));
     )sql",
 };
 
@@ -381,6 +384,7 @@ constexpr std::array<std::string_view, 10> kPostgresMigrations = {
         expires_at    BIGINT NOT NULL,
         PRIMARY KEY (student_id, tenant_id, window_start, host)
       );
+      ALTER TABLE vms ADD COLUMN placement TEXT CHECK (placement IN ('spread', 'pack'));
     )sql",
 };
 static_assert(kPostgresMigrations.size() == kSqliteMigrations.size());

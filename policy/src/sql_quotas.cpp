@@ -267,7 +267,8 @@ Result SqlStore::vm_policy(TenantId tenant, VmPolicy* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.name, coalesce(s.id, 0), coalesce(s.name, ''), coalesce(c.id, 0), "
-              "coalesce(c.name, ''), coalesce(c.time_zone, 'UTC') FROM vms v "
+              "coalesce(c.name, ''), coalesce(c.time_zone, 'UTC'), coalesce(v.placement, '') "
+              "FROM vms v "
               "LEFT JOIN students s ON s.id = v.student_id AND s.removed_at IS NULL "
               "LEFT JOIN courses c ON c.id = s.course_id WHERE v.tenant_id = ?1");
   s.bind(1, static_cast<int64_t>(tenant));
@@ -283,6 +284,7 @@ Result SqlStore::vm_policy(TenantId tenant, VmPolicy* out) {
   out->course_id = static_cast<uint32_t>(s.int64(3));
   out->course = s.text(4);
   out->time_zone = s.text(5);
+  if (Placement p; !s.text(6).empty() && parse_placement(s.text(6), &p).ok()) out->vm_placement = p;
   if ((out->student_id && !read_quota("student", out->student_id, &out->student_fields)) ||
       (out->course_id && !read_quota("course", out->course_id, &out->course_fields)) ||
       !read_quota("default", 0, &out->default_fields)) {
@@ -290,6 +292,49 @@ Result SqlStore::vm_policy(TenantId tenant, VmPolicy* out) {
   }
   sql::Stmt cur(db_, "SELECT value FROM settings WHERE key = 'unassigned'");
   out->refuse_unassigned = cur.step() == sql::kRow && cur.text(0) == "refuse";
+  return {};
+}
+
+Result SqlStore::set_vm_placement(const Actor& by, const std::string& vm,
+                                  std::optional<Placement> placement) {
+  std::lock_guard lock(mu_);
+  if (Result r = writable(); !r.ok()) return r;
+  sql::Transaction tx(db_);
+  if (!tx.began()) return not_begun();
+  sql::Stmt cur(db_,
+                "SELECT coalesce(v.placement, ''), coalesce(s.name, '') FROM vms v "
+                "LEFT JOIN students s ON s.id = v.student_id AND s.removed_at IS NULL "
+                "WHERE v.name = ?1");
+  cur.bind(1, vm);
+  if (const int rc = cur.step(); rc != sql::kRow) {
+    return rc == sql::kDone ? Result::not_found("unknown VM '" + vm + "'") : db_error();
+  }
+  const std::string old = cur.text(0), student = cur.text(1);
+  int64_t course_id = 0;
+  if (student.empty()) {
+    if (by.role != Role::kAdmin) {
+      return Result::permission_denied(
+          "permission denied: only admins set the placement of a VM bound to no student");
+    }
+  } else {
+    Student s;
+    if (Result r = find_student(student, &s); !r.ok()) return r;
+    if (Result r = may_manage(by, s.course); !r.ok()) return r;
+    course_id = s.course.id;
+  }
+  sql::Stmt up(db_, "UPDATE vms SET placement = ?2 WHERE name = ?1");
+  up.bind(1, vm);
+  if (placement) {
+    up.bind(2, std::string(placement_name(*placement)));
+  } else {
+    up.bind_null(2);
+  }
+  auto text = [](const std::string& p) { return p.empty() ? "(inherited)" : "placement=" + p; };
+  const std::string now = placement ? std::string(placement_name(*placement)) : "";
+  if (up.step() != sql::kDone ||
+      !audit(by, "vm.placement", "vm " + vm, course_id, text(old), text(now)) || !tx.commit()) {
+    return db_error();
+  }
   return {};
 }
 

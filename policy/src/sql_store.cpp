@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "migrations.h"
+#include "vgpu/policy/units.h"
 
 namespace vgpu::policy {
 
@@ -93,12 +94,15 @@ Result SqlStore::list_vms(std::vector<VmRow>* out) {
   std::lock_guard lock(mu_);
   sql::Stmt s(db_,
               "SELECT v.tenant_id, v.name, v.first_seen, v.last_seen, coalesce(s.name, ''), "
-              "coalesce(v.domain_uuid, '') "
+              "coalesce(v.domain_uuid, ''), coalesce(v.placement, '') "
               "FROM vms v LEFT JOIN students s ON s.id = v.student_id ORDER BY v.name");
   out->clear();
   while (s.step() == sql::kRow) {
     out->push_back({static_cast<TenantId>(s.int64(0)), s.text(1), s.int64(2), s.int64(3), s.text(4),
-                    s.text(5)});
+                    s.text(5), std::nullopt});
+    if (Placement p; !s.text(6).empty() && parse_placement(s.text(6), &p).ok()) {
+      out->back().placement = p;
+    }
   }
   if (!s.finished()) return db_error();
   return {};

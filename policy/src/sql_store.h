@@ -67,6 +67,8 @@ class SqlStore final : public Store {
   Result set_refuse_unassigned(const Actor& by, bool refuse) override;
   Result refuse_unassigned(bool* out) override;
   Result vm_policy(TenantId tenant, VmPolicy* out) override;
+  Result set_vm_placement(const Actor& by, const std::string& vm,
+                          std::optional<Placement> placement) override;
 
   Result attach_domain(const Actor& by, const std::string& vm, const std::string& uuid,
                        const std::string& student, bool dry_run) override;

@@ -137,10 +137,11 @@ TEST_CASE("listings print as -o table, csv or json, with or without their header
     CHECK(alice_vm["gpu_share"] == 0.0);  // measured (not connected now): a number
     CHECK(c.row_of(vms, "domain", "test")["state"] == "running");  // libvirt's test domain
     CHECK(c.row_of(vms, "vm", "bob-vm2")["student"] == "bob");
+    CHECK(alice_vm["placement"] == "inherit");
     const auto csv = lines_of(
         c.out({"--libvirt", "test:///default", "vm", "list", "-o", "csv", "--interval", "0"}));
-    CHECK(csv[0] == "domain,state,vm,student,gpu_share,uuid");
-    CHECK(std::find(csv.begin(), csv.end(), ",,alice-vm,alice,,") != csv.end());
+    CHECK(csv[0] == "domain,state,vm,student,placement,gpu_share,uuid");
+    CHECK(std::find(csv.begin(), csv.end(), ",,alice-vm,alice,inherit,,") != csv.end());
     CHECK(c.json_of({"vm", "sessions", "-o", "json"}) == json::array());
     CHECK(c.out({"vm", "sessions", "-o", "csv", "--no-header"}).empty());
 

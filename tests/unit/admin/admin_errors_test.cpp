@@ -94,3 +94,24 @@ TEST_CASE("a store opened read-only refuses every change with one message", "[ad
         refusal("the database was opened read-only"));
   CHECK(o.run(*reader, root(), {{"op", "course.list"}})["ok"] == true);
 }
+
+TEST_CASE("vm.set: a VM's placement by name, checked, shown by vm.list", "[admin]") {
+  School o;
+  REQUIRE(o.s->add_student(root(), "al", "cs101", {"al-vm"}).ok());
+  bool changed = false;
+  CHECK(o.run(o.tina, {{"op", "vm.set"}, {"vm", "al-vm"}, {"placement", "diagonal"}}, &changed) ==
+        refusal("placement must be spread, pack or inherit, not 'diagonal'"));
+  CHECK_FALSE(changed);
+  CHECK(o.run(o.tina, {{"op", "vm.set"}, {"vm", "ghost"}, {"placement", "pack"}}) ==
+        refusal("unknown VM 'ghost'"));
+  REQUIRE(o.run(o.tina, {{"op", "vm.set"}, {"vm", "al-vm"}, {"placement", "pack"}},
+                &changed)["ok"] == true);
+  CHECK(changed);  // the daemon applies it to the connected VM's next placement
+  json vms = o.run(root(), {{"op", "vm.list"}})["result"];
+  REQUIRE(vms.size() == 1);
+  CHECK(vms[0]["placement"] == "pack");
+  REQUIRE(o.run(root(), {{"op", "vm.set"}, {"vm", "al-vm"}, {"placement", "inherit"}})["ok"] ==
+          true);
+  vms = o.run(root(), {{"op", "vm.list"}})["result"];
+  CHECK(vms[0]["placement"] == "inherit");
+}

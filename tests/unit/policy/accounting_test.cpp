@@ -157,3 +157,14 @@ TEST_CASE("an admin can make unassigned VMs refused") {
   CHECK_THAT(p.why, Catch::Contains("not bound to a student"));
   CHECK(a->connect(w.a1).admitted);
 }
+
+TEST_CASE("a VM's own placement is its plan's, over its student's quota") {
+  World w("1h/day", OnExhaust::kReject);
+  QuotaFields pack;
+  pack.placement = Placement::kPack;
+  REQUIRE(w.s->set_quota(root(), {QuotaTarget::Kind::kStudent, "alice"}, pack).ok());
+  REQUIRE(w.s->set_vm_placement(root(), "a2", Placement::kSpread).ok());
+  auto acc = w.accounting();
+  CHECK(acc->connect(w.a1).placement == std::optional<Placement>(Placement::kPack));
+  CHECK(acc->connect(w.a2).placement == std::optional<Placement>(Placement::kSpread));
+}

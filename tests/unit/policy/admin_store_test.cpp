@@ -147,6 +147,53 @@ TEST_CASE("a placement set on a course reaches its students, and a student's own
   CHECK(placement_of("alice-vm") == std::optional<Placement>(Placement::kPack));
 }
 
+TEST_CASE("a VM's own placement wins over its student's and course's; its teacher sets it") {
+  Org o;
+  REQUIRE(o.s->add_student(o.teacher, "alice", "cs101", {"alice-a", "alice-b"}).ok());
+  QuotaFields pack;
+  pack.placement = Placement::kPack;
+  REQUIRE(o.s->set_quota(o.teacher, {QuotaTarget::Kind::kCourse, "cs101"}, pack).ok());
+  REQUIRE(o.s->set_vm_placement(o.teacher, "alice-b", Placement::kSpread).ok());
+  auto policy_of = [&](const char* vm) {
+    TenantId t = 0;
+    REQUIRE(o.s->tenant_for_vm(vm, &t).ok());
+    VmPolicy p;
+    REQUIRE(o.s->vm_policy(t, &p).ok());
+    return p;
+  };
+  CHECK_FALSE(policy_of("alice-a").vm_placement.has_value());
+  CHECK(policy_of("alice-b").vm_placement == std::optional<Placement>(Placement::kSpread));
+  std::vector<VmRow> vms;
+  REQUIRE(o.s->list_vms(&vms).ok());
+  REQUIRE(vms.size() == 2);
+  CHECK_FALSE(vms[0].placement.has_value());
+  CHECK(vms[1].placement == std::optional<Placement>(Placement::kSpread));
+  std::vector<AuditRow> log;
+  REQUIRE(o.s->audit_log(root(), 0, &log).ok());
+  CHECK(log.back().action == "vm.placement");
+  CHECK(log.back().object == "vm alice-b");
+  CHECK(log.back().old_value == "(inherited)");
+  CHECK(log.back().new_value == "placement=spread");
+
+  // Another course's teacher may not; nobody may for a VM that does not exist.
+  CHECK((o.r = o.s->set_vm_placement(o.other, "alice-b", Placement::kPack)).code() ==
+        Result::Code::kPermissionDenied);
+  CHECK((o.r = o.s->set_vm_placement(root(), "nobody-vm", Placement::kPack)).code() ==
+        Result::Code::kNotFound);
+  CHECK_THAT(o.r.message(), Catch::Contains("unknown VM 'nobody-vm'"));
+  // An unassigned VM: admins only.
+  TenantId stray = 0;
+  REQUIRE(o.s->tenant_for_vm("stray", &stray).ok());
+  CHECK(o.s->set_vm_placement(o.teacher, "stray", Placement::kPack).code() ==
+        Result::Code::kPermissionDenied);
+  REQUIRE(o.s->set_vm_placement(root(), "stray", Placement::kPack).ok());
+  // Inherit again.
+  REQUIRE(o.s->set_vm_placement(o.teacher, "alice-b", std::nullopt).ok());
+  CHECK_FALSE(policy_of("alice-b").vm_placement.has_value());
+  REQUIRE(o.s->audit_log(root(), 0, &log).ok());
+  CHECK(log.back().new_value == "(inherited)");
+}
+
 TEST_CASE("invalid changes are refused whole") {
   Org o;
   CHECK((o.r = o.s->add_student(root(), "bad name", "cs101", {})).code() ==

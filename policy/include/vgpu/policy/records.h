@@ -115,6 +115,7 @@ struct VmPolicy {
   QuotaFields student_fields, course_fields, default_fields;
   std::string time_zone = "UTC";  // the course's (unassigned VMs: UTC)
   bool refuse_unassigned = false;
+  std::optional<Placement> vm_placement;  // the VM's own, over its quota levels'
 };
 
 std::string_view role_name(Role r);  // "admin", "teacher"

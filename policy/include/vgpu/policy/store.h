@@ -58,6 +58,7 @@ struct VmRow {
   int64_t last_seen = 0;  // 0 (and first_seen 0): bound to a student but never connected
   std::string student;    // empty: unassigned
   std::string domain_uuid;  // the libvirt domain it is attached to (empty: none)
+  std::optional<Placement> placement;  // its own (none: its student's, course's, host's)
 };
 
 // A VM attached to a libvirt domain (`vgpuctl vm attach`, docs/libvirt.md).
@@ -184,6 +185,11 @@ class Store {
   virtual Result refuse_unassigned(bool* out) = 0;
   // The binding and quota levels of one VM (kNotFound for an unknown tenant).
   virtual Result vm_policy(TenantId tenant, VmPolicy* out) = 0;
+  // A VM's own placement policy (which GPU of a host it goes to), over its
+  // student's, its course's and the host's; none: theirs again. Admins, or
+  // the teacher of the course the VM's student is in. Audited.
+  virtual Result set_vm_placement(const Actor& by, const std::string& vm,
+                                  std::optional<Placement> placement) = 0;
 
   // --- libvirt domains (docs/libvirt.md) ---
   // Binds VM `vm` to `student` and records that it is the libvirt domain
