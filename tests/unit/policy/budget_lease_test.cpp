@@ -30,6 +30,14 @@ struct Leased {
   int64_t now = kMonday + 100;
   Leased() { book.configure(alice, per(1000 * kMs, PeriodKind::kDay), now); }
   std::vector<LeaseNeed> needs() { return book.lease_needs(now, rules); }
+  // A first lease of `limit`, as the store would grant it.
+  void take(int64_t limit) {
+    (void)book.reserve(alice, 1, now);
+    const auto asked = needs();
+    REQUIRE(asked.size() == 1);
+    const LeaseGrant g = grant(limit, 0, 0);
+    book.lease_answer(asked[0], &g, now, rules);
+  }
 };
 
 }  // namespace
@@ -63,10 +71,8 @@ TEST_CASE("without a lease a reservation waits for one, and the need says what t
 
 TEST_CASE("a lease is renewed when half is spent, not before", "[lease]") {
   Leased l;
-  l.book.reserve(l.alice, 1, l.now);
-  auto needs = l.needs();
-  const LeaseGrant g = grant(100 * kMs, 0, 0);
-  l.book.lease_answer(needs[0], &g, l.now, l.rules);
+  l.take(100 * kMs);
+  std::vector<LeaseNeed> needs;
   auto r = l.book.reserve(l.alice, 40 * kMs, l.now);
   l.book.settle(l.alice, r.ns, 40 * kMs, l.now);
   CHECK(l.needs().empty());  // 60 left of 100
@@ -84,10 +90,8 @@ TEST_CASE("a lease is renewed when half is spent, not before", "[lease]") {
 
 TEST_CASE("a lease in use is renewed before its time to live runs out", "[lease]") {
   Leased l;
-  l.book.reserve(l.alice, 1, l.now);
-  auto needs = l.needs();
-  const LeaseGrant g = grant(100 * kMs, 0, 0);
-  l.book.lease_answer(needs[0], &g, l.now, l.rules);
+  l.take(100 * kMs);
+  std::vector<LeaseNeed> needs;
   l.now += l.rules.ttl_s / 2;
   const auto r = l.book.reserve(l.alice, 1 * kMs, l.now);  // still in use
   CHECK(r.granted);
@@ -98,10 +102,8 @@ TEST_CASE("a lease in use is renewed before its time to live runs out", "[lease]
 
 TEST_CASE("an idle holder gives its unspent lease back, and stops spending it at once", "[lease]") {
   Leased l;
-  l.book.reserve(l.alice, 1, l.now);
-  auto needs = l.needs();
-  const LeaseGrant g = grant(100 * kMs, 0, 0);
-  l.book.lease_answer(needs[0], &g, l.now, l.rules);
+  l.take(100 * kMs);
+  std::vector<LeaseNeed> needs;
   auto r = l.book.reserve(l.alice, 30 * kMs, l.now);
   l.book.settle(l.alice, r.ns, 30 * kMs, l.now);
   l.now += l.rules.idle_return_s - 1;
@@ -150,10 +152,8 @@ TEST_CASE("a spent budget applies the quota's on-exhaust; one held by other host
 TEST_CASE("a failed lease request is asked again after the retry time; the lease held serves",
           "[lease]") {
   Leased l;
-  l.book.reserve(l.alice, 1, l.now);
-  auto needs = l.needs();
-  const LeaseGrant g = grant(100 * kMs, 0, 0);
-  l.book.lease_answer(needs[0], &g, l.now, l.rules);
+  l.take(100 * kMs);
+  std::vector<LeaseNeed> needs;
   auto r = l.book.reserve(l.alice, 70 * kMs, l.now);
   l.book.settle(l.alice, r.ns, 70 * kMs, l.now);
   needs = l.needs();
@@ -178,10 +178,8 @@ TEST_CASE("the store counting more of this host's spending (before a restart) is
 
 TEST_CASE("a new window drops the old window's lease", "[lease]") {
   Leased l;
-  l.book.reserve(l.alice, 1, l.now);
-  auto needs = l.needs();
-  const LeaseGrant g = grant(100 * kMs, 0, 0);
-  l.book.lease_answer(needs[0], &g, l.now, l.rules);
+  l.take(100 * kMs);
+  std::vector<LeaseNeed> needs;
   l.now = kMonday + 86400 + 10;  // the next day
   const auto r = l.book.reserve(l.alice, 1, l.now);
   CHECK(r.lease_pending);
