@@ -20,6 +20,18 @@ UsageFlusher::UsageFlusher(policy::Store* ledger, const scheduler::DispatcherGro
 
 UsageFlusher::~UsageFlusher() { stop(); }
 
+void UsageFlusher::set_aside(int64_t seq, const Result& refused) {
+  if (const Result r = spool_->set_aside(seq, refused.message()); !r.ok()) {
+    spdlog::error("vgpud: usage batch {} lost: {}; it could not be set aside: {}", seq,
+                  refused.message(), r.message());
+    return;
+  }
+  spdlog::error(
+      "vgpud: usage batch {} set aside in the spool (table set_aside): {}; the "
+      "batches after it go on",
+      seq, refused.message());
+}
+
 Result UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
   if (!batch.empty()) {
     // Numbers increase across restarts: the clock's nanoseconds, or one more.
@@ -30,7 +42,14 @@ Result UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
     bool applied = false;
     Result sent = Result::storage("batches are waiting in the spool");
     if (spooled_ == 0) sent = ledger_->record_host_usage(host_.name, seq, batch, &applied);
-    if (!sent.ok()) {
+    if (sent.code() == Result::Code::kConflict) {
+      // Refused for its data: kept aside, not retried.
+      if (const Result kept = spool_->put(seq, batch); kept.ok()) {
+        set_aside(seq, sent);
+      } else {
+        spdlog::error("vgpud: {} usage records lost: {}", batch.size(), kept.message());
+      }
+    } else if (!sent.ok()) {
       if (spooled_ == 0) {
         spdlog::warn(
             "vgpud: the database cannot take usage now ({}); keeping it in the spool "
@@ -56,6 +75,12 @@ Result UsageFlusher::write_spooled(std::vector<policy::UsageRecord> batch) {
     }
     bool applied = false;
     last = ledger_->record_host_usage(host_.name, seq, waiting, &applied);
+    if (last.code() == Result::Code::kConflict) {
+      set_aside(seq, last);  // the batches behind it go on
+      --spooled_;
+      last = Result();
+      continue;
+    }
     if (!last.ok()) break;
     if (const Result r = spool_->remove(seq); !r.ok()) {
       spdlog::error("vgpud: {}", r.message());  // replayed again later: applied once all the same

@@ -44,6 +44,10 @@ class Connection {
   virtual bool exec(std::string_view sql, std::string* why) = 0;
   virtual std::unique_ptr<Cursor> prepare(std::string_view sql) = 0;
   virtual std::string error() const = 0;
+  // Whether the last error was the data refused (a constraint, a value out of
+  // range): the same statement would fail again, unlike an unreachable,
+  // locked or failing database.
+  virtual bool refused() const = 0;
   // Rows the last statement inserted, changed or deleted.
   virtual int64_t changes() = 0;
   // The id the last insert into a table with an id column gave its row.
@@ -79,6 +83,7 @@ class Db {
   Dialect dialect() const { return conn_->dialect(); }
   bool exec(std::string_view sql, std::string* why = nullptr);
   std::string error() const;
+  bool refused() const { return conn_ && !refusing() && conn_->refused(); }
   int64_t changes() { return conn_->changes(); }
   int64_t last_insert_id() { return conn_->last_insert_id(); }
   int schema_version() { return conn_->schema_version(); }

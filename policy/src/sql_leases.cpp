@@ -58,8 +58,10 @@ Result SqlStore::lease_budget(const LeaseRequest& req, const LeaseRules& rules, 
 
   // Another host counts for what it spent, as the ledger or its last lease
   // says, or, while its lease is live, for the whole lease.
+  // This host's own, as far as anyone knows (after a restart the ledger or
+  // its last lease may know more than it does).
   const HostPart mine = parts[req.host];
-  const int64_t used = std::max({req.used_ns, mine.ledger});
+  const int64_t used = std::max({req.used_ns, mine.ledger, mine.reported});
   int64_t elsewhere = 0, spent = used;
   for (const auto& [host, p] : parts) {
     if (host == req.host) continue;

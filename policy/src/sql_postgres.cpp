@@ -136,6 +136,10 @@ class PgConnection final : public Connection {
   }
 
   std::string error() const override { return error_; }
+  // Class 22 (data exception) or 23 (integrity constraint violation).
+  bool refused() const override {
+    return sqlstate_.starts_with("22") || sqlstate_.starts_with("23");
+  }
   int64_t changes() override { return changes_; }
 
   int64_t last_insert_id() override {
@@ -230,6 +234,7 @@ class PgConnection final : public Connection {
     if (PQstatus(conn_) == CONNECTION_OK) return true;
     if (in_tx_) {
       error_ = "the connection to the PostgreSQL server was lost during a transaction";
+      sqlstate_.clear();
       return false;
     }
     const auto now = std::chrono::steady_clock::now();
@@ -237,6 +242,7 @@ class PgConnection final : public Connection {
     PQreset(conn_);
     if (PQstatus(conn_) != CONNECTION_OK) {
       error_ = "cannot reach the PostgreSQL server: " + trimmed(PQerrorMessage(conn_));
+      sqlstate_.clear();
       retry_at_ = std::chrono::steady_clock::now() + kRetryAfter;
       return false;
     }
@@ -246,6 +252,8 @@ class PgConnection final : public Connection {
   void failed(PGresult* r) {
     error_ = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
     if (error_.empty()) error_ = trimmed(PQerrorMessage(conn_));
+    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    sqlstate_ = state ? state : "";
   }
 
   static constexpr std::chrono::seconds kRetryAfter{2};
@@ -257,6 +265,7 @@ class PgConnection final : public Connection {
   int lock_timeout_ms_ = 5000;
   int64_t changes_ = 0;
   std::string error_;
+  std::string sqlstate_;  // of the last failed statement ("": none, or the connection)
 };
 
 PgCursor::PgCursor(PgConnection& conn, std::string_view sql) : conn_(conn) {

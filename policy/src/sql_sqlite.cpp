@@ -80,6 +80,11 @@ class SqliteConnection final : public Connection {
   }
 
   std::string error() const override { return db_ ? sqlite3_errmsg(db_) : "no database"; }
+  bool refused() const override {
+    const int code = db_ ? sqlite3_errcode(db_) & 0xff : SQLITE_OK;  // the primary code
+    return code == SQLITE_CONSTRAINT || code == SQLITE_MISMATCH || code == SQLITE_RANGE ||
+           code == SQLITE_TOOBIG;
+  }
   int64_t changes() override { return sqlite3_changes(db_); }
   int64_t last_insert_id() override { return sqlite3_last_insert_rowid(db_); }
   bool begin() override { return exec("BEGIN IMMEDIATE", nullptr); }

@@ -52,6 +52,11 @@ Result SqlStore::writable() const {
 
 Result SqlStore::db_error() const { return Result::storage("database error: " + db_.error()); }
 
+Result SqlStore::batch_error() const {
+  if (!db_.refused()) return db_error();
+  return Result::conflict("the database refuses this usage batch: " + db_.error());
+}
+
 Result SqlStore::tenant_for_vm(const std::string& vm, TenantId* out) {
   std::lock_guard lock(mu_);
   if (Result r = writable(); !r.ok()) return r;
@@ -138,7 +143,9 @@ Result SqlStore::record_host_usage(const std::string& host, int64_t seq,
                  "INSERT INTO host_batches(host, last_seq) VALUES(?1, ?2) "
                  "ON CONFLICT(host) DO UPDATE SET last_seq = ?2");
   mark.bind(1, host).bind(2, seq);
-  if (mark.step() != sql::kDone || !insert_usage_locked(batch) || !tx.commit()) return db_error();
+  if (mark.step() != sql::kDone || !insert_usage_locked(batch) || !tx.commit()) {
+    return batch_error();
+  }
   *applied = true;
   return {};
 }

@@ -104,6 +104,9 @@ class SqlStore final : public Store {
   Result not_begun() const;
   // kStorage: "database error: " and SQLite's last message.
   Result db_error() const;
+  // A usage batch that failed: kConflict when the database refuses its data
+  // (sending it again cannot help), else db_error().
+  Result batch_error() const;
   // kNotFound ("unknown course 'x'") unless the course (student) is live.
   Result find_course(const std::string& name, Course* out);
   Result find_student(const std::string& name, Student* out);

@@ -21,7 +21,11 @@ class SqliteSpool final : public UsageSpool {
                   "  peak_memory INTEGER NOT NULL);"
                   "CREATE INDEX IF NOT EXISTS spooled_by_seq ON spooled(seq);"
                   // The highest number given, kept when its batch is gone.
-                  "CREATE TABLE IF NOT EXISTS spool_seq (last INTEGER NOT NULL);",
+                  "CREATE TABLE IF NOT EXISTS spool_seq (last INTEGER NOT NULL);"
+                  // Batches the store refused, for an admin to look at.
+                  "CREATE TABLE IF NOT EXISTS set_aside AS SELECT * FROM spooled WHERE 0;"
+                  "CREATE TABLE IF NOT EXISTS set_aside_why ("
+                  "  seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, why TEXT NOT NULL);",
                   &why)) {
       return Result::storage("usage spool " + path + ": " + why);
     }
@@ -90,6 +94,25 @@ class SqliteSpool final : public UsageSpool {
     sql::Stmt s(db_, "DELETE FROM spooled WHERE seq = ?1");
     s.bind(1, seq);
     return s.step() == sql::kDone ? Result() : error();
+  }
+
+  Result set_aside(int64_t seq, const std::string& why) override {
+    sql::Transaction tx(db_);
+    if (!tx.began()) return error();
+    sql::Stmt copy(db_, "INSERT INTO set_aside SELECT * FROM spooled WHERE seq = ?1");
+    copy.bind(1, seq);
+    sql::Stmt note(db_,
+                   "INSERT INTO set_aside_why(seq, at, why) VALUES(?1, CAST(strftime('%s', 'now') "
+                   "AS INTEGER), ?2) "
+                   "ON CONFLICT(seq) DO UPDATE SET why = ?2");
+    note.bind(1, seq).bind(2, why);
+    sql::Stmt drop(db_, "DELETE FROM spooled WHERE seq = ?1");
+    drop.bind(1, seq);
+    if (copy.step() != sql::kDone || note.step() != sql::kDone || drop.step() != sql::kDone ||
+        !tx.commit()) {
+      return error();
+    }
+    return {};
   }
 
   Result pending(int64_t* batches, int64_t* max_seq) override {

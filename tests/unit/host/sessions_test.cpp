@@ -2,6 +2,8 @@
 // at once or queued and answered from the dispatcher, a client id the channel
 // cannot have, a VM seen for the first time, and a channel's close releasing
 // what its sessions held.
+#include <sqlite3.h>
+
 #include "session_world.h"
 
 using namespace vgpu;
@@ -138,4 +140,47 @@ TEST_CASE("the usage flusher writes what ran into its hour's bucket, once", "[se
   w.wall += 3600;
   CHECK(w.usage.flush().ok());
   CHECK(rows().size() == 2);
+}
+
+TEST_CASE("a usage batch the database refuses is set aside; the batches after it are written",
+          "[sessions]") {
+  World w;
+  const std::string spool_path = w.dir.path + "/spool.db";
+  std::unique_ptr<policy::UsageSpool> spool;
+  REQUIRE(policy::open_usage_spool(spool_path, &spool).ok());
+  // Kept by an earlier run against another database: this one has no VM 999999.
+  policy::UsageRecord stray{999999, kHour, 50, 1, 0, 0, 0};
+  stray.host = "node1";
+  REQUIRE(spool->put(1, std::vector{stray}).ok());
+  UsageFlusher::HostIdentity me;
+  me.name = "node1";
+  me.backend = "sim";
+  w.usage.set_host(me);
+  w.usage.set_spool(spool.get());
+  w.usage.start();
+  REQUIRE(w.open_channel(1, "a1", kAliceUid) == Status::kSuccess);
+  REQUIRE(w.call(1, proto::DeviceSynchronizeRequest{}).status() == Status::kSuccess);
+  CHECK(w.usage.flush().ok());  // nothing waits: the refused batch is out of the queue
+  std::vector<policy::UsageRecord> rows;
+  REQUIRE(w.ledger->usage_rows(0, kHour + 4 * 3600, &rows).ok());
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].tenant == w.tenant_of("a1"));
+  int64_t batches = -1, max_seq = 0;
+  REQUIRE(spool->pending(&batches, &max_seq).ok());
+  CHECK(batches == 0);
+  w.usage.stop();  // before the spool goes
+  // Kept for an admin, with the reason.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(spool_path.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db,
+                             "SELECT (SELECT count(*) FROM set_aside WHERE tenant = 999999), "
+                             "(SELECT why FROM set_aside_why WHERE seq = 1)",
+                             -1, &s, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(s) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(s, 0) == 1);
+  const auto* why = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+  CHECK_THAT(std::string(why ? why : ""), Catch::Contains("refuses this usage batch"));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
 }

@@ -124,6 +124,19 @@ TEST_CASE("a lease not renewed expires: the host counts for what it last reporte
   CHECK(g.spent_ns == 10 * kMs);
 }
 
+TEST_CASE("a host that restarted is counted for what its last lease reported", "[lease]") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  REQUIRE(db.open(&s).ok());
+  const LeaseRules rules = whole_budget();
+  LeaseGrant g;
+  REQUIRE(s->lease_budget(ask("node1", 40 * kMs, kMonday + 60), rules, &g).ok());
+  // Restarted, its usage still in its spool: it knows of nothing spent.
+  REQUIRE(s->lease_budget(ask("node1", 0, kMonday + 70), rules, &g).ok());
+  CHECK(g.used_ns == 40 * kMs);
+  CHECK(g.limit_ns == 100 * kMs);
+}
+
 TEST_CASE("a lease's size is a share of the budget for each live host", "[lease]") {
   TempDb db;
   std::unique_ptr<Store> s;

@@ -218,6 +218,29 @@ TEST_CASE("a host's usage batch is applied once, however often it is sent") {
         Result::Code::kInvalidArgument);
 }
 
+TEST_CASE("a usage batch naming a VM the database does not know is refused as a conflict") {
+  TempDb db;
+  std::unique_ptr<Store> s;
+  REQUIRE(db.open(&s).ok());
+  UsageRecord stray{999999, 3600, 10, 1, 0, 0, 0};
+  stray.host = "node1";
+  bool applied = true;
+  const Result r = s->record_host_usage("node1", 5, std::vector{stray}, &applied);
+  CHECK(r.code() == Result::Code::kConflict);  // sending it again cannot help
+  CHECK_THAT(r.message(), Catch::Contains("refuses this usage batch"));
+  CHECK_FALSE(applied);
+  int64_t last = -1;
+  REQUIRE(s->last_host_batch("node1", &last).ok());
+  CHECK(last == 0);  // nothing of it applied
+  // The connection goes on: a good batch after it is applied.
+  TenantId a = 0;
+  REQUIRE(s->tenant_for_vm("a", &a).ok());
+  UsageRecord good{a, 3600, 10, 1, 0, 0, 0};
+  good.host = "node1";
+  REQUIRE(s->record_host_usage("node1", 6, std::vector{good}, &applied).ok());
+  CHECK(applied);
+}
+
 TEST_CASE("a database's location is printed without its password") {
   CHECK(printable_location("/var/lib/vgpu/vgpu.db") == "/var/lib/vgpu/vgpu.db");
   CHECK(printable_location("postgresql://vgpu:s3cret@db.example.edu:5432/vgpu") ==

@@ -68,3 +68,30 @@ TEST_CASE("a spool that cannot be made is a clear error", "[sqlite]") {
   CHECK(r.code() == Result::Code::kStorage);
   CHECK_THAT(r.message(), Catch::Contains("usage spool"));
 }
+
+TEST_CASE("a batch set aside leaves the queue and is kept with why", "[sqlite]") {
+  policy::test::TempDb file;
+  std::unique_ptr<UsageSpool> spool;
+  REQUIRE(open_usage_spool(file.path, &spool).ok());
+  UsageRecord r{7, 3600, 100, 2, 3, 4, 5, 9};
+  REQUIRE(spool->put(20, std::vector{r}).ok());
+  REQUIRE(spool->put(30, std::vector{r}).ok());
+  REQUIRE(spool->set_aside(20, "refused").ok());
+  int64_t seq = 0;
+  std::vector<UsageRecord> got;
+  REQUIRE(spool->oldest(&seq, &got).ok());
+  CHECK(seq == 30);
+  int64_t batches = 0, max_seq = 0;
+  REQUIRE(spool->pending(&batches, &max_seq).ok());
+  CHECK(batches == 1);
+  CHECK(max_seq == 30);
+  sql::Db db;
+  std::string why;
+  REQUIRE(db.open(file.path, &why));
+  sql::Stmt kept(db,
+                 "SELECT count(*), (SELECT why FROM set_aside_why WHERE seq = 20) "
+                 "FROM set_aside WHERE seq = 20");
+  REQUIRE(kept.step() == sql::kRow);
+  CHECK(kept.int64(0) == 1);
+  CHECK(kept.text(1) == "refused");
+}

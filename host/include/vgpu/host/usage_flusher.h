@@ -81,6 +81,8 @@ class UsageFlusher {
   // waiting there; then replays the spool while the store takes batches.
   // An error while batches still wait in the spool.
   Result write_spooled(std::vector<policy::UsageRecord> batch) REQUIRES(flushing_);
+  // A batch the store refused for its data: out of the queue, kept, logged.
+  void set_aside(int64_t seq, const Result& refused) REQUIRES(flushing_);
 
   policy::Store* const ledger_;
   const scheduler::DispatcherGroup* const dispatcher_;

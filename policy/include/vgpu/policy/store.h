@@ -102,7 +102,9 @@ class Store {
   // The same for a batch from a host that may send it more than once (a
   // replay after a commit whose answer was lost): a host numbers its
   // batches in increasing order, and one numbered at or below the last the
-  // host had applied is skipped (*applied false), changing nothing.
+  // host had applied is skipped (*applied false), changing nothing. kConflict
+  // when the database refuses the batch's data (a VM it does not know):
+  // sending it again cannot help.
   virtual Result record_host_usage(const std::string& host, int64_t seq,
                                    std::span<const UsageRecord> batch, bool* applied) = 0;
   // The number of the last batch applied for `host` (0: none).

@@ -28,6 +28,11 @@ class UsageSpool {
   virtual Result oldest(int64_t* seq, std::vector<UsageRecord>* batch) = 0;
   // Forgets batch `seq` (it is in the store).
   virtual Result remove(int64_t seq) = 0;
+  // Moves batch `seq` out of the queue into the file's `set_aside` table,
+  // with why: a batch the store refuses (it names a VM the database does not
+  // know, after vgpud was pointed at another database) must not hold up the
+  // batches behind it, nor be lost.
+  virtual Result set_aside(int64_t seq, const std::string& why) = 0;
   // How many batches are kept, and the highest number given to any (0: none).
   virtual Result pending(int64_t* batches, int64_t* max_seq) = 0;
 };
