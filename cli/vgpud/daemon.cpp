@@ -133,6 +133,9 @@ Result Daemon::start() {
     return set ? set->gpu_of_tenant(tenant) : std::optional<size_t>(0);
   });
   if (gpu_set_) {
+    // A VM placed again (all its contexts were gone) leaves the other GPUs' policies.
+    gpu_set_->set_on_placed(
+        [this](executor::TenantId tenant, size_t gpu) { dispatcher_->placed(tenant, gpu); });
     quotas_->set_cap_check([set = gpu_set_](uint64_t cap) { return set->fits_some_gpu(cap); });
     quotas_->set_placement_sink(
         [set = gpu_set_](executor::TenantId tenant, std::optional<policy::Placement> p) {

@@ -67,6 +67,7 @@ std::vector<GpuLoad> GpuSet::loads_locked() const {
 
 Status GpuSet::create_context(TenantId tenant, ContextId* out) {
   size_t gpu = 0;
+  bool fresh = false;
   {
     WriterLock lock(mu_);
     auto it = placed_.find(tenant);
@@ -81,12 +82,14 @@ Status GpuSet::create_context(TenantId tenant, ContextId* out) {
         return Status::kMemoryAllocation;
       }
       it = placed_.emplace(tenant, Placed{gpu, 0}).first;
+      fresh = true;
       spdlog::info("vgpud: tenant {} placed on GPU {} ({})", tenant, gpu,
                    policy::placement_name(policy));
     }
     gpu = it->second.gpu;
     ++it->second.contexts;  // held while the context is made: the tenant stays here
   }
+  if (fresh && on_placed_) on_placed_(tenant, gpu);
   ContextId id = 0;
   const Status st = gpus_[gpu]->create_context(tenant, &id);
   WriterLock lock(mu_);

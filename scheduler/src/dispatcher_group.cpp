@@ -100,6 +100,23 @@ std::optional<TenantParams> DispatcherGroup::tenant_params(TenantId tenant) cons
   return it->second.params;
 }
 
+void DispatcherGroup::placed(TenantId tenant, size_t gpu) {
+  std::vector<size_t> left;
+  {
+    MutexLock lock(mu_);
+    const auto it = members_.find(tenant);
+    if (it == members_.end()) return;
+    for (size_t i = 0; i < dispatchers_.size(); ++i) {
+      if (i == gpu || !it->second.joined[i]) continue;
+      it->second.joined[i] = false;
+      left.push_back(i);
+    }
+  }
+  // Nothing of its is queued there that anyone waits for: its contexts there
+  // were destroyed (and purged) before it could be placed again.
+  for (size_t i : left) dispatchers_[i]->remove_tenant(tenant);
+}
+
 void DispatcherGroup::submit(TenantId tenant, std::span<Command> commands) {
   if (commands.empty()) return;
   const size_t gpu = gpu_of(commands.front().work.context);

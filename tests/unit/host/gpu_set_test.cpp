@@ -152,3 +152,23 @@ TEST_CASE("gpu set: a VM's own placement policy wins over the host's") {
   CHECK(set->gpu_of(ctx[4]) == 1);
   for (executor::TenantId t = 1; t <= 4; ++t) set->destroy_context(ctx[t]);
 }
+
+TEST_CASE("gpu set: each placement of a VM that had no context is announced, once") {
+  auto set = make_set({1, 2}, PlacementPolicy::kSpread);
+  std::vector<std::pair<executor::TenantId, size_t>> placed;
+  set->set_on_placed([&](executor::TenantId t, size_t gpu) { placed.emplace_back(t, gpu); });
+  executor::ContextId a = 0, b = 0;
+  REQUIRE(set->create_context(1, &a) == Status::kSuccess);
+  REQUIRE(set->create_context(1, &b) == Status::kSuccess);  // it has one: stays, not announced
+  CHECK(placed == std::vector<std::pair<executor::TenantId, size_t>>{{1, 1}});
+  set->destroy_context(a);
+  set->destroy_context(b);
+  // Its contexts gone, a bigger VM takes GPU 1; tenant 1 is placed again, on GPU 0.
+  set->set_memory_cap(2, 2 * kGiB);
+  executor::ContextId c = 0, d = 0;
+  REQUIRE(set->create_context(2, &c) == Status::kSuccess);
+  REQUIRE(set->create_context(1, &d) == Status::kSuccess);
+  CHECK(placed == std::vector<std::pair<executor::TenantId, size_t>>{{1, 1}, {2, 1}, {1, 0}});
+  set->destroy_context(c);
+  set->destroy_context(d);
+}

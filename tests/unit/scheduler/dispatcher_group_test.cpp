@@ -130,6 +130,32 @@ TEST_CASE("group: work runs on its context's GPU, and a tenant joins a GPU with 
   CHECK(g.group->usage_all().at(1).commands == 10);
 }
 
+TEST_CASE("group: a tenant placed on another GPU leaves the old one's policy, its usage kept") {
+  TwoGpus g;
+  g.group->add_tenant(1, {2, 0, 1});
+  g.group->start();
+  g.submit(1, 1, 5);  // on GPU 0
+  REQUIRE(g.completed.reaches(5));
+  CHECK(g.d[0]->tenant_params(1).has_value());
+  // Its contexts gone, it is placed on GPU 1: GPU 0's policy no longer counts it.
+  g.group->placed(1, 1);
+  CHECK_FALSE(g.d[0]->tenant_params(1).has_value());
+  g.submit(1, 1001, 3);
+  REQUIRE(g.completed.reaches(8));
+  CHECK(g.d[1]->tenant_params(1)->weight == 2u);
+  CHECK(g.group->usage(1).commands == 8);  // what it ran on GPU 0 still counts
+  // Back on GPU 0 later: it joins again with its first work there.
+  g.group->placed(1, 0);
+  CHECK_FALSE(g.d[1]->tenant_params(1).has_value());
+  g.submit(1, 2, 2);
+  REQUIRE(g.completed.reaches(10));
+  CHECK(g.d[0]->tenant_params(1)->weight == 2u);
+  CHECK(g.group->usage(1).commands == 10);
+  // Placed where it already is: nothing changes.
+  g.group->placed(1, 0);
+  CHECK(g.d[0]->tenant_params(1).has_value());
+}
+
 TEST_CASE("group: fair shares hold on each GPU among the tenants placed there") {
   TwoGpus g;
   g.group->add_tenant(1, {1, 0, 1});

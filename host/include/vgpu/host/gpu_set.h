@@ -51,6 +51,11 @@ class GpuSet final : public executor::Backend {
   // Every GPU's load now, as placement sees it.
   std::vector<GpuLoad> loads() const EXCLUDES(mu_);
 
+  // Called (outside the set's lock) each time a tenant that had no context
+  // is placed on a GPU. Set before the first context.
+  using OnPlaced = std::function<void(executor::TenantId, size_t gpu)>;
+  void set_on_placed(OnPlaced on_placed) { on_placed_ = std::move(on_placed); }
+
   // The tenant's own policy (its course's or student's quota), over the
   // host's; none: the host's. From its next placement.
   void set_tenant_policy(executor::TenantId tenant, std::optional<PlacementPolicy> policy)
@@ -124,6 +129,7 @@ class GpuSet final : public executor::Backend {
 
   const std::vector<std::unique_ptr<executor::Backend>> gpus_;
   const WeightOf weight_of_;
+  OnPlaced on_placed_;
   mutable SharedMutex mu_;
   const PlacementPolicy policy_;  // the host's
   std::unordered_map<executor::ContextId, ContextOn> contexts_ GUARDED_BY(mu_);

@@ -54,6 +54,11 @@ class DispatcherGroup {
   void remove_tenant(TenantId tenant, Dispatcher::Retired retired = {}) EXCLUDES(mu_);
   std::optional<TenantParams> tenant_params(TenantId tenant) const EXCLUDES(mu_);
 
+  // The tenant, with no context anywhere, was placed on `gpu` (its next
+  // contexts go there): it leaves every other GPU's dispatcher, so their
+  // policies stop counting it (a fixed share there is the others' again).
+  // What it used there stays in the usage.
+  void placed(TenantId tenant, size_t gpu) EXCLUDES(mu_);
   // Commands of one tenant, of one GPU (a tenant's contexts are on one).
   void submit(TenantId tenant, std::span<Command> commands) EXCLUDES(mu_);
   // False when a GPU the tenant joined has no room for more of its work.
