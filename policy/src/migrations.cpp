@@ -238,6 +238,7 @@ constexpr std::array<std::string_view, 10> kSqliteMigrations = {
         expires_at    INTEGER NOT NULL,
         PRIMARY KEY (student_id, tenant_id, window_start, host)
       );
+      CREATE INDEX budget_leases_by_expiry ON budget_leases(expires_at);
       -- A VM's own placement policy, over its student's and course's.
       ALTER TABLE vms ADD COLUMN placement TEXT CHECK (placement IN ('spread', 'pack'));
     )sql",
@@ -384,6 +385,7 @@ constexpr std::array<std::string_view, 10> kPostgresMigrations = {
         expires_at    BIGINT NOT NULL,
         PRIMARY KEY (student_id, tenant_id, window_start, host)
       );
+      CREATE INDEX budget_leases_by_expiry ON budget_leases(expires_at);
       ALTER TABLE vms ADD COLUMN placement TEXT CHECK (placement IN ('spread', 'pack'));
     )sql",
 };
