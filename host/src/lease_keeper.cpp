@@ -63,7 +63,8 @@ void LeaseKeeper::round(bool all_back) {
     if (failing_) spdlog::info("vgpud: leasing GPU time from the database again");
     failing_ = false;
     accounting_->lease_answer(need, &grant, rules_);
-    brought = brought || !request.give_back;
+    // Only time to spend wakes the dispatcher (not a grant of nothing).
+    brought = brought || (!request.give_back && grant.limit_ns > grant.used_ns);
   }
   if (brought && granted_) granted_();
 }
