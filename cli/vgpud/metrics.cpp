@@ -227,6 +227,13 @@ std::string prometheus_text(const json& status, const json& top, const json& usa
       .sample("", static_cast<double>(gpu_total_bytes));
   Family(&out, "vgpu_gpu_contexts", "gauge", "Device contexts open").sample(
       "", static_cast<double>(u64(backend, "contexts")));
+  {
+    Family f(&out, "vgpu_copy_bytes_total", "counter",
+             "Bytes copied between host and device: through vgpud's own staging (path=staged), or "
+             "straight from the VM's registered data area (path=direct)");
+    f.sample("path=\"staged\"", static_cast<double>(u64(backend, "staged_copy_bytes")));
+    f.sample("path=\"direct\"", static_cast<double>(u64(backend, "direct_copy_bytes")));
+  }
   // Each GPU of the host (status "gpus"; one with one GPU).
   const json& gpus = array_at(status, "gpus");
   auto per_gpu = [&](const char* name, const char* type, const char* help, const char* key,

@@ -237,6 +237,8 @@ executor::BackendStats GpuSet::stats() const {
     executor::BackendStats s = gpu->stats();
     sum.contexts += s.contexts;
     sum.device_bytes += s.device_bytes;
+    sum.staged_copy_bytes += s.staged_copy_bytes;
+    sum.direct_copy_bytes += s.direct_copy_bytes;
     for (const executor::TenantHoldings& h : s.tenants) {
       const auto [it, fresh] = row.emplace(h.tenant, sum.tenants.size());
       if (fresh) {

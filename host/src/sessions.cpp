@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -277,11 +278,15 @@ void Sessions::serve(Channel& ch, std::span<const uint8_t> message) {
   Session& session = known->second;
   if (session.context == 0 && backend_->immediate_calls_wait()) {
     // It may start a worker process (seconds): off the loop thread, and this
-    // request is served again once the context exists.
+    // request is served again once the context exists. The data area's file
+    // goes along as a copy of its own: the channel may close meanwhile.
     ch.behind.emplace_front(message.begin(), message.end());
-    run_slow(ch, [this, tenant = ch.tenant, channel, client = h.client, to] {
+    DataFile file = data_file(channel, h.client);
+    run_slow(ch, [this, tenant = ch.tenant, channel, client = h.client, to, data_area,
+                  file = std::move(file)] {
       ContextId context = 0;
       const Status s = backend_->create_context(tenant, &context);
+      if (ok(s)) attach_data_area(context, file, data_area);
       return [this, channel, client, to, s, context] {
         Channel& c = *find_channel(channel);  // kept while its slow work runs
         auto it = c.sessions.find(client);
@@ -303,6 +308,7 @@ void Sessions::serve(Channel& ch, std::span<const uint8_t> message) {
       send_reply(to, s, {});
       return;
     }
+    attach_data_area(session.context, data_file(channel, h.client), data_area);
   }
   const executor::Caller caller{ch.tenant, session.context, channel, data_area, to.received_ns};
   if (calls_.slow(h.opcode)) {
@@ -318,6 +324,29 @@ void Sessions::serve(Channel& ch, std::span<const uint8_t> message) {
     return;
   }
   answer(ch, to, calls_.handle(caller, message));
+}
+
+Sessions::DataFile Sessions::data_file(uint64_t channel, uint32_t client) const {
+  int fd = -1;
+  uint64_t offset = 0;
+  if (!loop_->client_data_file(channel, client, &fd, &offset)) return {};
+  const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return {};
+  return {std::shared_ptr<const int>(new int(copy),
+                                     [](const int* p) {
+                                       ::close(*p);
+                                       delete p;
+                                     }),
+          offset};
+}
+
+void Sessions::attach_data_area(ContextId context, const DataFile& file, std::span<uint8_t> area) {
+  if (!file.fd) return;
+  const Status s = backend_->attach_data_area(context, *file.fd, file.offset, area);
+  if (!ok(s) && s != Status::kNotSupported) {
+    spdlog::debug("context {}: data area not attached ({}): copies are staged", context,
+                  status_name(s));
+  }
 }
 
 void Sessions::answer(Channel& ch, const proto::ReplyTo& to, const executor::Outcome& out) {

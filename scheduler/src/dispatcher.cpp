@@ -423,17 +423,23 @@ void Dispatcher::note_runnable(TurnSource::ArrivalListener* arrivals) {
   }
 }
 
-void Dispatcher::account(Usage& u, const Work& w, const ExecResult& r) {
-  u.gpu_ns += r.gpu_ns;
-  u.commands++;
+void Dispatcher::Tally::add(const Work& w, const ExecResult& r) {
+  gpu_ns += r.gpu_ns;
+  commands++;
   if (!ok(r.status)) return;
-  if (std::holds_alternative<executor::Launch>(w.op)) u.kernels++;
-  if (auto* c = std::get_if<executor::CopyHtoD>(&w.op)) u.bytes_in += c->size;
-  if (auto* c = std::get_if<executor::CopyDtoH>(&w.op)) u.bytes_out += c->size;
+  if (std::holds_alternative<executor::Launch>(w.op)) kernels++;
+  if (auto* c = std::get_if<executor::CopyHtoD>(&w.op)) bytes_in += c->size;
+  if (auto* c = std::get_if<executor::CopyDtoH>(&w.op)) bytes_out += c->size;
   if (auto* c = std::get_if<executor::CopyRows>(&w.op)) {
-    if (c->kind == proto::kRowsHostToDevice) u.bytes_in += c->width * c->height;
-    if (c->kind == proto::kRowsDeviceToHost) u.bytes_out += c->width * c->height;
+    if (c->kind == proto::kRowsHostToDevice) bytes_in += c->width * c->height;
+    if (c->kind == proto::kRowsDeviceToHost) bytes_out += c->width * c->height;
   }
+}
+
+void Dispatcher::account(Usage& u, const Work& w, const ExecResult& r) {
+  Tally t;
+  t.add(w, r);
+  t.into(u);
 }
 
 void Dispatcher::fail_queue(Tenant& t, Status error) {
@@ -461,12 +467,6 @@ bool Dispatcher::pop(Tenant& t, Command* out) {
   return true;
 }
 
-namespace {
-
-bool is_launch(const Command& c) { return std::holds_alternative<executor::Launch>(c.work.op); }
-
-}  // namespace
-
 bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more) {
   Tenant* t = &tenant;
   Command c;
@@ -476,14 +476,16 @@ bool Dispatcher::run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* m
   begin_running(t->id, c.work.context);
   if (is_dead(*t, c.work.context)) {
     backend_->discard(c.work);
-  } else if (is_launch(c) && config_.max_batch > 1) {
-    // Consecutive launches of the same context go to the backend together.
+  } else if (config_.max_batch > 1 && backend_->batches(c.work.op)) {
+    // Consecutive items of the same context that the backend takes in a
+    // batch (launches, and on the cuda backend copies, memsets and event
+    // records too) go to it together.
     const executor::ContextId context = c.work.context;
     batch_.clear();
     batch_.push_back(std::move(c));
     Command next;
     while (batch_.size() < config_.max_batch && pop(*t, &next)) {
-      if (!is_launch(next) || next.work.context != context) {
+      if (!backend_->batches(next.work.op) || next.work.context != context) {
         t->taken.push_front(std::move(next));
         break;
       }

@@ -1,5 +1,6 @@
-// The dispatcher's batches: consecutive launches of one context go to the
-// backend together, and a batch may leave its last launches on the device
+// The dispatcher's batches: consecutive items of one context that the
+// backend batches (launches at least) go to it together, and a batch may
+// leave its last items on the device
 // (Backend::issue_batch): they go first in their context's next batch, are
 // finished while the next tenant's batch is on its way, or before anything
 // else runs; each is answered once, in order, and charged to its own tenant.
@@ -49,17 +50,13 @@ size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
   const size_t finished = std::min(run.finished, batch_.size());
   size_t in_flight = std::min(run.in_flight, batch_.size() - finished);
   const size_t ran = std::max<size_t>(finished, in_flight == 0 ? 1 : 0);
-  uint64_t gpu = 0, kernels = 0;
+  Tally tally;
   const bool answered = !is_dead(t, context);  // as in run_next
   for (size_t i = 0; i < ran; ++i) {
-    gpu += batch_results_[i].gpu_ns;
-    if (ok(batch_results_[i].status)) ++kernels;
+    tally.add(batch_[i].work, batch_results_[i]);
     if (answered) on_complete_(batch_[i], batch_results_[i]);
   }
-  // One update of the shared counters for the whole batch.
-  t.usage->gpu_ns += gpu;
-  t.usage->commands += ran;
-  t.usage->kernels += kernels;
+  tally.into(*t.usage);  // one update of the shared counters for the whole batch
   for (size_t i = batch_.size(); i > ran + in_flight; --i) t.taken.push_front(std::move(batch_[i - 1]));
   if (in_flight > 0) {
     // Published before end_running() says nothing runs (purge_context, remove_tenant).
@@ -69,7 +66,7 @@ size_t Dispatcher::run_batch(Tenant& t, Nanos budget, Nanos* gpu_time) {
     flight_tenant_ = t.id;
     flight_context_ = context;
   }
-  *gpu_time = static_cast<Nanos>(gpu);
+  *gpu_time = static_cast<Nanos>(tally.gpu_ns);
   return ran + in_flight - carried;
 }
 
@@ -88,19 +85,16 @@ void Dispatcher::complete_flight(size_t finished) {
   // Finishing is waiting for them: none can still be on the device after it.
   for (size_t i = finished; i < flight_.size(); ++i) flight_results_[i] = {Status::kLaunchFailure, 0};
   const bool answered = !is_dead(t, flight_.front().work.context);
-  uint64_t gpu = 0, kernels = 0;
+  Tally tally;
   for (size_t i = 0; i < flight_.size(); ++i) {
-    gpu += flight_results_[i].gpu_ns;
-    if (ok(flight_results_[i].status)) ++kernels;
+    tally.add(flight_[i].work, flight_results_[i]);
     if (answered) on_complete_(flight_[i], flight_results_[i]);
   }
-  t.usage->gpu_ns += gpu;
-  t.usage->commands += flight_.size();
-  t.usage->kernels += kernels;
+  tally.into(*t.usage);
   // Charged as the tail of the tenant's last turn: its own time, whoever
   // runs now.
-  policy_->charge(t.id, static_cast<Nanos>(gpu), clock_->now());
-  gate_->settle(t.id, 0, static_cast<Nanos>(gpu));
+  policy_->charge(t.id, static_cast<Nanos>(tally.gpu_ns), clock_->now());
+  gate_->settle(t.id, 0, static_cast<Nanos>(tally.gpu_ns));
   flight_.clear();
   t.in_flight = 0;
   flight_context_ = kNothingRunning;

@@ -18,6 +18,20 @@ struct Dispatcher::Usage {
   std::atomic<uint64_t> gpu_ns{0}, commands{0}, kernels{0}, bytes_in{0}, bytes_out{0};
 };
 
+// What commands that ran add to a tenant's Usage, summed first so that a
+// batch touches the shared counters once.
+struct Dispatcher::Tally {
+  uint64_t gpu_ns = 0, commands = 0, kernels = 0, bytes_in = 0, bytes_out = 0;
+  void add(const executor::Work& w, const executor::ExecResult& r);
+  void into(Usage& u) const {
+    u.gpu_ns += gpu_ns;
+    u.commands += commands;
+    u.kernels += kernels;
+    if (bytes_in) u.bytes_in += bytes_in;
+    if (bytes_out) u.bytes_out += bytes_out;
+  }
+};
+
 struct Dispatcher::Tenant : std::enable_shared_from_this<Tenant> {
   TenantId id = 0;
   // As added/updated, before any pin. Guarded by the dispatcher's mu_, which

@@ -234,4 +234,31 @@ TEST_CASE("cuda backend: --cuda-device all serves every GPU the driver sees", "[
   vgpud.signal(SIGTERM);
   CHECK(vgpud.wait(30s).exit_code == 0);
 }
+
+// A program's copies on the cuda backend (the fake driver's memory is real
+// memory): 60,000 small copies queued on a stream go to the worker in
+// batches, the large copy back straight from the VM's data area, which the
+// worker registered with the driver; the results are right.
+TEST_CASE(
+    "cuda backend: small copies go in batches, large ones straight from the registered data area",
+    "[gpus]") {
+  TempDir dir;
+  QuotaDaemon d(dir.path(), dir.path() + "/vgpu.db", true,
+                {"VGPU_CUDA_DRIVER=" VGPU_TEST_FAKE_LIBCUDA,
+                 "VGPU_FAKE_CUDA_DEVICE_FILE=" + dir.path() + "/fake-device"},
+                {"--backend", "cuda"});
+  INFO(d.log());
+  REQUIRE(d.ready());
+  const RunResult r = d.run("vm1", "many_copies");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  const json s = daemon_status(dir.path());
+  REQUIRE(s.is_object());
+  CHECK(s["backend"]["name"] == "cuda");
+  // 240,000 bytes back in one copy, straight into the data area; the small ones in the batches'
+  // messages.
+  CHECK(s["backend"]["direct_copy_bytes"].get<uint64_t>() >= 240000);
+  CHECK(s["backend"]["staged_copy_bytes"].get<uint64_t>() >= 240000);
+  CHECK(d.stop().exit_code == 0);
+}
 #endif

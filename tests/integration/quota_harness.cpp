@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -98,9 +99,12 @@ QuotaDaemon::QuotaDaemon(const std::string& dir, const std::string& db, bool wai
   fs::remove(dir + "/vgpud-admin.sock");
   static int instance = 0;
   log_ = dir + "/vgpud-" + std::to_string(instance++) + ".log";
-  std::vector<std::string> argv = {
-      vgpud_path(),    "--backend",         "sim",       "--runtime-dir", dir, "--db", db,
-      "--sim-kernels", test_kernels_path(), "--libvirt", "none"};
+  std::vector<std::string> argv = {vgpud_path(), "--runtime-dir", dir,   "--db",
+                                   db,           "--libvirt",     "none"};
+  // The sim backend with the test kernels, unless the caller names a backend.
+  if (std::find(extra_args.begin(), extra_args.end(), "--backend") == extra_args.end()) {
+    argv.insert(argv.end(), {"--backend", "sim", "--sim-kernels", test_kernels_path()});
+  }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   proc_ = std::make_unique<Process>(argv, log_, extra_env);
   if (!wait_ready) return;

@@ -288,6 +288,25 @@ bool HostLoop::client_data_area(uint64_t channel, uint32_t client,
   return true;
 }
 
+bool HostLoop::client_data_file(uint64_t channel, uint32_t client, int* fd,
+                                uint64_t* offset) const {
+  const Peer* found = loop_peer(channel);
+  if (!found) return false;
+  const Peer& peer = *found;
+  const Region& region = peer.channel->region();
+  uint64_t at = region.geometry().data_offset();
+  if (peer.creds.real_vm) {
+    const uint32_t slot = VGPU_VM_CLIENT_SLOT(client);
+    if (slot >= VGPU_VM_SLOTS) return false;
+    at += slot * peer.slot_size;
+  } else if (client != 0) {
+    return false;
+  }
+  *fd = region.fd();
+  *offset = at;
+  return true;
+}
+
 void HostLoop::close_vm_servers() {
   for (auto& [fd, server] : vm_servers_) {
     close(fd);

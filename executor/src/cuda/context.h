@@ -9,10 +9,13 @@
 // about a context that no longer exists). Order: mu, then the ledger's.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,6 +66,26 @@ struct FunctionState {
   FunctionAttributes attributes;
 };
 
+// The context's data area as the daemon maps it, and the file behind it,
+// which each of the context's workers maps and registers (attach_data_area).
+struct DataArea {
+  std::span<uint8_t> bytes;  // the daemon's mapping (the transport keeps it)
+  int fd = -1;               // owned: a copy of the area's file, for a fresh worker
+  uint64_t offset = 0;       // where `bytes` start in it
+  bool registered = false;   // the current worker has it registered
+  ~DataArea() {
+    if (fd >= 0) ::close(fd);
+  }
+  // [p, p + n) inside the area, registered: *at its offset in the area.
+  bool holds(const uint8_t* p, uint64_t n, uint64_t* at) const {
+    if (!registered || !p || p < bytes.data() || n > bytes.size()) return false;
+    const uint64_t off = static_cast<uint64_t>(p - bytes.data());
+    if (off > bytes.size() - n) return false;
+    *at = off;
+    return true;
+  }
+};
+
 struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   Context(ContextId id_, TenantId tenant_, uint64_t seed)
       : ContextTables(seed), id(id_), tenant(tenant_) {}
@@ -84,6 +107,7 @@ struct Context : common::ContextTables<EventState, ModuleState, FunctionState> {
   // The device heap's size in the worker's context (cudaLimitMallocHeapSize);
   // its charge above the default is in `charged`.
   uint64_t heap_bytes = kDefaultHeapBytes;
+  DataArea area;
 
   // Records an allocation the worker made, whose charge (reserved_size(size))
   // the caller has already reserved from the ledger. False if it overlaps a

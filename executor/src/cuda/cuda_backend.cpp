@@ -1,6 +1,7 @@
 // The cuda backend: factory, contexts, limits, memory, streams and events.
 #include "vgpu/executor/cuda_backend.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -248,6 +249,55 @@ void CudaBackend::destroy_context(ContextId id) {
   ctx->forget_device_state(ledger_);
 }
 
+bool CudaBackend::register_area(Context& ctx, WorkerProcess& worker) {
+  int fd = -1;
+  wire::Request req;
+  req.op = wire::Op::kAttachArea;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    fd = ctx.area.fd;
+    req.a = ctx.area.offset;
+    req.b = ctx.area.bytes.size();
+  }
+  const auto a = worker.control(req, {}, fd, call_deadline());
+  const bool ok = a.link == WorkerProcess::Link::kOk && a.reply.result == CUDA_SUCCESS;
+  if (!ok && !warned_no_area_.exchange(true)) {
+    spdlog::warn(
+        "cuda: the driver did not register a data area ({}): copies go through the "
+        "staging area",
+        a.link == WorkerProcess::Link::kOk
+            ? status_name(to_status(static_cast<CUresult>(a.reply.result)))
+            : "worker lost");
+  }
+  return ok;
+}
+
+Status CudaBackend::attach_data_area(ContextId id, int fd, uint64_t offset,
+                                     std::span<uint8_t> area) {
+  auto ctx = find(id);
+  if (!ctx) return Status::kInvalidResourceHandle;
+  if (fd < 0 || area.empty()) return Status::kInvalidValue;
+  const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return Status::kMemoryAllocation;  // out of descriptors
+  Call call;
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    if (ctx->area.fd >= 0) {
+      ::close(copy);
+      return Status::kInvalidValue;  // once
+    }
+    ctx->area.bytes = area;
+    ctx->area.fd = copy;
+    ctx->area.offset = offset;
+    if (Status s = begin(*ctx, &call); !ok(s)) return s;
+  }
+  const bool registered = register_area(*ctx, *call.worker);
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (call.generation != ctx->generation) return ctx->fault;  // a fresh worker registers it again
+  ctx->area.registered = registered;
+  return registered ? Status::kSuccess : Status::kNotSupported;
+}
+
 // --- tenant limits -------------------------------------------------------------
 
 void CudaBackend::set_memory_cap(TenantId tenant, uint64_t bytes) { ledger_.set_cap(tenant, bytes); }
@@ -261,7 +311,12 @@ uint64_t CudaBackend::context_bytes(ContextId id) const {
   return ctx->allocations.reserved_bytes() + common::heap_charge(ctx->heap_bytes);  // the heap is its memory too
 }
 
-BackendStats CudaBackend::stats() const { return common::collect_stats(contexts_.all(), ledger_); }
+BackendStats CudaBackend::stats() const {
+  BackendStats s = common::collect_stats(contexts_.all(), ledger_);
+  s.staged_copy_bytes = staged_bytes_.load();
+  s.direct_copy_bytes = direct_bytes_.load();
+  return s;
+}
 
 // --- memory --------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ class CudaBackend final : public Backend {
 
   Status create_context(TenantId tenant, ContextId* out) override;
   void destroy_context(ContextId ctx) override;
+  Status attach_data_area(ContextId ctx, int fd, uint64_t offset, std::span<uint8_t> area) override;
 
   void set_memory_cap(TenantId tenant, uint64_t bytes) override;
   TenantMemory tenant_memory(TenantId tenant) const override;
@@ -56,6 +57,9 @@ class CudaBackend final : public Backend {
 
   Status accept(const Work& work) override;
   ExecResult execute(const Work& work) override;
+  // Launches, memsets, copies on the device, copies to and from it of up
+  // to wire::kMaxInlineCopyBytes, event records and waits, stream destruction.
+  bool batches(const WorkOp& op) const override;
   size_t execute_batch(std::span<const Work* const> works, const BatchLimits& limits,
                        ExecResult* results) override;
   uint32_t max_batch_depth() const override;
@@ -89,6 +93,10 @@ class CudaBackend final : public Backend {
   // A variable's address from the worker, charged and recorded (ctx.mu not held).
   Status fetch_variable(Context& ctx, const Call& call, Handle module, const std::string& name,
                         uint64_t expected_size, uint64_t* dptr);
+  // Has `worker` map and register the context's data area (ctx.area, whose
+  // fd is set); true if it did (ctx.mu not held: the fd stays until the
+  // context goes, and only context creation and replay call this).
+  bool register_area(Context& ctx, WorkerProcess& worker);
   // Loads a module image into a worker (ctx.mu not held).
   WorkerProcess::Answer load_image(WorkerProcess& w, Handle module,
                                    const std::vector<uint8_t>& bytes);
@@ -105,12 +113,17 @@ class CudaBackend final : public Backend {
   // cudaLimitMallocHeapSize in the worker's context, charged (cuda_work.cpp).
   Status set_heap_size(Context& ctx, uint64_t bytes);
   void settle(Context& ctx, const Work& work, bool executed);
-  // Batches (cuda_batch.cpp): the launches at the front of `works` packed
-  // for one request; a request sent and its reply applied; the items of a
+  // Batches (cuda_batch.cpp): one item checked and packed; the items at
+  // the front of `works` packed for one request; what the tables say once
+  // an item ran; a request sent and its reply applied; the items of a
   // context whose worker is gone.
   struct SentBatch;
-  size_t pack_batch(Context& ctx, std::span<const Work* const> works, std::vector<uint8_t>* tail,
-                    std::string* first);
+  Status pack_item(Context& ctx, const Work& w, wire::BatchItem* b, std::span<const uint8_t>* bytes,
+                   std::string* what);
+  size_t pack_batch(Context& ctx, std::span<const Work* const> works, uint64_t out_bytes,
+                    std::vector<uint8_t>* tail, std::string* first, Status* refused);
+  uint64_t reply_bytes(const Work& w) const;
+  void after_item(Context& ctx, const Work& work);
   bool send_batch(const BatchRun& run, const BatchLimits& limits, bool finish, SentBatch* out);
   void receive_batch(SentBatch& s, BatchRun& run);
   void fail_carried(BatchRun& run);
@@ -129,6 +142,10 @@ class CudaBackend final : public Backend {
   const std::shared_ptr<common::HostBudget> host_budget_;
   WorkerPool pool_;      // internally locked
   std::atomic<bool> warned_no_param_info_{false};
+  std::atomic<bool> warned_no_area_{false};
+  // BackendStats: host bytes the daemon copied for the device, and bytes
+  // that went straight from or to a registered data area.
+  std::atomic<uint64_t> staged_bytes_{0}, direct_bytes_{0};
   common::ContextRegistry<Context> contexts_;  // internally locked
 };
 

@@ -1,8 +1,11 @@
-// The cuda backend: consecutive launches of one context go to its worker in
-// one message and stay in flight on the GPU together (Engine::launch_batch),
-// instead of one round trip to the worker, and an idle GPU, per launch. A
-// batch may come back with its last launches still running, so the next
-// batch, of this context or another, is on its way before they end.
+// The cuda backend: consecutive items of one context (launches, memsets,
+// copies on the device and small ones to and from it, event records and
+// waits, stream destruction: batches(), cuda_batch_items.cpp) go to its
+// worker in one message and stay in
+// flight on the GPU together, each on its own stream (Engine::run_items),
+// instead of one round trip to the worker, and an idle GPU, per item. A
+// batch may come back with its last items still running, so the next batch,
+// of this context or another, is on its way before they end.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -13,96 +16,72 @@
 #include "cuda_backend_impl.h"
 
 namespace vgpu::executor::cuda {
-namespace {
-
-constexpr size_t padded(size_t n) { return (n + 7) / 8 * 8; }
-
-}  // namespace
 
 // A batch request on its way to a worker (send_batch), waiting for its reply
 // (receive_batch).
 struct CudaBackend::SentBatch {
   std::shared_ptr<Context> ctx;
   Call call;
-  size_t carried = 0;  // launches in flight before it
-  size_t count = 0;    // new launches in it
+  size_t carried = 0;    // items in flight before it
+  size_t count = 0;      // new items in it
   uint64_t wait_ns = 0;  // how long the reply may take, from when it is waited for
   std::string what;      // for the log
+  Status refused = Status::kSuccess;  // why nothing was sent, when the first item cannot run
 };
 
 uint32_t CudaBackend::max_batch_depth() const { return wire::kMaxInFlight; }
 
-// Packs the launches at the front of `works` that are ready to go (their
-// function known, their parameters its size) into a batch request, as many
-// as one message holds. ctx.mu held. Returns how many; *first names the
-// first kernel, for the log.
-size_t CudaBackend::pack_batch(Context& ctx, std::span<const Work* const> works,
-                               std::vector<uint8_t>* tail, std::string* first) {
-  const size_t most = std::min<size_t>(works.size(), wire::kMaxBatch);
-  size_t count = 0;
-  for (; count < most; ++count) {
-    const Work& w = *works[count];
-    const Launch* l = std::get_if<Launch>(&w.op);
-    if (!l || w.context != ctx.id) break;
-    auto f = ctx.functions.find(l->function);
-    if (f == ctx.functions.end() || l->params.size() != f->second.param_bytes) break;
-    const size_t bytes = sizeof(wire::BatchLaunch) + padded(l->params.size());
-    if (sizeof(wire::Request) + tail->size() + bytes > wire::kMaxMessageBytes) break;
-    wire::BatchLaunch b;
-    b.function = l->function;
-    std::copy_n(l->grid, 3, b.grid);
-    std::copy_n(l->block, 3, b.block);
-    b.shared_mem = l->shared_mem;
-    b.flags = wire::launch_flags(l->cooperative, l->cluster);
-    b.param_bytes = static_cast<uint32_t>(l->params.size());
-    const size_t at = tail->size();
-    tail->resize(at + bytes, 0);
-    std::memcpy(tail->data() + at, &b, sizeof b);
-    if (!l->params.empty()) std::memcpy(tail->data() + at + sizeof b, l->params.data(), l->params.size());
-    if (count == 0) *first = f->second.name;
-  }
-  return count;
-}
-
-// Sends the carried launches' continuation: the launches after them that can
-// go (none when `finish`: only wait for those in flight). False, with nothing
-// sent, when no request can go: the context is faulted (its worker, and the
-// launches in flight on it, are gone), or nothing new packs and none are in
+// Sends the carried items' continuation: the items after them that can go
+// (none when `finish`: only wait for those in flight). False, with nothing
+// sent, when no request can go: the context is gone or faulted (its worker,
+// and the items in flight on it, are gone: out->refused), the first new item
+// cannot run (out->refused), or is not one a batch takes, and none are in
 // flight.
 bool CudaBackend::send_batch(const BatchRun& run, const BatchLimits& limits, bool finish,
                              SentBatch* out) {
   out->ctx = find(run.works[0]->context);
-  if (!out->ctx) return false;
+  if (!out->ctx) {
+    out->refused = Status::kInvalidResourceHandle;
+    return false;
+  }
   Context& ctx = *out->ctx;
   std::vector<uint8_t> tail;
   std::string first;
   {
     std::lock_guard<std::mutex> lock(ctx.mu);
-    if (!ok(begin(ctx, &out->call))) return false;
-    if (!finish) out->count = pack_batch(ctx, run.works.subspan(run.carried), &tail, &first);
+    if (Status st = begin(ctx, &out->call); !ok(st)) {
+      out->refused = st;
+      return false;
+    }
+    if (!finish) {
+      uint64_t out_bytes = 0;  // what the carried items bring back
+      for (size_t i = 0; i < run.carried; ++i) out_bytes += reply_bytes(*run.works[i]);
+      out->count =
+          pack_batch(ctx, run.works.subspan(run.carried), out_bytes, &tail, &first, &out->refused);
+    }
   }
   out->carried = run.carried;
   if (out->count == 0 && out->carried == 0) return false;
 
   wire::Request req;
-  req.op = out->count > 0 ? wire::Op::kLaunchBatch : wire::Op::kFinishBatch;
+  req.op = out->count > 0 ? wire::Op::kBatch : wire::Op::kFinishBatch;
   req.a = out->count;
   req.b = limits.budget_ns;
   req.c = out->carried;
   const uint32_t depth = std::clamp<uint32_t>(limits.depth, 1, wire::kMaxInFlight);
   req.value = depth | (limits.may_leave_in_flight ? wire::kLeaveInFlight : 0) |
               (limits.work_follows ? wire::kWorkFollows : 0);
-  // Every launch may take up to the watchdog: those in flight, and up to
+  // Every item may take up to the watchdog: those in flight, and up to
   // `depth` after the budget is reached. A hung kernel is found within that.
   const uint64_t watchdog_ns = static_cast<uint64_t>(config_.watchdog.count()) * 1'000'000ull;
   out->wait_ns = (out->carried + (out->count > 0 ? depth : 0)) * watchdog_ns +
                  (out->count > 0 ? std::min(limits.budget_ns, watchdog_ns) : 0);
   if (out->count == 0) {
-    out->what = out->carried == 1 ? std::string("a launch in flight")
-                                  : fmt::format("{} launches in flight", out->carried);
+    out->what = out->carried == 1 ? std::string("an item in flight")
+                                  : fmt::format("{} items in flight", out->carried);
   } else {
-    out->what = out->count == 1 ? "kernel " + first
-                                : fmt::format("a batch of {} launches (kernel {} first)", out->count, first);
+    out->what =
+        out->count == 1 ? first : fmt::format("a batch of {} items ({} first)", out->count, first);
   }
   // A failed send kills the worker: receive_batch reports it.
   out->call.worker->send_work(req, tail);
@@ -118,10 +97,16 @@ void CudaBackend::receive_batch(SentBatch& s, BatchRun& run) {
   {
     std::lock_guard<std::mutex> lock(ctx.mu);
     const wire::Reply& r = a.reply;
-    const bool whole = a.link != WorkerProcess::Link::kOk ||
-                       (r.a <= s.count && (s.count == 0 || r.a >= 1) && r.b <= wire::kMaxInFlight &&
-                        r.count + r.b == s.carried + r.a &&
-                        a.tail.size() == r.count * sizeof(wire::ItemResult));
+    // The finished items' results, then the bytes of their copies from the device.
+    uint64_t expected = 0;
+    if (r.count <= sent) {
+      expected = r.count * sizeof(wire::ItemResult);
+      for (size_t i = 0; i < r.count; ++i) expected += reply_bytes(*run.works[i]);
+    }
+    const bool whole =
+        a.link != WorkerProcess::Link::kOk ||
+        (r.a <= s.count && (s.count == 0 || r.a >= 1) && r.b <= wire::kMaxInFlight &&
+         r.count + r.b == s.carried + r.a && r.count <= sent && a.tail.size() == expected);
     if (!whole) {
       s.call.worker->kill("answered a batch with a malformed reply");
       a.link = WorkerProcess::Link::kGone;
@@ -140,15 +125,27 @@ void CudaBackend::receive_batch(SentBatch& s, BatchRun& run) {
       // A sticky error ends the worker (absorb), and with it what was in flight.
       const bool lost = s.call.generation != ctx.generation;
       run.in_flight = lost ? 0 : r.b;
+      size_t data = r.count * sizeof(wire::ItemResult);  // where the next copy's bytes are
       for (size_t i = 0; i < r.count; ++i) {
         wire::ItemResult item;
         std::memcpy(&item, a.tail.data() + i * sizeof item, sizeof item);
         const auto cu = static_cast<CUresult>(item.result);
-        // A sticky error ended the context (absorb): each launch it reached gets its status.
+        // A sticky error ended the context (absorb): each item it reached gets its status.
         const Status status = cu == CUDA_SUCCESS ? Status::kSuccess
                               : is_sticky(cu)    ? st
                                                  : to_status(cu);
         run.results[i] = {status, item.gpu_ns};
+        if (const uint64_t n = reply_bytes(*run.works[i]); n > 0) {
+          const CopyDtoH& c = std::get<CopyDtoH>(run.works[i]->op);
+          if (ok(status)) {
+            std::memcpy(c.dst, a.tail.data() + data, c.size);  // into the guest's data area
+            staged_bytes_ += c.size;
+          }
+          data += n;
+        } else if (const CopyHtoD* c = std::get_if<CopyHtoD>(&run.works[i]->op); c && ok(status)) {
+          staged_bytes_ += c->size;  // it came in the request
+        }
+        if (ok(status) && !lost) after_item(ctx, *run.works[i]);
       }
       if (lost) {
         for (size_t i = r.count; i < r.count + r.b; ++i) run.results[i] = {ctx.fault, 0};
@@ -182,10 +179,17 @@ void CudaBackend::issue_batch(BatchRun& run, const BatchLimits& limits, BatchRun
     if (other) finish_batch(*other);
     if (run.carried > 0) {
       fail_carried(run);
-      return;
+    } else if (!ok(s.refused) || batches(run.works[0]->op)) {
+      // (One item a batch takes always packs: kUnknown only guards against
+      // sending it round to execute() and back.)
+      run.results[0] = {ok(s.refused) ? Status::kUnknown : s.refused, 0};
+      run.finished = 1;
+      if (s.ctx) settle(*s.ctx, *run.works[0], true);
+    } else {
+      // Not an item a batch takes: it runs alone.
+      run.results[0] = execute(*run.works[0]);
+      run.finished = 1;
     }
-    // Not a launch that can go (or the context is faulted): execute() says why.
-    run.finished = Backend::execute_batch(run.works.first(1), limits, run.results);
     return;
   }
   // The other context's launches are ahead of these on the GPU: wait for

@@ -101,7 +101,14 @@ Status CudaBackend::replay(Context& ctx, std::shared_ptr<WorkerProcess> fresh) {
       moved.emplace_back(m.handle, name, old, a.reply.a, a.reply.b);
     }
   }
+  bool have_area = false;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    have_area = ctx.area.fd >= 0;
+  }
+  const bool registered = have_area && register_area(ctx, *fresh);  // or copies go through staging
   std::lock_guard<std::mutex> lock(ctx.mu);
+  ctx.area.registered = registered;
   ctx.forget_device_state(ledger_);  // what the lost worker held (already, unless the reset lost it)
   for (const auto& [module, name, old, now, bytes] : moved) {
     auto m = ctx.modules.find(module);

@@ -1,7 +1,8 @@
 // The cuda backend: queued work. accept() checks and books it against the
-// context's tables, execute() has the worker run it to completion (one item at
-// a time, in order, on the dispatcher thread) and reports its GPU time,
-// discard() unbooks it. The worker is waited for at most the watchdog.
+// context's tables, execute() has the worker run it to completion (in order,
+// on the dispatcher thread; what a batch takes goes as a batch of one,
+// cuda_batch.cpp) and reports its GPU time, discard() unbooks it. The worker
+// is waited for at most the watchdog.
 #include <chrono>
 #include <type_traits>
 
@@ -53,6 +54,12 @@ ExecResult CudaBackend::execute(const Work& work) {
   auto ctx = find(work.context);
   if (!ctx) return {Status::kInvalidResourceHandle, 0};
   ExecResult result;
+  if (batches(work.op)) {
+    const Work* one = &work;
+    // A budget of 0 issues just it, waited for no longer than the watchdog.
+    execute_batch({&one, 1}, {0, 1}, &result);  // settles it
+    return result;
+  }
   if (std::holds_alternative<Reset>(work.op)) {
     const auto start = std::chrono::steady_clock::now();
     result.status = reset(*ctx);
@@ -146,6 +153,7 @@ ExecResult CudaBackend::run_rows(Context& ctx, const CopyRows& c) {
     const ExecResult r = run_worker(ctx, req, tail, what);
     total.gpu_ns += r.gpu_ns;
     if (!ok(r.status)) return {r.status, total.gpu_ns};
+    if (req.op != wire::Op::kCopyOnDevice) staged_bytes_ += bytes;
   }
   return total;
 }
@@ -194,124 +202,94 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
     auto in_one = [&](uint64_t addr, uint64_t size) {
       return ctx.allocations.resolve(addr, size, true, &start);
     };
-    const Status st = std::visit(
-        Overloaded{
-            [&](const CopyHtoD& c) {
-              if (c.size == 0) return Status::kSuccess;  // nothing to run
-              if (!c.src || !in_one(c.dst, c.size)) return Status::kInvalidValue;
-              req.op = wire::Op::kCopyIn;
-              req.a = c.dst;
-              req.b = c.size;
-              tail = {c.src, c.size};
-              what = "a copy to the device";
-              return Status::kSuccess;
-            },
-            [&](const CopyDtoH& c) {
-              if (c.size == 0) return Status::kSuccess;
-              if (!c.dst || !in_one(c.src, c.size)) return Status::kInvalidValue;
-              req.op = wire::Op::kCopyOut;
-              req.a = c.src;
-              req.b = c.size;
-              tail = {c.dst, c.size};
-              what = "a copy from the device";
-              return Status::kSuccess;
-            },
-            [&](const CopyDtoD& c) {
-              if (c.size == 0) return Status::kSuccess;
-              if (!in_one(c.src, c.size) || !in_one(c.dst, c.size)) return Status::kInvalidValue;
-              req.op = wire::Op::kCopyOnDevice;
-              req.a = c.dst;
-              req.b = c.src;
-              req.c = c.size;
-              what = "a copy on the device";
-              return Status::kSuccess;
-            },
-            [&](const CopyRows& c) {
-              common::RowsSides sides;
-              if (!common::rows_sides(c, &sides)) return Status::kInvalidValue;
-              if (sides.dst_device && !in_one(c.dst, sides.dst_span)) return Status::kInvalidValue;
-              if (sides.src_device && !in_one(c.src, sides.src_span)) return Status::kInvalidValue;
-              rows = &c;
-              return Status::kSuccess;
-            },
-            [&](const Memset& m) {
-              if (m.size == 0) return Status::kSuccess;
-              if (!in_one(m.dst, m.size)) return Status::kInvalidValue;
-              req.op = wire::Op::kMemset;
-              req.a = m.dst;
-              req.b = m.size;
-              req.value = m.value;
-              what = "a memset";
-              return Status::kSuccess;
-            },
-            [&](const Launch& l) {
-              auto f = ctx.functions.find(l.function);
-              if (f == ctx.functions.end()) return Status::kInvalidResourceHandle;
-              if (l.params.size() != f->second.param_bytes) return Status::kInvalidValue;
-              req.op = wire::Op::kLaunch;
-              req.a = l.function;
-              for (int i = 0; i < 3; ++i) {
-                req.grid[i] = l.grid[i];
-                req.block[i] = l.block[i];
-              }
-              req.shared_mem = l.shared_mem;
-              req.value = wire::launch_flags(l.cooperative, l.cluster);
-              tail = l.params;
-              what = "kernel " + f->second.name;
-              return Status::kSuccess;
-            },
-            [&](const RecordEvent& r) {
-              if (!ctx.events.count(r.event)) return Status::kInvalidResourceHandle;
-              req.op = wire::Op::kRecordEvent;
-              req.a = r.event;
-              what = "an event record";
-              return Status::kSuccess;
-            },
-            [&](const Free& f) {
-              if (f.dptr == 0) return Status::kSuccess;
-              const Allocation* a = ctx.allocations.find_start(f.dptr);
-              if (!a || a->kind != AllocKind::kUser) return Status::kInvalidValue;
-              req.op = wire::Op::kFree;
-              req.a = f.dptr;
-              what = "a free";
-              return Status::kSuccess;
-            },
-            [&](const DestroyStream& d) {
-              // Bookkeeping only: the worker has one stream for all.
-              return ctx.streams.erase(d.stream) ? Status::kSuccess
-                                                 : Status::kInvalidResourceHandle;
-            },
-            [&](const DestroyEvent& d) {
-              if (!ctx.events.count(d.event)) return Status::kInvalidResourceHandle;
-              req.op = wire::Op::kDestroyEvent;
-              req.a = d.event;
-              what = "an event destruction";
-              return Status::kSuccess;
-            },
-            [&](const DestroyTexture& d) {
-              if (!ctx.textures.count(d.texture)) return Status::kInvalidResourceHandle;
-              req.op = wire::Op::kTextureDestroy;
-              req.a = d.texture;
-              what = "a texture destruction";
-              return Status::kSuccess;
-            },
-            [&](const UnloadModule& u) {
-              if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
-              req.op = wire::Op::kUnloadModule;
-              req.a = u.module;
-              what = "a module unload";
-              return Status::kSuccess;
-            },
-            // Work runs in order and to completion: a wait or a
-            // synchronization has nothing left to wait for.
-            [](const WaitEvent&) { return Status::kSuccess; },
-            [](const Synchronize&) { return Status::kSuccess; },
-            // execute() resets, and run() sets the heap, before they get here.
-            [](const Reset&) { return Status::kNotSupported; },
-            [](const SetHeapSize&) { return Status::kNotSupported; },
-            // No catch-all: a work type added without a handler does not compile.
-        },
-        work.op);
+    const Status st =
+        std::visit(Overloaded{
+                       // Larger than a batch takes: straight from or to the
+                       // registered data area, or through the staging area.
+                       [&](const CopyHtoD& c) {
+                         if (c.size == 0) return Status::kSuccess;  // nothing to run
+                         if (!c.src || !in_one(c.dst, c.size)) return Status::kInvalidValue;
+                         req.a = c.dst;
+                         req.b = c.size;
+                         if (ctx.area.holds(c.src, c.size, &req.c)) {
+                           req.op = wire::Op::kCopyInArea;
+                         } else {
+                           req.op = wire::Op::kCopyIn;
+                           tail = {c.src, c.size};
+                         }
+                         what = "a copy to the device";
+                         return Status::kSuccess;
+                       },
+                       [&](const CopyDtoH& c) {
+                         if (c.size == 0) return Status::kSuccess;
+                         if (!c.dst || !in_one(c.src, c.size)) return Status::kInvalidValue;
+                         req.a = c.src;
+                         req.b = c.size;
+                         if (ctx.area.holds(c.dst, c.size, &req.c)) {
+                           req.op = wire::Op::kCopyOutArea;
+                         } else {
+                           req.op = wire::Op::kCopyOut;
+                           tail = {c.dst, c.size};
+                         }
+                         what = "a copy from the device";
+                         return Status::kSuccess;
+                       },
+                       [&](const CopyRows& c) {
+                         common::RowsSides sides;
+                         if (!common::rows_sides(c, &sides)) return Status::kInvalidValue;
+                         if (sides.dst_device && !in_one(c.dst, sides.dst_span))
+                           return Status::kInvalidValue;
+                         if (sides.src_device && !in_one(c.src, sides.src_span))
+                           return Status::kInvalidValue;
+                         rows = &c;
+                         return Status::kSuccess;
+                       },
+                       [&](const Free& f) {
+                         if (f.dptr == 0) return Status::kSuccess;
+                         const Allocation* a = ctx.allocations.find_start(f.dptr);
+                         if (!a || a->kind != AllocKind::kUser) return Status::kInvalidValue;
+                         req.op = wire::Op::kFree;
+                         req.a = f.dptr;
+                         what = "a free";
+                         return Status::kSuccess;
+                       },
+                       [&](const DestroyEvent& d) {
+                         if (!ctx.events.count(d.event)) return Status::kInvalidResourceHandle;
+                         req.op = wire::Op::kDestroyEvent;
+                         req.a = d.event;
+                         what = "an event destruction";
+                         return Status::kSuccess;
+                       },
+                       [&](const DestroyTexture& d) {
+                         if (!ctx.textures.count(d.texture)) return Status::kInvalidResourceHandle;
+                         req.op = wire::Op::kTextureDestroy;
+                         req.a = d.texture;
+                         what = "a texture destruction";
+                         return Status::kSuccess;
+                       },
+                       [&](const UnloadModule& u) {
+                         if (!ctx.modules.count(u.module)) return Status::kInvalidResourceHandle;
+                         req.op = wire::Op::kUnloadModule;
+                         req.a = u.module;
+                         what = "a module unload";
+                         return Status::kSuccess;
+                       },
+                       // Work outside batches runs once nothing is in flight: a
+                       // synchronization has nothing left to wait for.
+                       [](const Synchronize&) { return Status::kSuccess; },
+                       // execute() sends these as batches.
+                       [](const Launch&) { return Status::kNotSupported; },
+                       [](const Memset&) { return Status::kNotSupported; },
+                       [](const CopyDtoD&) { return Status::kNotSupported; },
+                       [](const RecordEvent&) { return Status::kNotSupported; },
+                       [](const WaitEvent&) { return Status::kNotSupported; },
+                       [](const DestroyStream&) { return Status::kNotSupported; },
+                       // execute() resets, and run() sets the heap, before they get here.
+                       [](const Reset&) { return Status::kNotSupported; },
+                       [](const SetHeapSize&) { return Status::kNotSupported; },
+                       // No catch-all: a work type added without a handler does not compile.
+                   },
+                   work.op);
     if (!ok(st)) return {st, 0};
     if (!rows && req.op == wire::Op{}) return {Status::kSuccess, 0};  // done here: nothing for the GPU
   }
@@ -319,14 +297,11 @@ ExecResult CudaBackend::run(Context& ctx, const Work& work) {
 
   const ExecResult r = run_worker(ctx, req, tail, what);
   if (!ok(r.status)) return r;
+  if (req.op == wire::Op::kCopyIn || req.op == wire::Op::kCopyOut) staged_bytes_ += req.b;
+  if (req.op == wire::Op::kCopyInArea || req.op == wire::Op::kCopyOutArea) direct_bytes_ += req.b;
   // The worker did it: the tables follow.
   std::lock_guard<std::mutex> lock(ctx.mu);
   std::visit(Overloaded{
-                 [&](const RecordEvent& e) {
-                   if (auto it = ctx.events.find(e.event); it != ctx.events.end()) {
-                     it->second.recorded = true;
-                   }
-                 },
                  [&](const Free& f) { ctx.forget(ledger_, f.dptr); },
                  [&](const DestroyEvent& d) { ctx.events.erase(d.event); },
                  [&](const DestroyTexture& d) { ctx.textures.erase(d.texture); },

@@ -22,7 +22,7 @@ namespace vgpu::executor::cuda {
 
 // Every entry point the backend uses. X(name, required): a missing required
 // one fails the load with its name; an optional one is left null.
-#define VGPU_CUDA_DRIVER_FUNCTIONS(X) \
+#define VGPU_CUDA_DRIVER_FUNCTIONS(X)  \
   X(cuInit, true)                      \
   X(cuDriverGetVersion, true)          \
   X(cuGetErrorName, true)              \
@@ -49,6 +49,8 @@ namespace vgpu::executor::cuda {
   X(cuStreamCreate, true)              \
   X(cuStreamDestroy, true)             \
   X(cuStreamSynchronize, true)         \
+  X(cuStreamWaitEvent, true)           \
+  X(cuStreamCreateWithPriority, false) \
   X(cuEventCreate, true)               \
   X(cuEventDestroy, true)              \
   X(cuEventRecord, true)               \
@@ -61,9 +63,9 @@ namespace vgpu::executor::cuda {
   X(cuFuncGetAttribute, true)          \
   X(cuFuncGetParamInfo, false)         \
   X(cuLaunchKernel, true)              \
-  X(cuLaunchKernelEx, false)            \
-  X(cuFuncSetAttribute, false)          \
-  X(cuTexObjectCreate, false)           \
+  X(cuLaunchKernelEx, false)           \
+  X(cuFuncSetAttribute, false)         \
+  X(cuTexObjectCreate, false)          \
   X(cuTexObjectDestroy, false)         \
   X(cuCtxSetLimit, false)
 

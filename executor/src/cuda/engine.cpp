@@ -19,21 +19,26 @@ constexpr size_t kMaxSnapshotBytes = 64ull << 20;   // bigger variables are not 
 Engine::~Engine() {
   if (!have_context_) return;
   bind_thread();
-  api_.cuStreamSynchronize(stream_);
+  api_.cuCtxSynchronize();
+  for (auto& [h, st] : streams_) api_.cuStreamDestroy(st);
   for (auto& [h, e] : events_) api_.cuEventDestroy(e);
   for (auto& [h, m] : modules_) api_.cuModuleUnload(m.handle);
   for (CUdeviceptr p : allocations_) api_.cuMemFree(p);
   for (CUevent e : slot_done_) {
     if (e) api_.cuEventDestroy(e);
   }
-  for (CUevent e : ring_) {
-    if (e) api_.cuEventDestroy(e);
+  for (CUevent* slots : {slot_start_, slot_end_}) {
+    for (size_t i = 0; i < kMaxItemsInFlight; ++i) {
+      if (slots[i]) api_.cuEventDestroy(slots[i]);
+    }
   }
   if (start_) api_.cuEventDestroy(start_);
   if (end_) api_.cuEventDestroy(end_);
   if (stream_) api_.cuStreamDestroy(stream_);
   if (control_stream_) api_.cuStreamDestroy(control_stream_);
   if (staging_pinned_) api_.cuMemHostUnregister(staging_->slots());
+  if (out_pinned_) api_.cuMemHostUnregister(out_buffer_.data());
+  if (area_) api_.cuMemHostUnregister(area_);
   api_.cuDevicePrimaryCtxRelease(device_);
 }
 
@@ -72,9 +77,11 @@ CUresult Engine::init(int device_ordinal, unsigned ctx_flags, std::string* why) 
       return fail("cuEventCreate", r);
     }
   }
-  for (CUevent& e : ring_) {
-    if (CUresult r = api_.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
-      return fail("cuEventCreate", r);
+  for (CUevent* slots : {slot_start_, slot_end_}) {
+    for (size_t i = 0; i < kMaxItemsInFlight; ++i) {
+      if (CUresult r = api_.cuEventCreate(&slots[i], CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
+        return fail("cuEventCreate", r);
+      }
     }
   }
   for (CUevent& e : slot_done_) {
@@ -82,6 +89,10 @@ CUresult Engine::init(int device_ordinal, unsigned ctx_flags, std::string* why) 
       return fail("cuEventCreate", r);
     }
   }
+  // Unpinned, a batched copy from the device still works; the driver just
+  // waits for it when it is issued.
+  out_buffer_.assign(size_t{kMaxItemsInFlight} * wire::kMaxInlineCopyBytes, 0);
+  out_pinned_ = api_.cuMemHostRegister(out_buffer_.data(), out_buffer_.size(), 0) == CUDA_SUCCESS;
   return CUDA_SUCCESS;
 }
 
@@ -94,6 +105,18 @@ CUresult Engine::attach_staging(StagingArea* staging, bool pin) {
                                             kStagingSlots * staging->slot_bytes(), 0);
   staging_pinned_ = r == CUDA_SUCCESS;
   return r;
+}
+
+CUresult Engine::attach_area(uint8_t* area, uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (area_ || !area || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (CUresult r = api_.cuMemHostRegister(area, bytes, 0); r != CUDA_SUCCESS) return r;
+  std::lock_guard<std::mutex> lock(mu_);
+  area_ = area;
+  area_bytes_ = bytes;
+  return CUDA_SUCCESS;
 }
 
 CUresult Engine::note(CUresult r) {
@@ -271,20 +294,16 @@ CUresult Engine::event_elapsed(uint64_t start, uint64_t end, float* ms) {
 
 // --- work ----------------------------------------------------------------------
 
-Timed Engine::memset(uint64_t dst, uint64_t size, uint8_t value) {
-  return timed([&] { return api_.cuMemsetD8Async(dst, value, size, stream_); });
-}
-
 Timed Engine::launch(uint64_t function, const uint32_t grid[3], const uint32_t block[3],
                      uint32_t shared_mem, std::span<const uint8_t> params, bool cooperative,
                      const uint32_t* cluster) {
   LaunchSpec l{function, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_mem,
                cooperative, params};
   if (cluster) std::copy_n(cluster, 3, l.cluster);
-  return timed([&] { return issue_launch(l); });
+  return timed([&] { return issue_launch(l, stream_); });
 }
 
-CUresult Engine::issue_launch(const LaunchSpec& l) {
+CUresult Engine::issue_launch(const LaunchSpec& l, CUstream stream) {
   CUfunction f = nullptr;
   bool fixed_cluster = false, non_portable = false;
   uint32_t shared_allowed = 0;
@@ -349,24 +368,19 @@ CUresult Engine::issue_launch(const LaunchSpec& l) {
     config.blockDimY = l.block[1];
     config.blockDimZ = l.block[2];
     config.sharedMemBytes = l.shared_mem;
-    config.hStream = stream_;
+    config.hStream = stream;
     config.attrs = attrs;
     config.numAttrs = count;
     return api_.cuLaunchKernelEx(&config, f, nullptr, bytes > 0 ? extra : nullptr);
   }
-  return api_.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                             l.block[2], l.shared_mem, stream_, nullptr, bytes > 0 ? extra : nullptr);
+  return api_.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                             l.shared_mem, stream, nullptr, bytes > 0 ? extra : nullptr);
 }
 
-Timed Engine::record_event(uint64_t event) {
-  CUevent e = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = events_.find(event);
-    if (it == events_.end()) return {CUDA_ERROR_INVALID_HANDLE, 0};
-    e = it->second;
-  }
-  return timed([&] { return api_.cuEventRecord(e, stream_); });
+CUevent Engine::event_of(uint64_t event) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = events_.find(event);
+  return it == events_.end() ? nullptr : it->second;
 }
 
 Timed Engine::synchronize() {
@@ -433,7 +447,7 @@ CUresult Engine::unload_module(uint64_t module) {
 }
 
 CUresult Engine::reset() {
-  if (CUresult r = note(api_.cuStreamSynchronize(stream_)); r != CUDA_SUCCESS) return r;
+  if (CUresult r = note(api_.cuCtxSynchronize()); r != CUDA_SUCCESS) return r;
   std::set<CUdeviceptr> allocations;
   std::map<uint64_t, CUevent> events;
   std::set<CUtexObject> textures;
@@ -453,6 +467,8 @@ CUresult Engine::reset() {
   auto keep = [&](CUresult r) {
     if (first == CUDA_SUCCESS) first = r;
   };
+  for (const auto& [h, st] : streams_) keep(api_.cuStreamDestroy(st));
+  streams_.clear();
   for (CUdeviceptr p : allocations) keep(api_.cuMemFree(p));
   for (const auto& [h, e] : events) keep(api_.cuEventDestroy(e));
   for (CUtexObject t : textures) keep(api_.cuTexObjectDestroy(t));

@@ -1,7 +1,8 @@
 // The engine: copies between the guest's bytes (through the staging slots)
 // and device memory, chunk by chunk, two chunks in flight; a copy of rows
 // (a 2D copy) as one 2D driver copy per chunk's whole rows. The daemon's half
-// is staging_transfer.cpp; the protocol is in staging_area.h.
+// is staging_transfer.cpp; the protocol is in staging_area.h. And copies
+// straight between the registered data area and the device (copy_area).
 #include "engine.h"
 
 #include <algorithm>
@@ -159,6 +160,20 @@ Timed Engine::copy_out(uint64_t src, uint64_t size, const wire::RowShape& rows, 
     if (CUresult r = wait_event(slot_done_[(n - 1) % kStagingSlots]); r != CUDA_SUCCESS) return r;
     s.publish_filled(n);
     return CUDA_SUCCESS;
+  });
+}
+
+Timed Engine::copy_area(bool to_device, uint64_t device, uint64_t offset, uint64_t size) {
+  uint8_t* host = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!area_ || offset > area_bytes_ || size > area_bytes_ - offset)
+      return {CUDA_ERROR_INVALID_VALUE, 0};
+    host = area_ + offset;
+  }
+  return timed([&] {
+    return to_device ? api_.cuMemcpyHtoDAsync(device, host, size, stream_)
+                     : api_.cuMemcpyDtoHAsync(host, device, size, stream_);
   });
 }
 

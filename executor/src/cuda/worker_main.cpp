@@ -147,6 +147,9 @@ class Server {
       case wire::Op::kModuleLoad:
         r = load_module(req.a, req.b, fd);
         break;
+      case wire::Op::kAttachArea:
+        r = attach_area(req.a, req.b, fd);
+        break;
       case wire::Op::kFunctionGet: {
         if (req.tail_bytes == 0 || req.tail_bytes > wire::kMaxNameBytes) break;
         std::vector<ParamSlot> layout;
@@ -212,6 +215,24 @@ class Server {
     reply->result = r;
   }
 
+  // Maps bytes [offset, offset + bytes) of the data area's file and has the
+  // engine register them. The mapping lives as long as the worker.
+  CUresult attach_area(uint64_t offset, uint64_t bytes, int fd) {
+    struct stat st {};
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (fd < 0 || bytes == 0 || offset % page != 0 || fstat(fd, &st) != 0 ||
+        offset > static_cast<uint64_t>(st.st_size) ||
+        bytes > static_cast<uint64_t>(st.st_size) - offset) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    void* area =
+        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
+    if (area == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    const CUresult r = engine_.attach_area(static_cast<uint8_t*>(area), bytes);
+    if (r != CUDA_SUCCESS) munmap(area, bytes);
+    return r;
+  }
+
   CUresult load_module(uint64_t module, uint64_t bytes, int fd) {
     struct stat st{};
     if (fd < 0 || bytes == 0 || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < bytes) {
@@ -224,48 +245,76 @@ class Server {
     return r;
   }
 
-  // A batch's records (worker_protocol.h), checked: each whole, its
-  // parameters no larger than a launch's, nothing left over.
-  static bool parse_batch(const wire::Request& req, const uint8_t* t,
-                          std::vector<LaunchSpec>* out) {
+  // A batch's records (worker_protocol.h), checked: each whole, a known
+  // kind, its bytes no more than that kind carries, nothing left over.
+  static bool parse_batch(const wire::Request& req, const uint8_t* t, std::vector<ItemSpec>* out) {
     if (req.a > wire::kMaxBatch) return false;
     size_t at = 0;
     for (uint64_t i = 0; i < req.a; ++i) {
-      wire::BatchLaunch b;
+      wire::BatchItem b;
       if (req.tail_bytes - at < sizeof b) return false;
       std::memcpy(&b, t + at, sizeof b);
       at += sizeof b;
-      const size_t padded = (size_t{b.param_bytes} + 7) / 8 * 8;
-      if (b.param_bytes > wire::kMaxParamBytes || req.tail_bytes - at < padded) return false;
-      LaunchSpec l{b.function, {b.grid[0], b.grid[1], b.grid[2]},
-                   {b.block[0], b.block[1], b.block[2]}, b.shared_mem, wire::launch_cooperative(b.flags),
-                   {t + at, b.param_bytes}};
-      wire::launch_cluster(b.flags, l.cluster);
-      out->push_back(l);
+      const size_t padded = (size_t{b.bytes} + 7) / 8 * 8;
+      if (req.tail_bytes - at < padded) return false;
+      ItemSpec item;
+      item.kind = b.kind;
+      item.stream = {b.stream, b.stream_flags, b.stream_priority};
+      item.a = b.a;
+      item.b = b.b;
+      item.c = b.c;
+      switch (b.kind) {
+        case wire::ItemKind::kLaunch:
+          if (b.bytes > wire::kMaxParamBytes) return false;
+          item.launch = LaunchSpec{
+              b.a,          {b.grid[0], b.grid[1], b.grid[2]}, {b.block[0], b.block[1], b.block[2]},
+              b.shared_mem, wire::launch_cooperative(b.flags), {t + at, b.bytes}};
+          wire::launch_cluster(b.flags, item.launch.cluster);
+          break;
+        case wire::ItemKind::kCopyIn:
+          if (b.bytes > wire::kMaxInlineCopyBytes) return false;
+          item.data = {t + at, b.bytes};
+          break;
+        case wire::ItemKind::kCopyOut:
+          if (b.bytes != 0 || b.c > wire::kMaxInlineCopyBytes) return false;
+          break;
+        case wire::ItemKind::kNothing:
+        case wire::ItemKind::kMemset:
+        case wire::ItemKind::kCopyOnDevice:
+        case wire::ItemKind::kRecordEvent:
+        case wire::ItemKind::kWaitEvent:
+        case wire::ItemKind::kDestroyStream:
+          if (b.bytes != 0) return false;
+          break;
+        default:
+          return false;
+      }
+      out->push_back(item);
       at += padded;
     }
     return at == req.tail_bytes;
   }
 
-  // kLaunchBatch and kFinishBatch. The daemon says how many launches it
-  // knows are in flight; a daemon that lost count gets INVALID_VALUE, and
-  // nothing runs.
-  void launch_batch(const wire::Request& req, const uint8_t* t, wire::Reply* reply,
-                    std::vector<uint8_t>* tail) {
-    std::vector<LaunchSpec> launches;
+  // kBatch and kFinishBatch. The daemon says how many items it knows are in
+  // flight; a daemon that lost count gets INVALID_VALUE, and nothing runs.
+  void run_batch(const wire::Request& req, const uint8_t* t, wire::Reply* reply,
+                 std::vector<uint8_t>* tail) {
+    std::vector<ItemSpec> items;
     if (req.c != engine_.in_flight()) return;
-    if (req.op == wire::Op::kLaunchBatch &&
-        (!parse_batch(req, t, &launches) || (launches.empty() && req.c == 0))) {
+    if (req.op == wire::Op::kBatch &&
+        (!parse_batch(req, t, &items) || (items.empty() && req.c == 0))) {
       return;
     }
     std::vector<Timed> done;
+    std::vector<uint8_t> out;
     size_t issued = 0;
-    if (launches.empty()) {
-      engine_.finish_launches(&done);
+    if (items.empty()) {
+      engine_.finish_items(&done, &out);
     } else {
       const bool leave = (req.value & wire::kLeaveInFlight) != 0;
-      issued = engine_.launch_batch(launches, req.b, req.value & 0xff,
-                                    {leave, leave && (req.value & wire::kWorkFollows) != 0}, &done);
+      issued =
+          engine_.run_items(items, req.b, req.value & 0xff,
+                            {leave, leave && (req.value & wire::kWorkFollows) != 0}, &done, &out);
     }
     reply->result = CUDA_SUCCESS;
     reply->a = issued;
@@ -278,6 +327,8 @@ class Server {
       if (reply->result == CUDA_SUCCESS) reply->result = r.result;
       reply->gpu_ns += r.gpu_ns;
     }
+    tail->insert(tail->end(), out.begin(),
+                 out.end());  // the daemon bounded it (kMaxReplyCopyBytes)
   }
 
   void work(const uint8_t* p, size_t n, wire::Reply* reply, std::vector<uint8_t>* tail) {
@@ -303,28 +354,17 @@ class Server {
         t_ = engine_.copy_out(req.a, req.b, req.rows, deadline, stop);
         if (t_.result != CUDA_SUCCESS) staging_.wake_all();
         break;
+      case wire::Op::kCopyInArea:
+      case wire::Op::kCopyOutArea:
+        t_ = engine_.copy_area(req.op == wire::Op::kCopyInArea, req.a, req.c, req.b);
+        break;
       case wire::Op::kCopyOnDevice:
         t_ = engine_.copy_on_device(req.a, req.b, req.c, req.rows);
         break;
-      case wire::Op::kMemset:
-        t_ = engine_.memset(req.a, req.b, static_cast<uint8_t>(req.value));
-        break;
-      case wire::Op::kLaunch: {
-        if (req.tail_bytes > wire::kMaxParamBytes) break;
-        const auto flags = static_cast<uint32_t>(req.value);
-        uint32_t cluster[3];
-        wire::launch_cluster(flags, cluster);
-        t_ = engine_.launch(req.a, req.grid, req.block, req.shared_mem, {t, req.tail_bytes},
-                            wire::launch_cooperative(flags), cluster);
-        break;
-      }
-      case wire::Op::kLaunchBatch:
+      case wire::Op::kBatch:
       case wire::Op::kFinishBatch:
-        launch_batch(req, t, reply, tail);
+        run_batch(req, t, reply, tail);
         return;
-      case wire::Op::kRecordEvent:
-        t_ = engine_.record_event(req.a);
-        break;
       case wire::Op::kSynchronize:
         t_ = engine_.synchronize();
         break;

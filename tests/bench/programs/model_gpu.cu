@@ -7,12 +7,17 @@
 //                        kernels completed per wall second)
 //   busy NS SECONDS      the same, in rounds of 1000, until SECONDS have passed
 //                        (a busy VM next to others); result kernels
+//   streams NS ROUNDS    ROUNDS times: work(NS) on one stream and a memset on
+//                        another (the fake gives each its copy cost), then one
+//                        synchronize: result rounds_per_s (they overlap
+//                        where guest streams reach the GPU as streams)
 //   latency COUNT        COUNT times: work(0), synchronize; result
 //                        latency_us_{median,p90,p99,min}; and where it goes
 //                        (medians): launch_call_us (the launch call returns),
 //                        sync_after_launch_us (then the synchronize), and
 //                        empty_sync_us (a synchronize right after, with
 //                        nothing to wait for)
+#include <cstdlib>
 #include <string>
 
 #include "bench_program.h"
@@ -45,6 +50,35 @@ void busy(unsigned long long ns, long seconds) {
     kernels += 1000;
   }
   bp::result("kernels", static_cast<double>(kernels));
+}
+
+void streams(unsigned long long ns, long rounds) {
+  cudaStream_t a = nullptr, b = nullptr;
+  BP_OK(cudaStreamCreate(&a));
+  BP_OK(cudaStreamCreate(&b));
+  void* p = nullptr;
+  BP_OK(cudaMalloc(&p, 4096));
+  work<<<1, 1, 0, a>>>(ns);
+  BP_OK(cudaMemsetAsync(p, 0, 4096, b));
+  BP_OK(cudaDeviceSynchronize());
+  const double t0 = bp::now_ns();
+  for (long i = 0; i < rounds; ++i) {
+    work<<<1, 1, 0, a>>>(ns);
+    BP_OK(cudaMemsetAsync(p, static_cast<int>(i & 0xff), 4096, b));
+  }
+  BP_OK(cudaGetLastError());
+  BP_OK(cudaDeviceSynchronize());
+  const double t1 = bp::now_ns();
+  // The last memset is what the buffer holds (the fake's memory is real).
+  unsigned char back[4096];
+  BP_OK(cudaMemcpy(back, p, sizeof back, cudaMemcpyDeviceToHost));
+  for (unsigned char c : back) {
+    if (c != static_cast<unsigned char>((rounds - 1) & 0xff)) {
+      std::printf("the buffer holds %d, not the last memset's %ld\n", c, (rounds - 1) & 0xff);
+      std::exit(1);
+    }
+  }
+  bp::result("rounds_per_s", static_cast<double>(rounds) * 1e9 / (t1 - t0));
 }
 
 double median(std::vector<double> v) {
@@ -86,10 +120,14 @@ int main(int argc, char** argv) {
     stream(static_cast<unsigned long long>(bp::arg(argc, argv, 2, 10000)), bp::arg(argc, argv, 3, 20000));
   } else if (mode == "busy") {
     busy(static_cast<unsigned long long>(bp::arg(argc, argv, 2, 50000)), bp::arg(argc, argv, 3, 3));
+  } else if (mode == "streams") {
+    streams(static_cast<unsigned long long>(bp::arg(argc, argv, 2, 50000)),
+            bp::arg(argc, argv, 3, 2000));
   } else if (mode == "latency") {
     latency(bp::arg(argc, argv, 2, 2000));
   } else {
-    std::printf("usage: model_gpu stream NS COUNT | busy NS SECONDS | latency COUNT\n");
+    std::printf(
+        "usage: model_gpu stream NS COUNT | busy NS SECONDS | streams NS ROUNDS | latency COUNT\n");
     return 2;
   }
   return 0;

@@ -2,7 +2,12 @@
 // processes, and the FAKE driver library as their libcuda.so.1.
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <numeric>
+#include <span>
 
 #include "cuda_test_support.h"
 #include "vgpu/protocol/device_capabilities.h"
@@ -129,6 +134,94 @@ TEST_CASE("cuda backend: copies round-trip in chunks and kernels see their param
   CHECK(static_cast<uint32_t>(back[0]) == 0xabababab);
   CHECK(static_cast<uint32_t>(back[1]) == 0xabababab);
   CHECK(back[2] == -3);
+}
+
+namespace {
+
+// A data area as the transport makes one: a file the daemon maps and hands
+// the backend (attach_data_area), here two areas' worth, the first attached.
+struct AreaFile {
+  static constexpr size_t kBytes = 1 << 20;
+  int fd = -1;
+  uint8_t* base = nullptr;
+  AreaFile() {
+    fd = memfd_create("vgpu-test-area", MFD_CLOEXEC);
+    REQUIRE(fd >= 0);
+    REQUIRE(ftruncate(fd, 2 * kBytes) == 0);
+    void* p = mmap(nullptr, 2 * kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    REQUIRE(p != MAP_FAILED);
+    base = static_cast<uint8_t*>(p);
+  }
+  ~AreaFile() {
+    munmap(base, 2 * kBytes);
+    if (fd >= 0) close(fd);
+  }
+  std::span<uint8_t> area() const { return {base, kBytes}; }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "cuda backend: copies between the registered data area and the device skip the staging area") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  AreaFile file;
+  REQUIRE(gpu->attach_data_area(a.id, file.fd, 0, file.area()) == Status::kSuccess);
+  CHECK(gpu->attach_data_area(a.id, file.fd, 0, file.area()) == Status::kInvalidValue);  // once
+  close(file.fd);  // the backend keeps a copy of its own
+  file.fd = -1;
+  constexpr uint64_t kCopy = 256 * 1024;  // above what a batch carries
+  uint64_t p = 0;
+  REQUIRE(gpu->mem_alloc(a.id, kCopy, &p) == Status::kSuccess);
+  for (uint64_t i = 0; i < kCopy; ++i) file.base[i] = static_cast<uint8_t>(i * 13 + 1);
+  const BackendStats before = gpu->stats();
+  REQUIRE(run(*gpu, a.id, CopyHtoD{p, file.base, kCopy}).status == Status::kSuccess);
+  REQUIRE(run(*gpu, a.id, CopyDtoH{p, file.base + 2 * kCopy, kCopy}).status == Status::kSuccess);
+  CHECK(std::equal(file.base, file.base + kCopy, file.base + 2 * kCopy));
+  BackendStats after = gpu->stats();
+  CHECK(after.direct_copy_bytes - before.direct_copy_bytes == 2 * kCopy);
+  CHECK(after.staged_copy_bytes == before.staged_copy_bytes);
+
+  // Host memory outside the area, or only partly in it, goes through the staging area.
+  std::vector<uint8_t> host(kCopy);
+  REQUIRE(run(*gpu, a.id, CopyDtoH{p, host.data(), kCopy}).status == Status::kSuccess);
+  CHECK(std::equal(host.begin(), host.end(), file.base));
+  uint8_t* straddling = file.base + AreaFile::kBytes - kCopy / 2;
+  REQUIRE(run(*gpu, a.id, CopyDtoH{p, straddling, kCopy}).status == Status::kSuccess);
+  CHECK(std::equal(straddling, straddling + kCopy, file.base));
+  const BackendStats outside = gpu->stats();
+  CHECK(outside.staged_copy_bytes - after.staged_copy_bytes == 2 * kCopy);
+  CHECK(outside.direct_copy_bytes == after.direct_copy_bytes);
+
+  // A context reset into a fresh worker (after a fault) registers it again.
+  const Handle fault = gpu.function(a, kFault);
+  CHECK(run(*gpu, a.id, launch(fault, Params{}.at(0, uint64_t{16}).bytes)).status ==
+        Status::kIllegalAddress);
+  REQUIRE(run(*gpu, a.id, Reset{}).status == Status::kSuccess);
+  REQUIRE(gpu->mem_alloc(a.id, kCopy, &p) == Status::kSuccess);
+  REQUIRE(run(*gpu, a.id, CopyHtoD{p, file.base, kCopy}).status == Status::kSuccess);
+  std::fill(host.begin(), host.end(), 0);
+  REQUIRE(run(*gpu, a.id, CopyDtoH{p, host.data(), kCopy}).status == Status::kSuccess);
+  CHECK(std::equal(host.begin(), host.end(), file.base));
+  CHECK(gpu->stats().direct_copy_bytes - outside.direct_copy_bytes == kCopy);
+}
+
+TEST_CASE(
+    "cuda backend: a data area the driver cannot register leaves copies staged, and working") {
+  ScopedEnv no_register("VGPU_FAKE_CUDA_NO_REGISTER", "1");
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  AreaFile file;
+  CHECK(gpu->attach_data_area(a.id, file.fd, 0, file.area()) == Status::kNotSupported);
+  constexpr uint64_t kCopy = 256 * 1024;
+  uint64_t p = 0;
+  REQUIRE(gpu->mem_alloc(a.id, kCopy, &p) == Status::kSuccess);
+  for (uint64_t i = 0; i < kCopy; ++i) file.base[i] = static_cast<uint8_t>(i * 7);
+  REQUIRE(run(*gpu, a.id, CopyHtoD{p, file.base, kCopy}).status == Status::kSuccess);
+  REQUIRE(run(*gpu, a.id, CopyDtoH{p, file.base + kCopy, kCopy}).status == Status::kSuccess);
+  CHECK(std::equal(file.base, file.base + kCopy, file.base + kCopy));
+  CHECK(gpu->stats().direct_copy_bytes == 0);
+  CHECK(gpu->stats().staged_copy_bytes == 2 * kCopy);
 }
 
 TEST_CASE("cuda backend: copies of rows land row by row, the gaps untouched, and stay inside the context") {

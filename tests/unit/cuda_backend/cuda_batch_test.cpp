@@ -1,6 +1,7 @@
-// Batches of launches on the whole cuda backend (real worker processes, the
-// FAKE driver with its modeled GPU): consecutive launches go to the worker in
-// one message and stay in flight together, each still timed by its own
+// Batches on the whole cuda backend (real worker processes, the FAKE driver
+// with its modeled GPU): consecutive launches, memsets, copies on and to the
+// device, event records and waits go to the worker in one message and stay
+// in flight together, each on its guest stream, each still timed by its own
 // events; the budget and the depth bound how far past the budget a batch
 // runs; a fault in flight reaches every launch after it.
 #include <catch2/catch.hpp>
@@ -135,17 +136,86 @@ TEST_CASE("cuda batches: a fault in flight reaches every launch after it, and on
   for (const ExecResult& r : c.results) CHECK(r.status == Status::kSuccess);
 }
 
-TEST_CASE("cuda batches: a batch that is not all ready launches runs its first item alone") {
+TEST_CASE("cuda batches: an item a batch does not take runs alone") {
   FakeGpu gpu;
   auto a = gpu.context(1);
   const Handle bump = gpu.function(a, kBump);
   uint64_t p = 0;
-  REQUIRE(gpu->mem_alloc(a.id, 64, &p) == Status::kSuccess);
+  REQUIRE(gpu->mem_alloc(a.id, 64 * 1024, &p) == Status::kSuccess);
+  std::vector<uint8_t> host(64 * 1024, 1);
   Batch b;
-  b.works.push_back({a.id, kDefaultStream, Memset{p, 64, 1}});
+  b.works.push_back({a.id, kDefaultStream,
+                     CopyDtoH{p, host.data(), host.size()}});  // larger than a batch carries
   b.add(a.id, launch(bump, Params{}.at(0, int32_t{1}).bytes));
   REQUIRE(b.run(*gpu, {UINT64_MAX, 4}) == 1);
   CHECK(b.results[0].status == Status::kSuccess);
+  // A copy to the device larger than a batch carries goes through the staging area.
+  CHECK_FALSE(gpu->batches(CopyHtoD{p, host.data(), host.size()}));
+  CHECK(gpu->batches(CopyHtoD{p, host.data(), 16 * 1024}));
+  CHECK(gpu->batches(CopyDtoH{p, host.data(), 16 * 1024}));
+  CHECK_FALSE(gpu->batches(Synchronize{}));
+  Batch c;
+  c.works.push_back({a.id, kDefaultStream, CopyHtoD{p, host.data(), host.size()}});
+  c.add(a.id, launch(bump, Params{}.at(0, int32_t{1}).bytes));
+  REQUIRE(c.run(*gpu, {UINT64_MAX, 4}) == 1);
+  CHECK(c.results[0].status == Status::kSuccess);
+}
+
+TEST_CASE(
+    "cuda batches: memsets, copies on and to the device, event records and waits go with the "
+    "launches") {
+  FakeGpu gpu;
+  auto a = gpu.context(1);
+  const Handle fill = gpu.function(a, kFill);
+  uint64_t p = 0, q = 0;
+  REQUIRE(gpu->mem_alloc(a.id, 4096, &p) == Status::kSuccess);
+  REQUIRE(gpu->mem_alloc(a.id, 4096, &q) == Status::kSuccess);
+  Handle s1 = 0, s2 = 0, e1 = 0, e2 = 0;
+  REQUIRE(gpu->stream_create(a.id, 0, 0, &s1) == Status::kSuccess);
+  REQUIRE(gpu->stream_create(a.id, 1, 0, &s2) == Status::kSuccess);  // non-blocking
+  REQUIRE(gpu->event_create(a.id, 0, &e1) == Status::kSuccess);
+  REQUIRE(gpu->event_create(a.id, 0, &e2) == Status::kSuccess);
+  std::vector<uint8_t> bytes(1000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  Batch b;
+  b.works.push_back({a.id, s1, RecordEvent{e1}});
+  b.works.push_back({a.id, s1, Memset{p, 4096, 0}});
+  b.works.push_back({a.id, s1, CopyHtoD{p + 16, bytes.data(), bytes.size()}});
+  b.works.push_back({a.id, s1, CopyHtoD{p, nullptr, 0}});  // nothing to do, in its place
+  b.works.push_back({a.id, s1, RecordEvent{e2}});
+  b.works.push_back({a.id, s2, WaitEvent{e2}});
+  b.works.push_back({a.id, s2, CopyDtoD{q, p, 4096}});
+  b.works.push_back(
+      {a.id, s2,
+       launch(fill, Params{}.at(0, p).at(8, int32_t{-1}).at(12, int32_t{4}).bytes, 1, 4)});
+  b.works.push_back({a.id, s1, DestroyStream{s1}});
+  std::vector<uint8_t> small(1000, 0xee), tiny(3, 0xee);
+  b.works.push_back({a.id, s2, CopyDtoH{q + 16, small.data(), small.size()}});
+  b.works.push_back({a.id, s2, CopyDtoH{p, tiny.data(), tiny.size()}});
+  REQUIRE(b.run(*gpu, {UINT64_MAX, 4}) == b.works.size());
+  for (const ExecResult& r : b.results) CHECK(r.status == Status::kSuccess);
+  CHECK(small == bytes);  // came back in the batch's reply
+  CHECK(tiny == std::vector<uint8_t>(3, 0xff));
+  std::vector<uint8_t> back(4096);
+  REQUIRE(run(*gpu, a.id, CopyDtoH{q, back.data(), back.size()}).status == Status::kSuccess);
+  CHECK(std::equal(bytes.begin(), bytes.end(), back.begin() + 16));  // q: p's bytes before the fill
+  CHECK(back[0] == 0);
+  REQUIRE(run(*gpu, a.id, CopyDtoH{p, back.data(), back.size()}).status == Status::kSuccess);
+  CHECK(back[0] == 0xff);  // the fill came after the copy
+  int64_t ns = -1;
+  CHECK(gpu->event_elapsed(a.id, e1, e2, &ns) == Status::kSuccess);  // both recorded
+  CHECK(ns >= 0);
+  // The destroyed stream is gone from the tables; its handle is refused.
+  CHECK(gpu->stream_query(a.id, s1) == Status::kInvalidResourceHandle);
+  CHECK(gpu->stream_query(a.id, s2) == Status::kSuccess);
+  // An item whose memory went after it was queued is refused in its turn, alone.
+  const Work m{a.id, s2, Memset{q, 64, 1}};
+  REQUIRE(gpu->accept(m) == Status::kSuccess);
+  REQUIRE(run(*gpu, a.id, Free{q}).status == Status::kSuccess);
+  const Work* one = &m;
+  ExecResult r;
+  REQUIRE(gpu->execute_batch({&one, 1}, {UINT64_MAX, 4}, &r) == 1);
+  CHECK(r.status == Status::kInvalidValue);
 }
 
 namespace {

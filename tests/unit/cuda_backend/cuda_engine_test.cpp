@@ -3,6 +3,7 @@
 // copies in chunks, sticky faults, reset.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #include "cuda_test_support.h"
@@ -49,6 +50,34 @@ struct Fixture {
 
 const uint32_t kOne[3] = {1, 1, 1};
 
+// Runs `items` as one batch, all finished before it returns.
+std::vector<Timed> run_all(Engine& e, const std::vector<ItemSpec>& items, uint32_t depth = 8,
+                           std::vector<uint8_t>* out = nullptr) {
+  std::vector<Timed> done;
+  std::vector<uint8_t> ignored;
+  REQUIRE(e.run_items(items, UINT64_MAX, depth, {}, &done, out ? out : &ignored) == items.size());
+  REQUIRE(done.size() == items.size());
+  return done;
+}
+
+ItemSpec on(uint64_t stream, wire::ItemKind kind, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0,
+            uint32_t flags = 0) {
+  ItemSpec i;
+  i.kind = kind;
+  i.stream = {stream, flags, 0};
+  i.a = a;
+  i.b = b;
+  i.c = c;
+  return i;
+}
+
+ItemSpec launch_on(uint64_t stream, uint64_t function, std::span<const uint8_t> params,
+                   uint32_t flags = 0) {
+  ItemSpec i = on(stream, wire::ItemKind::kLaunch, function, 0, 0, flags);
+  i.launch = LaunchSpec{function, {1, 1, 1}, {1, 1, 1}, 0, false, params};
+  return i;
+}
+
 }  // namespace
 
 TEST_CASE("cuda engine: a context on the device the config names, and nothing left after") {
@@ -56,7 +85,8 @@ TEST_CASE("cuda engine: a context on the device the config names, and nothing le
     Fixture f;
     f.up();
     CHECK(fake::stats().primary_retains == 1);
-    CHECK(fake::stats().registered == 1);  // the staging slots, page-locked once
+    CHECK(fake::stats().registered ==
+          2);  // the staging slots and the batches' copy-back buffer, page-locked once
     CHECK(f.engine->staging_pinned());
     CHECK(fake::stats().live_streams == 2);  // work and control
     uint64_t p = 0;
@@ -135,9 +165,8 @@ TEST_CASE("cuda engine: a launch passes the packed parameters and reports its GP
   // Events the guest records time what ran between them.
   REQUIRE(f.engine->event_create(10, CU_EVENT_DEFAULT) == CUDA_SUCCESS);
   REQUIRE(f.engine->event_create(11, CU_EVENT_DEFAULT) == CUDA_SUCCESS);
-  REQUIRE(f.engine->record_event(10).result == CUDA_SUCCESS);
-  REQUIRE(f.engine->launch(2, kOne, kOne, 0, spin).result == CUDA_SUCCESS);
-  REQUIRE(f.engine->record_event(11).result == CUDA_SUCCESS);
+  run_all(*f.engine, {on(0, wire::ItemKind::kRecordEvent, 10), launch_on(0, 2, spin),
+                      on(0, wire::ItemKind::kRecordEvent, 11)});
   float ms = 0;
   REQUIRE(f.engine->event_elapsed(10, 11, &ms) == CUDA_SUCCESS);
   CHECK(ms >= 19.0f);
@@ -154,6 +183,86 @@ TEST_CASE("cuda engine: a launch passes the packed parameters and reports its GP
   const uint32_t too_many[3] = {132 * 32 + 1, 1, 1};
   CHECK(f.engine->launch(1, too_many, block, 0, more, true).result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
   CHECK(fake::stats().cooperative_launches == 1);
+}
+
+TEST_CASE("cuda engine: guest streams are the driver's, so a batch overlaps them as CUDA would") {
+  constexpr uint64_t kMs = 1'000'000,
+                     kCost = 200 * kMs;  // long, so a loaded machine's gaps stay small beside it
+  fake::Knobs knobs;
+  knobs.copy_ns = kCost;  // every copy and memset
+  Fixture f(knobs);
+  f.up();
+  f.function(3, "work");  // takes its argument's ns of modeled time
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(4096, &p) == CUDA_SUCCESS);
+  for (uint64_t e = 10; e <= 14; ++e)
+    REQUIRE(f.engine->event_create(e, CU_EVENT_DEFAULT) == CUDA_SUCCESS);
+  const auto work = Params{}.at(0, kCost).bytes;
+  using K = wire::ItemKind;
+  auto ms = [&](uint64_t a, uint64_t b) {
+    float v = 0;
+    REQUIRE(f.engine->event_elapsed(a, b, &v) == CUDA_SUCCESS);
+    return static_cast<double>(v);
+  };
+
+  SECTION("a kernel and a memset on two streams run at once; the default stream waits for both") {
+    const auto done =
+        run_all(*f.engine, {on(0, K::kRecordEvent, 10), launch_on(7, 3, work),
+                            on(8, K::kMemset, p, 4096, 0x5a), on(0, K::kRecordEvent, 11)});
+    CHECK(f.engine->guest_streams() == 2);
+    // Each item is charged its own time on its own stream.
+    CHECK(done[1].gpu_ns >= kCost * 99 / 100);
+    CHECK(done[2].gpu_ns >= kCost * 99 / 100);
+    CHECK(done[2].gpu_ns < kCost * 3 / 2);
+    // Together they took one cost, not two; the legacy stream's record came after both.
+    CHECK(ms(10, 11) >= 199.0);
+    CHECK(ms(10, 11) < 300.0);
+    CHECK(reinterpret_cast<const uint8_t*>(p)[4095] == 0x5a);
+  }
+  SECTION("the same on one stream runs one after the other") {
+    run_all(*f.engine, {on(0, K::kRecordEvent, 10), launch_on(7, 3, work),
+                        on(7, K::kMemset, p, 4096, 1), on(0, K::kRecordEvent, 11)});
+    CHECK(ms(10, 11) >= 399.0);
+  }
+  SECTION("an event a stream waits for orders it after another, and the wait is not charged") {
+    const uint32_t nb = wire::kStreamNonBlocking;
+    const auto done = run_all(
+        *f.engine, {on(9, K::kRecordEvent, 12, 0, 0, nb), launch_on(9, 3, work, nb),
+                    on(9, K::kRecordEvent, 13, 0, 0, nb), on(10, K::kWaitEvent, 13, 0, 0, nb),
+                    on(10, K::kMemset, p, 4096, 2, nb), on(10, K::kRecordEvent, 14, 0, 0, nb)});
+    CHECK(ms(12, 14) >= 399.0);  // the memset began once the kernel ended
+    CHECK(done[4].gpu_ns < kCost * 3 / 2);
+  }
+  SECTION("a non-blocking stream does not wait for the default stream") {
+    const uint32_t nb = wire::kStreamNonBlocking;
+    run_all(*f.engine,
+            {on(0, K::kRecordEvent, 10), launch_on(0, 3, work), on(11, K::kMemset, p, 4096, 3, nb),
+             on(11, K::kRecordEvent, 12, 0, 0, nb), on(0, K::kRecordEvent, 11)});
+    CHECK(ms(10, 12) < 300.0);
+    CHECK(ms(10, 11) >= 199.0);
+  }
+  SECTION(
+      "a destroyed stream is the driver's no more; small copies travel in the batch and its "
+      "reply") {
+    const std::vector<uint8_t> bytes(100, 0x77);
+    ItemSpec copy = on(7, K::kCopyIn, p + 8);
+    copy.data = bytes;
+    std::vector<uint8_t> out;
+    run_all(*f.engine,
+            {copy, on(7, K::kCopyOut, p + 8, 0, 3), on(7, K::kDestroyStream), on(8, K::kNothing),
+             on(8, K::kCopyOut, p, 0, 9)},
+            8, &out);
+    CHECK(f.engine->guest_streams() == 1);
+    CHECK(fake::stats().live_streams == 3);
+    CHECK(reinterpret_cast<const uint8_t*>(p)[8 + 99] == 0x77);
+    CHECK(fake::stats().h2d_copies == 1);
+    // Each copy's bytes, in order, padded to 8.
+    REQUIRE(out.size() == 8 + 16);
+    CHECK(out[0] == 0x77);
+    CHECK(out[2] == 0x77);
+    CHECK(out[3] == 0);
+    CHECK(out[8 + 8] == 0x77);  // p + 8, the ninth byte of the second copy
+  }
 }
 
 TEST_CASE("cuda engine: thread block clusters take the launch's shape or the kernel's own") {
@@ -307,6 +416,29 @@ TEST_CASE("cuda engine: a copy of rows is one 2D driver copy per chunk's whole r
         CUDA_ERROR_INVALID_VALUE);
 }
 
+TEST_CASE(
+    "cuda engine: the attached data area is registered once; copies go straight between it and the "
+    "device") {
+  Fixture f;
+  f.up();
+  std::vector<uint8_t> area(1 << 16);
+  uint64_t p = 0;
+  REQUIRE(f.engine->alloc(4096, &p) == CUDA_SUCCESS);
+  CHECK(f.engine->copy_area(true, p, 0, 16).result == CUDA_ERROR_INVALID_VALUE);  // none attached
+  REQUIRE(f.engine->attach_area(area.data(), area.size()) == CUDA_SUCCESS);
+  CHECK(fake::stats().registered == 3);
+  CHECK(f.engine->attach_area(area.data(), area.size()) == CUDA_ERROR_INVALID_VALUE);  // once
+  for (size_t i = 0; i < 4096; ++i) area[i] = static_cast<uint8_t>(i * 5 + 3);
+  REQUIRE(f.engine->copy_area(true, p, 0, 4096).result == CUDA_SUCCESS);
+  REQUIRE(f.engine->copy_area(false, p, 8192, 4096).result == CUDA_SUCCESS);
+  CHECK(std::equal(area.begin(), area.begin() + 4096, area.begin() + 8192));
+  CHECK(f.engine->copy_area(true, p, area.size() - 8, 16).result ==
+        CUDA_ERROR_INVALID_VALUE);  // past its end
+  CHECK(f.engine->copy_area(false, p, UINT64_MAX, 16).result == CUDA_ERROR_INVALID_VALUE);
+  f.engine.reset();
+  CHECK(fake::stats().registered == 0);
+}
+
 TEST_CASE("cuda engine: a copy with the staging slots page-locked or not") {
   fake::Knobs k;
   k.register_fails = true;
@@ -355,12 +487,17 @@ TEST_CASE("cuda engine: reset frees memory and events and restores variables") {
   REQUIRE(f.engine->alloc(64, &p) == CUDA_SUCCESS);
   REQUIRE(f.engine->event_create(3, 0) == CUDA_SUCCESS);
   CHECK(fake::stats().live_allocations == 1);
+  run_all(*f.engine, {on(7, wire::ItemKind::kRecordEvent, 3)});  // makes guest stream 7
+  CHECK(f.engine->guest_streams() == 1);
+  CHECK(fake::stats().live_streams == 3);
 
   REQUIRE(f.engine->reset() == CUDA_SUCCESS);
   CHECK(*reinterpret_cast<const int32_t*>(var) == 7);
   CHECK(fake::stats().live_allocations == 0);
-  // The engine's own: start, end, one per slot, and a batch's ring.
-  CHECK(fake::stats().live_events == 4 + kMaxLaunchesInFlight + 1);
+  // The engine's own: start, end, one per staging slot, two per batch slot.
+  CHECK(fake::stats().live_events == 4 + 2 * kMaxItemsInFlight);
+  CHECK(f.engine->guest_streams() == 0);
+  CHECK(fake::stats().live_streams == 2);
   CHECK(f.engine->free(p) == CUDA_ERROR_INVALID_VALUE);
   // Modules and functions survive a reset.
   CHECK(f.engine->launch(1, kOne, kOne, 0, Params{}.at(0, int32_t{1}).bytes).result == CUDA_SUCCESS);

@@ -1,6 +1,7 @@
-// The dispatcher's batches: consecutive launches of one context reach the
-// backend together (Backend::execute_batch), nothing else does, order holds,
-// and what the backend did not run goes back to the front of the queue.
+// The dispatcher's batches: consecutive launches of one context, and what
+// else the backend says it batches, reach the backend together
+// (Backend::execute_batch), nothing else does, order holds, and what the
+// backend did not run goes back to the front of the queue.
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -26,11 +27,12 @@ class BatchBackend final : public test::QuietBackend {
   BatchBackend() : QuietBackend("batch") {}
   std::mutex mu;
   std::vector<int> executed;               // sequence numbers, in execution order
-  std::vector<std::vector<int>> batches;   // what each execute_batch call was handed
+  std::vector<std::vector<int>> handed;    // what each execute_batch call was handed
   std::atomic<size_t> run_at_most{1000};   // per batch: the rest "did not fit the budget"
   std::vector<uint64_t> budgets;           // the budget each execute_batch call was given
   std::vector<uint32_t> depths;            // and its depth
   uint32_t depth_limit = 1;                // max_batch_depth()
+  bool batches_memsets = false;            // batches(): launches, and memsets too when set
 
   executor::ExecResult execute(const executor::Work& w) override {
     std::lock_guard lock(mu);
@@ -43,8 +45,8 @@ class BatchBackend final : public test::QuietBackend {
     std::lock_guard lock(mu);
     budgets.push_back(limits.budget_ns);
     depths.push_back(limits.depth);
-    batches.emplace_back();
-    for (const executor::Work* w : works) batches.back().push_back(seq_of(*w));
+    handed.emplace_back();
+    for (const executor::Work* w : works) handed.back().push_back(seq_of(*w));
     const size_t n = std::min(works.size(), run_at_most.load());
     for (size_t i = 0; i < n; ++i) {
       executed.push_back(seq_of(*works[i]));
@@ -54,6 +56,10 @@ class BatchBackend final : public test::QuietBackend {
   }
   void discard(const executor::Work&) override {}
   uint32_t max_batch_depth() const override { return depth_limit; }
+  bool batches(const executor::WorkOp& op) const override {
+    return std::holds_alternative<executor::Launch>(op) ||
+           (batches_memsets && std::holds_alternative<executor::Memset>(op));
+  }
 };
 
 struct Harness {
@@ -115,8 +121,8 @@ TEST_CASE("dispatcher batches: consecutive launches of a context go together, in
   for (int i = 0; i < 10; ++i) h.launch(5, i);  // queued before the dispatcher starts
   h.run_all(10);
   std::lock_guard lock(h.backend.mu);
-  REQUIRE(h.backend.batches.size() == 1);
-  CHECK(h.backend.batches[0] == iota(0, 10));
+  REQUIRE(h.backend.handed.size() == 1);
+  CHECK(h.backend.handed[0] == iota(0, 10));
   CHECK(h.backend.executed == iota(0, 10));
 }
 
@@ -132,11 +138,35 @@ TEST_CASE("dispatcher batches: other work and other contexts end a batch") {
   h.run_all(7);
   std::lock_guard lock(h.backend.mu);
   CHECK(h.backend.executed == iota(0, 7));
-  REQUIRE(h.backend.batches.size() == 4);
-  CHECK(h.backend.batches[0] == std::vector<int>{0, 1});
-  CHECK(h.backend.batches[1] == std::vector<int>{3});
-  CHECK(h.backend.batches[2] == std::vector<int>{4, 5});
-  CHECK(h.backend.batches[3] == std::vector<int>{6});
+  REQUIRE(h.backend.handed.size() == 4);
+  CHECK(h.backend.handed[0] == std::vector<int>{0, 1});
+  CHECK(h.backend.handed[1] == std::vector<int>{3});
+  CHECK(h.backend.handed[2] == std::vector<int>{4, 5});
+  CHECK(h.backend.handed[3] == std::vector<int>{6});
+}
+
+TEST_CASE(
+    "dispatcher batches: other work the backend batches goes with the launches; kernels are "
+    "counted apart") {
+  Harness h;
+  h.backend.batches_memsets = true;
+  h.launch(5, 0);
+  h.memset(5, 1);
+  h.launch(5, 2);
+  h.memset(5, 3);
+  h.memset(6, 4);  // another context ends the batch all the same
+  h.run_all(5);
+  {
+    std::lock_guard lock(h.backend.mu);
+    CHECK(h.backend.executed == iota(0, 5));
+    REQUIRE(h.backend.handed.size() == 2);
+    CHECK(h.backend.handed[0] == std::vector<int>{0, 1, 2, 3});
+    CHECK(h.backend.handed[1] == std::vector<int>{4});
+  }
+  h.dispatcher.stop();  // a batch's usage is counted after its answers: stopped, all is counted
+  const auto usage = h.dispatcher.usage(1);
+  CHECK(usage.commands == 5);
+  CHECK(usage.kernels == 2);
 }
 
 TEST_CASE("dispatcher batches: what the backend did not run goes first next time") {
@@ -147,11 +177,11 @@ TEST_CASE("dispatcher batches: what the backend did not run goes first next time
   h.run_all(11);
   std::lock_guard lock(h.backend.mu);
   CHECK(h.backend.executed == iota(0, 11));
-  REQUIRE(h.backend.batches.size() == 4);
-  CHECK(h.backend.batches[0] == std::vector<int>{0, 1, 2, 3});  // at most max_batch
-  CHECK(h.backend.batches[1] == std::vector<int>{3, 4, 5, 6});  // 3 did not run: it leads
-  CHECK(h.backend.batches[2] == std::vector<int>{6, 7, 8, 9});
-  CHECK(h.backend.batches[3] == std::vector<int>{9});
+  REQUIRE(h.backend.handed.size() == 4);
+  CHECK(h.backend.handed[0] == std::vector<int>{0, 1, 2, 3});  // at most max_batch
+  CHECK(h.backend.handed[1] == std::vector<int>{3, 4, 5, 6});  // 3 did not run: it leads
+  CHECK(h.backend.handed[2] == std::vector<int>{6, 7, 8, 9});
+  CHECK(h.backend.handed[3] == std::vector<int>{9});
 }
 
 TEST_CASE("dispatcher batches: max_batch 1 runs every launch on its own") {
@@ -159,7 +189,7 @@ TEST_CASE("dispatcher batches: max_batch 1 runs every launch on its own") {
   for (int i = 0; i < 5; ++i) h.launch(5, i);
   h.run_all(5);
   std::lock_guard lock(h.backend.mu);
-  CHECK(h.backend.batches.empty());
+  CHECK(h.backend.handed.empty());
   CHECK(h.backend.executed == iota(0, 5));
 }
 

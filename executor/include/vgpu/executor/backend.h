@@ -170,6 +170,11 @@ struct TenantHoldings {
 struct BackendStats {
   uint64_t contexts = 0;
   uint64_t device_bytes = 0;  // device memory charged to all tenants
+  // Bytes copied between host and device through a copy of the backend's
+  // own (a staging area, a message to its device), and straight from or to
+  // a data area it registered (attach_data_area).
+  uint64_t staged_copy_bytes = 0;
+  uint64_t direct_copy_bytes = 0;
   std::vector<TenantHoldings> tenants;  // every tenant holding anything, by id
 };
 
@@ -193,6 +198,19 @@ class Backend {
   // Releases everything the context holds. Its queued work must have been
   // executed or discarded first.
   virtual void destroy_context(ContextId ctx) = 0;
+  // The context's data area (where its program's copies are staged): `area`
+  // in this process, which is also `fd` from `offset` on. A backend may map
+  // it too, so that copies between the area and the device need no staging
+  // of their own (the cuda worker registers it with the driver). The caller
+  // keeps its fd. kNotSupported where a backend has no use for it; copies
+  // work either way. Called once, before the context's first work.
+  virtual Status attach_data_area(ContextId ctx, int fd, uint64_t offset, std::span<uint8_t> area) {
+    (void)ctx;
+    (void)fd;
+    (void)offset;
+    (void)area;
+    return Status::kNotSupported;
+  }
 
   // --- tenant limits ---
   virtual void set_memory_cap(TenantId tenant, uint64_t bytes) = 0;  // 0: none
@@ -239,10 +257,14 @@ class Backend {
   virtual ExecResult execute(const Work& work) = 0;
   // Drops accepted work without running it (its context is going away).
   virtual void discard(const Work& work) = 0;
+  // Whether execute_batch takes this kind of work (besides launches, which
+  // every backend takes): the dispatcher hands consecutive items it takes
+  // to execute_batch together.
+  virtual bool batches(const WorkOp& op) const { return std::holds_alternative<Launch>(op); }
   // Runs `works` (accepted, of one context, in queue order) as that many
   // execute() calls would, filling results[i] for each item that ran, and
   // returns how many ran: at least one. The dispatcher hands consecutive
-  // kernel launches here, so a backend can issue them in one round trip to
+  // items batches() takes here, so a backend can issue them in one round trip to
   // its device (the sim backend's worker) and keep several of them on the
   // GPU at once (the cuda backend's). It stops issuing once the items that
   // finished have used `limits.budget_ns` of device time; with up to

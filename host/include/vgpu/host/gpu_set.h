@@ -74,6 +74,10 @@ class GpuSet final : public executor::Backend {
   // Places the tenant if this is its first context: kMemoryAllocation (and
   // the reason logged) when its memory cap fits no GPU.
   Status create_context(executor::TenantId tenant, executor::ContextId* out) override EXCLUDES(mu_);
+  Status attach_data_area(executor::ContextId ctx, int fd, uint64_t offset,
+                          std::span<uint8_t> area) override {
+    return of(ctx).attach_data_area(ctx, fd, offset, area);
+  }
   void destroy_context(executor::ContextId ctx) override EXCLUDES(mu_);
   // Every GPU enforces the cap: the tenant's contexts are all on one.
   void set_memory_cap(executor::TenantId tenant, uint64_t bytes) override EXCLUDES(mu_);
@@ -106,6 +110,7 @@ class GpuSet final : public executor::Backend {
   void discard(const executor::Work& work) override;
   size_t execute_batch(std::span<const executor::Work* const> works,
                        const executor::BatchLimits& limits, executor::ExecResult* results) override;
+  bool batches(const executor::WorkOp& op) const override { return gpus_[0]->batches(op); }
   uint32_t max_batch_depth() const override { return gpus_[0]->max_batch_depth(); }
   void issue_batch(executor::BatchRun& run, const executor::BatchLimits& limits,
                    executor::BatchRun* other) override;

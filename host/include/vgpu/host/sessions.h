@@ -108,6 +108,17 @@ class Sessions final : public transport::ChannelEvents, public executor::WorkSin
   // channel's requests held meanwhile are served in order (resume).
   void run_slow(Channel& ch, std::function<std::function<void()>()> work);
   void resume(uint64_t channel);
+  // A copy of the file behind a client's data area (closed with its last
+  // holder: a slow job may outlive the channel) and where the area starts
+  // in it; no fd where the loop has none. Loop thread.
+  struct DataFile {
+    std::shared_ptr<const int> fd;
+    uint64_t offset = 0;
+  };
+  DataFile data_file(uint64_t channel, uint32_t client) const;
+  // Tells the backend where a new context's data area is. Nothing changes
+  // where it has no use for it or cannot register it: copies work either way.
+  void attach_data_area(executor::ContextId context, const DataFile& file, std::span<uint8_t> area);
   void run_finished() EXCLUDES(finished_mu_);  // loop thread, or stop() once the loop has ended
   void close_now(uint64_t channel, std::shared_ptr<const void> mapping);
   void send_reply(const proto::ReplyTo& to, Status status, std::span<const uint8_t> payload);

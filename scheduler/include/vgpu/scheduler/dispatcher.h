@@ -39,17 +39,19 @@ namespace vgpu::scheduler {
 
 struct DispatcherConfig {
   size_t max_queued_per_tenant = 4096;  // back-pressure beyond this
-  // How many of one tenant's kernel launches may be in flight on the device
-  // at once (1..kMaxOverlapDepth) (Backend::issue_batch). Above 1, a batch
-  // may also end with its last launches still running: the next batch, of
+  // How many of one tenant's batched commands (launches, and what else the
+  // backend batches) may be in flight on the device at once
+  // (1..kMaxOverlapDepth) (Backend::issue_batch). Above 1, a batch may also
+  // end with its last ones still running: the next batch, of
   // the same context or the next tenant's, is issued behind them, and they
   // are charged to their tenant when they finish. The dispatcher issues a
   // tenant's commands in order and never lets two tenants issue in the same
   // slice. A backend that runs one launch at a time (the sim backend) runs
   // at depth 1 whatever this says: see effective_overlap_depth().
   uint32_t overlap_depth = 1;
-  // Consecutive kernel launches of one context are handed to the backend as
-  // one batch of at most this many (Backend::execute_batch); 1: never batch.
+  // Consecutive commands of one context that the backend batches
+  // (Backend::batches: launches at least) are handed to it as one batch of
+  // at most this many (Backend::execute_batch); 1: never batch.
   size_t max_batch = 256;
   // When a tenant's queue ran empty within the last `woke_recently_ns` (it
   // may come back at any moment: a program that synchronizes after a few
@@ -151,6 +153,7 @@ class Dispatcher {
  private:
   struct Tenant;
   struct Usage;
+  struct Tally;
   class Queues;  // the TurnSource a turn runs against
   void run();
   void apply_control();
@@ -183,7 +186,7 @@ class Dispatcher {
   bool run_next(Tenant& tenant, Nanos budget, Nanos* gpu_time, bool* more);
   // Dispatcher thread: the tenant's next command (put-back ones first).
   bool pop(Tenant& t, Command* out);
-  // Runs batch_ (consecutive launches of one context) within `budget`; the
+  // Runs batch_ (consecutive batched commands of one context) within `budget`; the
   // commands that did not run go back to the front of the tenant's queue.
   // Returns how many of them left the queue (ran, or are in flight now).
   size_t run_batch(Tenant& t, Nanos budget, Nanos* gpu_time);
@@ -240,7 +243,7 @@ class Dispatcher {
   std::vector<Command> batch_;
   std::vector<const executor::Work*> batch_work_;
   std::vector<executor::ExecResult> batch_results_;
-  // Dispatcher thread: launches the last batch left on the device, of one
+  // Dispatcher thread: commands the last batch left on the device, of one
   // context of flight_tenant_ (empty: none).
   std::vector<Command> flight_;
   std::vector<const executor::Work*> flight_work_;

@@ -38,9 +38,25 @@ uint64_t* stream_until(State& s, CUstream st) {
   return &s.default_until;
 }
 
+// Where st's end is kept, after CUDA's rule for the legacy default stream:
+// its work waits for every blocking stream's, and a blocking stream's waits
+// for its. mu held.
+uint64_t* stream_ready(State& s, CUstream st) {
+  uint64_t* until = stream_until(s, st);
+  if (until == &s.default_until) {
+    for (const CUstream_st* o : s.streams) {
+      if (!(o->flags & CU_STREAM_NON_BLOCKING))
+        s.default_until = std::max(s.default_until, o->until);
+    }
+  } else if (!(st->flags & CU_STREAM_NON_BLOCKING)) {
+    *until = std::max(*until, s.default_until);
+  }
+  return until;
+}
+
 // Puts work of cost_ns on the modeled device's timeline. mu held.
 void model(State& s, timeline::Engine engine, CUstream st, uint64_t cost_ns) {
-  s.issued_until = std::max(s.issued_until, timeline::issue(engine, stream_until(s, st), cost_ns));
+  s.issued_until = std::max(s.issued_until, timeline::issue(engine, stream_ready(s, st), cost_ns));
 }
 
 void model_copy(State& s, CUstream st, size_t n) {
@@ -342,6 +358,22 @@ CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority) {
+  if (priority > 0 || priority < -5) return CUDA_ERROR_INVALID_VALUE;  // an H200's range is [-5, 0]
+  return api::cuStreamCreate(stream, flags);
+}
+
+// Later work on st starts once the event's work has ended.
+CUresult cuStreamWaitEvent(CUstream st, CUevent event, unsigned int flags) {
+  FAKE_GUARD
+  if (!s.events.count(event) || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (event->recorded) {
+    uint64_t* until = stream_ready(s, st);
+    *until = std::max(*until, event->ns);
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult cuStreamDestroy(CUstream stream) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -352,7 +384,7 @@ CUresult cuStreamDestroy(CUstream stream) {
 }
 
 CUresult cuStreamSynchronize(CUstream st) {
-  return wait_for([&](State& s) -> std::optional<uint64_t> { return *stream_until(s, st); });
+  return wait_for([&](State& s) -> std::optional<uint64_t> { return *stream_ready(s, st); });
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned int flags) {
@@ -377,7 +409,7 @@ CUresult cuEventRecord(CUevent event, CUstream st) {
   FAKE_GUARD
   if (!s.events.count(event)) return CUDA_ERROR_INVALID_HANDLE;
   event->recorded = true;
-  event->ns = std::max(now_ns(), *stream_until(s, st));  // once the work before it ends
+  event->ns = std::max(now_ns(), *stream_ready(s, st));  // once the work before it ends
   return CUDA_SUCCESS;
 }
 

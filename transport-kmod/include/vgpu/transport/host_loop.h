@@ -89,6 +89,17 @@ class LoopPort {
   // area that `client` may name. False for a client the channel cannot have.
   virtual bool client_data_area(uint64_t channel, uint32_t client,
                                 std::span<uint8_t>* area) const = 0;
+  // Loop thread: the file behind that part of the data area (the region's,
+  // which the loop keeps open while the channel lives) and where the part
+  // starts in it. False where there is none.
+  virtual bool client_data_file(uint64_t channel, uint32_t client, int* fd,
+                                uint64_t* offset) const {
+    (void)channel;
+    (void)client;
+    (void)fd;
+    (void)offset;
+    return false;
+  }
 };
 
 // How a real VM reaches its region (docs/kernel-module.md).
@@ -157,6 +168,8 @@ class HostLoop final : public LoopPort {
 
   bool client_data_area(uint64_t channel, uint32_t client,
                         std::span<uint8_t>* area) const override;
+  bool client_data_file(uint64_t channel, uint32_t client, int* fd,
+                        uint64_t* offset) const override;
 
   HostLoopStats stats() const;
   size_t channel_count() const EXCLUDES(mu_);
