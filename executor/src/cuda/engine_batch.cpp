@@ -129,8 +129,11 @@ size_t Engine::run_items(std::span<const ItemSpec> items, uint64_t budget_ns, ui
     Timed& t = flight_[slot];
     t = {};
     flight_out_[slot] = 0;
-    CUstream stream = nullptr;
-    CUresult recorded = stream_for(item.stream, &stream);
+    CUstream stream = CU_STREAM_LEGACY;
+    // A stream that never carried work has no driver stream to destroy.
+    const bool unmade =
+        item.kind == wire::ItemKind::kDestroyStream && !streams_.count(item.stream.handle);
+    CUresult recorded = unmade ? CUDA_SUCCESS : stream_for(item.stream, &stream);
     if (recorded == CUDA_SUCCESS) recorded = api_.cuEventRecord(slot_start_[slot], stream);
     if (recorded == CUDA_SUCCESS) {
       t.result = note(issue_item(item, stream));

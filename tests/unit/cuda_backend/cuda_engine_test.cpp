@@ -254,6 +254,12 @@ TEST_CASE("cuda engine: guest streams are the driver's, so a batch overlaps them
             8, &out);
     CHECK(f.engine->guest_streams() == 1);
     CHECK(fake::stats().live_streams == 3);
+    const int64_t made = fake::stats().streams_created;
+    run_all(*f.engine,
+            {on(9, K::kDestroyStream)});  // never carried work: nothing made or destroyed
+    CHECK(fake::stats().streams_created == made);
+    CHECK(f.engine->guest_streams() == 1);
+    CHECK(fake::stats().live_streams == 3);
     CHECK(reinterpret_cast<const uint8_t*>(p)[8 + 99] == 0x77);
     CHECK(fake::stats().h2d_copies == 1);
     // Each copy's bytes, in order, padded to 8.

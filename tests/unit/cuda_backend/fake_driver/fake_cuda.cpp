@@ -225,6 +225,7 @@ CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   *stream = new CUstream_st{flags, 0};
   s.streams.insert(*stream);
   ++s.stats.live_streams;
+  ++s.stats.streams_created;
   return CUDA_SUCCESS;
 }
 

@@ -84,6 +84,7 @@ struct Stats {
   int64_t live_allocations = 0;
   int64_t live_events = 0;
   int64_t live_streams = 0;
+  int64_t streams_created = 0;
   int64_t live_modules = 0;
   int64_t primary_retains = 0;   // retained minus released
   int64_t registered = 0;        // host ranges page-locked now
