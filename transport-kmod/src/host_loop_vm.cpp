@@ -290,20 +290,13 @@ bool HostLoop::client_data_area(uint64_t channel, uint32_t client,
 
 bool HostLoop::client_data_file(uint64_t channel, uint32_t client, int* fd,
                                 uint64_t* offset) const {
-  const Peer* found = loop_peer(channel);
-  if (!found) return false;
-  const Peer& peer = *found;
-  const Region& region = peer.channel->region();
-  uint64_t at = region.geometry().data_offset();
-  if (peer.creds.real_vm) {
-    const uint32_t slot = VGPU_VM_CLIENT_SLOT(client);
-    if (slot >= VGPU_VM_SLOTS) return false;
-    at += slot * peer.slot_size;
-  } else if (client != 0) {
-    return false;
-  }
+  // The part client_data_area gives, located in the region's file.
+  std::span<uint8_t> area;
+  if (!client_data_area(channel, client, &area)) return false;
+  Region& region = loop_peer(channel)->channel->region();
   *fd = region.fd();
-  *offset = at;
+  *offset =
+      region.geometry().data_offset() + static_cast<uint64_t>(area.data() - region.data().data());
   return true;
 }
 
